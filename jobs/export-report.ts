@@ -1,0 +1,124 @@
+import type { Settings } from '../src/config/settings-schema.js';
+import { toSyncError, type SyncError } from '../src/errors.js';
+import { openExportRecords } from '../src/extract/open-export-records.js';
+import type { SourceRecord } from '../src/extract/source-record.js';
+import type { ExportClient } from '../src/gateway/export-client.js';
+import type { Logger } from '../src/logger.js';
+import { reportDefinitionFor } from '../src/reports/report-definition-for.js';
+import { createRowBuilder, type WarehouseRow } from '../src/reports/row-builder.js';
+import type { ExportFormat } from '../src/reports/report-types.js';
+import type { SliceAttempt, SliceOutcome } from '../src/slice-outcome.js';
+import { sliceLogFields, type Slice } from '../src/slice.js';
+import type { SliceLoader } from '../src/warehouse/slice-loader.js';
+
+/** What the export job needs; one set per process, shared by all its jobs. */
+export interface ExportReportDeps {
+  readonly client: ExportClient;
+  readonly loader: SliceLoader;
+  readonly settings: Pick<Settings, 'formats' | 'defaultFormat' | 'limits'>;
+  readonly logger: Logger;
+}
+
+/**
+ * The export job: one slice end to end (token, download, parse, load), the same function for the
+ * in-process runner and the queue worker. It never throws: it returns the attempt's outcome, and
+ * writes the ledger whenever that outcome is final.
+ */
+export async function exportReport(slice: Slice, attempt: SliceAttempt, deps: ExportReportDeps): Promise<SliceOutcome> {
+  const startedAt = performance.now();
+  const log = deps.logger.child({ ...sliceLogFields(slice), attempt: attempt.number });
+  const elapsed = () => Math.round(performance.now() - startedAt);
+  try {
+    const outcome = await fetchAndLoad(slice, attempt, deps, elapsed);
+    if (outcome.status === 'loaded') {
+      log.info(
+        { status: 'loaded', rows: outcome.rowCount, bytes: outcome.bytes, format: outcome.format, unchanged: outcome.unchanged, durationMs: outcome.durationMs, attempts: attempt.number },
+        'slice loaded',
+      );
+    } else {
+      log.info({ status: 'no_data', rows: 0, bytes: 0, durationMs: outcome.durationMs, attempts: attempt.number }, 'slice has no data');
+    }
+    return outcome;
+  } catch (thrown) {
+    const error = toSyncError(thrown);
+    const final = !error.retryable || attempt.isLast;
+    if (!final) {
+      log.warn({ status: 'retrying', code: error.code, error: error.message, durationMs: elapsed() }, 'attempt failed, will retry');
+      return { status: 'failed', slice, attempt: attempt.number, durationMs: elapsed(), error, final };
+    }
+    const recorded = await recordFailure(slice, error, attempt, deps);
+    log.error(
+      { status: 'failed', code: recorded.code, error: recorded.message, rows: 0, durationMs: elapsed(), attempts: attempt.number },
+      'slice failed',
+    );
+    return { status: 'failed', slice, attempt: attempt.number, durationMs: elapsed(), error: recorded, final };
+  }
+}
+
+async function fetchAndLoad(slice: Slice, attempt: SliceAttempt, deps: ExportReportDeps, elapsed: () => number): Promise<SliceOutcome> {
+  const { client, loader, settings } = deps;
+  const definition = reportDefinitionFor(slice.reportType);
+  const requested: ExportFormat = settings.formats[slice.reportType] ?? settings.defaultFormat;
+  const download = await client.download(slice, requested);
+
+  if (download.kind === 'no_data') {
+    await recordNoData(slice, requested, attempt, deps);
+    return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: elapsed() };
+  }
+
+  const { body } = download;
+  try {
+    const fileName = download.fileName ?? `${slice.reportDate}_${slice.portfolioId}_${slice.reportType}.${requested === 'csv' ? 'zip' : 'json'}`;
+    const content = await openExportRecords(body, {
+      fileName,
+      contentType: download.contentType,
+      maxUncompressedBytes: settings.limits.maxUncompressedBytes,
+      maxJsonDepth: settings.limits.maxJsonDepth,
+    });
+    if (content.kind === 'blank') {
+      await recordNoData(slice, requested, attempt, deps);
+      return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: elapsed() };
+    }
+
+    const facts = { format: content.format, fileName: download.fileName, bytes: body.bytes, sha256: body.sha256 };
+    const previous = await loader.ledgerEntry(slice);
+    if (previous?.status === 'loaded' && previous.content_sha256 === body.sha256) {
+      await loader.recordUnchanged(slice, attempt.number);
+      return { status: 'loaded', final: true, slice, attempt: attempt.number, durationMs: elapsed(), rowCount: previous.row_count, bytes: body.bytes, format: content.format, fileName: download.fileName, unchanged: true };
+    }
+    const rowCount = await loader.replaceRows(slice, definition, toRows(content.records, createRowBuilder(definition, slice, fileName)), facts, attempt.number);
+    return { status: 'loaded', final: true, slice, attempt: attempt.number, durationMs: elapsed(), rowCount, bytes: body.bytes, format: content.format, fileName: download.fileName, unchanged: false };
+  } finally {
+    await body.dispose();
+  }
+}
+
+async function* toRows(records: AsyncIterable<SourceRecord>, build: ReturnType<typeof createRowBuilder>): AsyncGenerator<WarehouseRow> {
+  let ordinal = 0;
+  for await (const record of records) {
+    ordinal += 1;
+    yield build(record, ordinal);
+  }
+}
+
+async function recordNoData(slice: Slice, format: ExportFormat, attempt: SliceAttempt, deps: ExportReportDeps): Promise<void> {
+  const previous = await deps.loader.ledgerEntry(slice);
+  if (previous?.status === 'no_data') await deps.loader.recordUnchanged(slice, attempt.number);
+  else await deps.loader.recordNoData(slice, reportDefinitionFor(slice.reportType), format, attempt.number);
+}
+
+/**
+ * Writes the failure to the ledger. If even that fails (the warehouse is down), the slice
+ * has no ledger row for this attempt: the error reported is the warehouse's, so the operator
+ * sees why the ledger could not say more.
+ */
+async function recordFailure(slice: Slice, error: SyncError, attempt: SliceAttempt, deps: ExportReportDeps): Promise<SyncError> {
+  try {
+    await deps.loader.recordFailure(slice, `${error.code}: ${error.message}`, attempt.number);
+    return error;
+  } catch (ledgerError) {
+    const warehouseError = toSyncError(ledgerError);
+    deps.logger.error({ ...sliceLogFields(slice), code: warehouseError.code, error: warehouseError.message }, 'could not record the failure in the ledger');
+    return error;
+  }
+}

@@ -1,0 +1,65 @@
+import type { IssuedToken, TokenSource } from './token-source.js';
+
+export interface TokenRefresherOptions {
+  /** Asks the identity provider for a new token (the password grant). */
+  readonly issue: () => Promise<IssuedToken>;
+  /** Renew this long before expiry, capped at a tenth of the token's lifetime. @defaultValue 30 */
+  readonly refreshMarginSeconds?: number;
+  /** Clock in milliseconds, for tests. @defaultValue Date.now */
+  readonly now?: () => number;
+}
+
+interface CachedToken {
+  readonly value: string;
+  /** When to stop handing it out: expiry less the safety margin. */
+  readonly renewAt: number;
+}
+
+/**
+ * The in-process token source: caches the token, renews it shortly before it expires, and
+ * makes sure concurrent callers share one request to the identity provider (single flight).
+ */
+export class TokenRefresher implements TokenSource {
+  readonly #issue: () => Promise<IssuedToken>;
+  readonly #marginSeconds: number;
+  readonly #now: () => number;
+  #current: CachedToken | undefined;
+  #pending: Promise<string> | undefined;
+
+  constructor(options: TokenRefresherOptions) {
+    this.#issue = options.issue;
+    this.#marginSeconds = options.refreshMarginSeconds ?? 30;
+    this.#now = options.now ?? Date.now;
+  }
+
+  async getToken(): Promise<string> {
+    const current = this.#current;
+    if (current && this.#now() < current.renewAt) return current.value;
+    return this.#renew();
+  }
+
+  async renewAfterRejection(rejected: string): Promise<string> {
+    if (this.#pending) return this.#pending;
+    if (this.#current && this.#current.value !== rejected) return this.getToken();
+    this.#current = undefined;
+    return this.#renew();
+  }
+
+  #renew(): Promise<string> {
+    // Every caller that arrives while a request is out waits for that same request.
+    this.#pending ??= this.#request().finally(() => {
+      this.#pending = undefined;
+    });
+    return this.#pending;
+  }
+
+  async #request(): Promise<string> {
+    // Count the lifetime from when we asked, not when the answer came: the server's clock started first.
+    const askedAt = this.#now();
+    const issued = await this.#issue();
+    const lifetimeMs = issued.expiresInSeconds * 1000;
+    const marginMs = Math.min(this.#marginSeconds * 1000, lifetimeMs / 10);
+    this.#current = { value: issued.accessToken, renewAt: askedAt + lifetimeMs - marginMs };
+    return issued.accessToken;
+  }
+}

@@ -1,0 +1,138 @@
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { SyncError } from '../errors.js';
+import { REPORT_TYPES } from '../reports/report-types.js';
+import {
+  parseDateArgument,
+  parsePortArgument,
+  parsePortfoliosArgument,
+  parsePositiveIntArgument,
+  parseReportTypesArgument,
+} from './cli-arguments.js';
+import type { CliIo } from './cli-io.js';
+import { demoCommand } from './demo-command.js';
+import { migrateCommand } from './migrate-command.js';
+import { nightlyCommand } from './nightly-command.js';
+import { runCommand } from './run-command.js';
+import { simulateCommand } from './simulate-command.js';
+import { statusCommand } from './status-command.js';
+
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/**
+ * Runs one `report-sync` command line and resolves to its exit code: 0 all slices loaded or
+ * no_data, 1 some failed, 2 bad usage or configuration (including refused credentials).
+ */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  let exitCode = 0;
+  const program = new Command('report-sync')
+    .description('Pulls daily portfolio reports from the Portfolio Report Export Service into a SQL warehouse.')
+    .version(version)
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
+    .showHelpAfterError('(run report-sync help <command> for its options)');
+
+  const configOption = () => new Option('--config <file>', 'settings file layered over config/default.json and config/local.json');
+  const portfoliosOption = () => new Option('--portfolios <ids>', 'comma-separated portfolio ids (default: from config)').argParser(parsePortfoliosArgument);
+  const reportTypesOption = () =>
+    new Option('--report-types <types>', `comma-separated report types: ${REPORT_TYPES.join(', ')} (default: from config)`).argParser(
+      parseReportTypesArgument,
+    );
+  const concurrencyOption = () => new Option('--concurrency <n>', 'slices at once (default: from config)').argParser(parsePositiveIntArgument);
+
+  program
+    .command('migrate')
+    .description('create or update the warehouse tables (runs automatically before every sync)')
+    .addOption(configOption())
+    .action(async (options) => {
+      exitCode = await migrateCommand(options, io);
+    });
+
+  program
+    .command('run')
+    .description('sync every slice of a date range in this process (no Redis needed)')
+    .addOption(new Option('--from <date>', 'first report date, YYYY-MM-DD (default: yesterday)').argParser(parseDateArgument))
+    .addOption(new Option('--to <date>', 'last report date, included (default: yesterday)').argParser(parseDateArgument))
+    .addOption(portfoliosOption())
+    .addOption(reportTypesOption())
+    .addOption(concurrencyOption())
+    .addOption(configOption())
+    .action(async (options) => {
+      exitCode = await runCommand(options, io);
+    });
+
+  program
+    .command('nightly')
+    .description('sync yesterday (configured time zone) and re-check missing, no_data and failed slices of the lookback window')
+    .addOption(concurrencyOption())
+    .addOption(configOption())
+    .action(async (options) => {
+      exitCode = await nightlyCommand(options, io);
+    });
+
+  program
+    .command('status')
+    .description('per portfolio and report type: loaded, no_data, failed and missing slices; then the failures')
+    .addOption(new Option('--from <date>', 'first report date (default: start of the lookback window)').argParser(parseDateArgument))
+    .addOption(new Option('--to <date>', 'last report date (default: yesterday)').argParser(parseDateArgument))
+    .addOption(portfoliosOption())
+    .addOption(reportTypesOption())
+    .option('--json', 'print JSON instead of tables')
+    .addOption(configOption())
+    .action(async (options) => {
+      exitCode = await statusCommand(options, io);
+    });
+
+  program
+    .command('simulate')
+    .description('serve the bundled gateway simulator (token and export endpoints) on loopback')
+    .addOption(new Option('--port <port>', 'port to listen on (0: any free port)').argParser(parsePortArgument).default(8080))
+    .addOption(new Option('--token-lifetime <seconds>', 'lifetime of issued tokens').argParser(parsePositiveIntArgument).default(300))
+    .action(async (options) => {
+      exitCode = await simulateCommand(options, io);
+    });
+
+  program
+    .command('demo')
+    .description('start the simulator, sync a week of two portfolios into ./data/demo.sqlite, and query it')
+    .action(async () => {
+      exitCode = await demoCommand(io);
+    });
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? 0 : 2;
+    }
+    return reportError(error, io);
+  }
+}
+
+function reportError(error: unknown, io: CliIo): number {
+  if (error instanceof SyncError) {
+    io.stderr.write(`report-sync: ${error.message}\n`);
+    return error.fatal ? 2 : 1;
+  }
+  const err = error instanceof Error ? error : new Error(String(error));
+  io.stderr.write(`report-sync: unexpected error: ${err.message}\n${err.stack ?? ''}\n`);
+  return 1;
+}
+
+/** The process entry point: real streams, signals, exit code. */
+export async function runCli(): Promise<void> {
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals += 1;
+    if (signals > 1) process.exit(130);
+    process.stderr.write(`\n${signal}: finishing the slices in flight; press Ctrl-C again to quit at once\n`);
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.exitCode = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, signal: controller.signal });
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+}

@@ -1,0 +1,32 @@
+import { planNightly } from '../../jobs/nightly.js';
+import { resolveUpstreamConfig } from '../config/upstream-config.js';
+import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
+import { syncSlices } from './sync-slices.js';
+
+/** `report-sync nightly`: yesterday (in the configured time zone) plus the lookback re-checks, in this process. */
+export async function nightlyCommand(options: CommonOptions & { concurrency?: number }, io: CliIo): Promise<number> {
+  const config = loadCliConfig(io, options, { concurrency: options.concurrency });
+  const { settings } = config;
+  const upstream = resolveUpstreamConfig(config.env);
+  const logger = createCliLogger(config, io);
+  return syncSlices({
+    config,
+    upstream,
+    logger,
+    io,
+    plan: async (services) => {
+      const plan = await planNightly({
+        ledger: services.ledger,
+        portfolios: settings.portfolios,
+        reportTypes: settings.reportTypes,
+        timeZone: settings.schedule.timeZone,
+        lookbackDays: settings.schedule.lookbackDays,
+      });
+      return {
+        slices: plan.slices,
+        planned: plan.slices.length,
+        description: `nightly sync of ${plan.reportDate} with ${plan.rechecks} re-checks since ${plan.lookbackFrom}`,
+      };
+    },
+  });
+}

@@ -1,0 +1,119 @@
+import { UsageError } from '../errors.js';
+import { countIsoDates, shiftIsoDate, todayIn } from '../report-date.js';
+import type { ReportType } from '../reports/report-types.js';
+import { describeSlice } from '../slice.js';
+import { Ledger } from '../warehouse/ledger.js';
+import { migrateWarehouse } from '../warehouse/migrate-warehouse.js';
+import { openWarehouse } from '../warehouse/open-warehouse.js';
+import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
+import { formatTable } from './format-table.js';
+
+export interface StatusOptions extends CommonOptions {
+  readonly from?: string;
+  readonly to?: string;
+  readonly portfolios?: number[];
+  readonly reportTypes?: ReportType[];
+  readonly json?: boolean;
+}
+
+interface PairStatus {
+  portfolioId: number;
+  reportType: string;
+  loaded: number;
+  noData: number;
+  failed: number;
+  missing: number;
+}
+
+const FAILED_LISTED = 1000;
+
+/**
+ * `report-sync status`: per portfolio and report type, how many slices of the range are
+ * loaded, no_data, failed and missing (never attempted), then the failed ones with their reasons.
+ */
+export async function statusCommand(options: StatusOptions, io: CliIo): Promise<number> {
+  const config = loadCliConfig(io, options);
+  const { settings } = config;
+  const to = options.to ?? shiftIsoDate(todayIn(settings.schedule.timeZone), -1);
+  const from = options.from ?? shiftIsoDate(to, -settings.schedule.lookbackDays);
+  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
+  const days = countIsoDates(from, to);
+
+  const warehouse = await openWarehouse(config.databaseUrl, { cwd: config.cwd, busyTimeoutMs: settings.warehouse.busyTimeoutMs });
+  try {
+    await migrateWarehouse(warehouse);
+    const ledger = new Ledger(warehouse.db);
+    const filter = { from, to, portfolios: options.portfolios, reportTypes: options.reportTypes };
+    const counts = await ledger.countByStatus(filter);
+    const failed = await ledger.entries(filter, { status: 'failed', limit: FAILED_LISTED });
+
+    // The configured pairs always show (a pair with nothing loaded is all missing); pairs the
+    // ledger knows beyond them show too, unless flags narrowed the question.
+    const pairs = new Map<string, PairStatus>();
+    const pair = (portfolioId: number, reportType: string): PairStatus => {
+      const key = `${portfolioId}\u0000${reportType}`;
+      let status = pairs.get(key);
+      if (!status) {
+        status = { portfolioId, reportType, loaded: 0, noData: 0, failed: 0, missing: days };
+        pairs.set(key, status);
+      }
+      return status;
+    };
+    for (const portfolioId of options.portfolios ?? settings.portfolios) {
+      for (const reportType of options.reportTypes ?? settings.reportTypes) pair(portfolioId, reportType);
+    }
+    for (const count of counts) {
+      const status = pair(count.portfolioId, count.reportType);
+      if (count.status === 'loaded') status.loaded += count.slices;
+      else if (count.status === 'no_data') status.noData += count.slices;
+      else status.failed += count.slices;
+      status.missing -= count.slices;
+    }
+    const rows = [...pairs.values()].sort((a, b) => a.portfolioId - b.portfolioId || a.reportType.localeCompare(b.reportType));
+
+    if (options.json) {
+      io.stdout.write(
+        `${JSON.stringify(
+          {
+            from,
+            to,
+            days,
+            warehouse: warehouse.location,
+            pairs: rows,
+            failed: failed.map((entry) => ({
+              portfolioId: entry.portfolio_id,
+              reportType: entry.report_type,
+              reportDate: entry.report_date,
+              attempts: entry.attempts,
+              error: entry.error,
+              updatedAt: entry.updated_at,
+            })),
+          },
+          null,
+          2,
+        )}\n`,
+      );
+      return 0;
+    }
+
+    const lines = [
+      `Slices from ${from} to ${to} (${days} days) in ${warehouse.location}:`,
+      '',
+      formatTable(
+        ['portfolio', 'report type', 'loaded', 'no_data', 'failed', 'missing'],
+        rows.map((row) => [row.portfolioId, row.reportType, row.loaded, row.noData, row.failed, row.missing]),
+      ),
+    ];
+    if (failed.length > 0) {
+      lines.push('', `Failed slices (${failed.length}${failed.length === FAILED_LISTED ? '+' : ''}):`);
+      for (const entry of failed) {
+        const slice = { portfolioId: entry.portfolio_id, reportType: entry.report_type as ReportType, reportDate: entry.report_date };
+        lines.push(`  ${describeSlice(slice)} (${entry.attempts} attempts, ${entry.updated_at}): ${entry.error ?? ''}`);
+      }
+    }
+    io.stdout.write(`${lines.join('\n')}\n`);
+    return 0;
+  } finally {
+    await warehouse.close();
+  }
+}

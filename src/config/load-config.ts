@@ -1,0 +1,145 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseEnv } from 'node:util';
+import type { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { settingsSchema, type Settings, type SettingsInput } from './settings-schema.js';
+
+/** The project's own `config/` folder, used when the working directory has none. */
+const PACKAGE_CONFIG_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../config');
+
+/** Everything a command needs to know before it starts, validated once. */
+export interface AppConfig {
+  readonly settings: Settings;
+  /** Variables from the process environment, over those of `.env` (if present). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** `DATABASE_URL`, default `sqlite:./data/warehouse.sqlite`. */
+  readonly databaseUrl: string;
+  /** `REDIS_URL`, when set. */
+  readonly redisUrl: string | undefined;
+  /** The files that were layered, in order, for messages and `--help`. */
+  readonly sources: readonly string[];
+  /** The working directory relative paths (a `sqlite:` file) are resolved against. */
+  readonly cwd: string;
+}
+
+export interface LoadConfigOptions {
+  /** Working directory whose `config/` and `.env` are read. @defaultValue process.cwd() */
+  cwd?: string;
+  /** The environment. @defaultValue process.env */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** An extra settings file layered last (`--config`, or `REPORT_SYNC_CONFIG`). */
+  configFile?: string;
+  /** Settings from CLI flags: the top layer. */
+  overrides?: SettingsInput;
+  /** Read `.env` from the working directory. @defaultValue true */
+  readDotEnv?: boolean;
+}
+
+interface Layer {
+  readonly source: string;
+  readonly values: Record<string, unknown>;
+}
+
+/**
+ * Loads the layered configuration: defaults, then `config/default.json`, then `config/local.json`,
+ * then the file named by `--config` or `REPORT_SYNC_CONFIG`, then `LOG_LEVEL`, then CLI flags.
+ * Throws a {@link ConfigError} naming the bad key and the layer it came from.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
+  const cwd = options.cwd ?? process.cwd();
+  const env = readEnvironment(options.env ?? process.env, cwd, options.readDotEnv ?? true);
+
+  const configDir = existsSync(resolve(cwd, 'config/default.json')) ? resolve(cwd, 'config') : PACKAGE_CONFIG_DIR;
+  const layers: Layer[] = [];
+  for (const name of ['default.json', 'local.json']) {
+    const file = resolve(configDir, name);
+    if (existsSync(file)) layers.push(readLayer(file));
+  }
+  const extraFile = options.configFile ?? env.REPORT_SYNC_CONFIG;
+  if (extraFile) {
+    const file = resolve(cwd, extraFile);
+    if (!existsSync(file)) throw new ConfigError(`config file ${file} does not exist: check --config / REPORT_SYNC_CONFIG`);
+    layers.push(readLayer(file));
+  }
+  if (env.LOG_LEVEL) layers.push({ source: 'LOG_LEVEL', values: { log: { level: env.LOG_LEVEL } } });
+  if (options.overrides) layers.push({ source: 'command-line flags', values: options.overrides as Record<string, unknown> });
+
+  const merged = layers.reduce<Record<string, unknown>>((acc, layer) => deepMerge(acc, layer.values), {});
+  const parsed = settingsSchema.safeParse(merged);
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, layers));
+
+  return {
+    settings: parsed.data,
+    env,
+    databaseUrl: env.DATABASE_URL?.trim() || 'sqlite:./data/warehouse.sqlite',
+    redisUrl: env.REDIS_URL?.trim() || undefined,
+    sources: layers.map((layer) => layer.source),
+    cwd,
+  };
+}
+
+function readEnvironment(
+  processEnv: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+  readDotEnv: boolean,
+): Record<string, string | undefined> {
+  const dotEnvFile = resolve(cwd, '.env');
+  if (!readDotEnv || !existsSync(dotEnvFile)) return { ...processEnv };
+  let fromFile: Record<string, string>;
+  try {
+    fromFile = parseEnv(readFileSync(dotEnvFile, 'utf8')) as Record<string, string>;
+  } catch (error) {
+    throw new ConfigError(`cannot read ${dotEnvFile}: ${(error as Error).message}`);
+  }
+  // The real environment wins, as with every dotenv tool: a deployment can override the file.
+  return { ...fromFile, ...processEnv };
+}
+
+function readLayer(file: string): Layer {
+  let values: unknown;
+  try {
+    values = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`${file} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (!isPlainObject(values)) throw new ConfigError(`${file} must hold a JSON object of settings`);
+  return { source: file, values };
+}
+
+function deepMerge(base: Record<string, unknown>, top: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(top)) {
+    if (value === undefined) continue;
+    const current = out[key];
+    out[key] = isPlainObject(current) && isPlainObject(value) ? deepMerge(current, value) : value;
+  }
+  return out;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describeIssues(issues: readonly z.core.$ZodIssue[], layers: readonly Layer[]): string {
+  const lines = issues.map((issue) => {
+    const path = issue.path.map(String);
+    const key = path.join('.') || '(top level)';
+    const layer = [...layers].reverse().find((candidate) => hasPath(candidate.values, path));
+    const from = layer ? ` (from ${layer.source})` : '';
+    const keys = issue.code === 'unrecognized_keys' ? `: ${issue.keys.join(', ')}` : '';
+    return `  ${key}${from}: ${issue.message}${keys}`;
+  });
+  return `invalid settings:\n${lines.join('\n')}`;
+}
+
+function hasPath(values: Record<string, unknown>, path: readonly string[]): boolean {
+  let node: unknown = values;
+  for (const part of path) {
+    if (!isPlainObject(node) && !Array.isArray(node)) return false;
+    if (!(part in (node as object))) return false;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return true;
+}

@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { EXPORT_FORMATS, REPORT_TYPES } from '../reports/report-types.js';
+
+const positiveInt = z.number().int().min(1);
+const nonNegativeInt = z.number().int().min(0);
+const portfolioId = z.number().int().min(1).max(2_147_483_647);
+
+function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The non-secret settings, as they may appear in `config/*.json`. Every key has a default, so an
+ * empty file is valid; unknown keys are rejected so a typo never passes silently.
+ */
+export const settingsSchema = z
+  .object({
+    /** Portfolio ids synced when a command is not given `--portfolios`. */
+    portfolios: z.array(portfolioId).min(1).default([1001, 1002]),
+    /** Report types synced when a command is not given `--report-types`. */
+    reportTypes: z.array(z.enum(REPORT_TYPES)).min(1).default(['index', 'constituent.close']),
+    /** The `format` asked of the export endpoint per report type; missing types use `defaultFormat`. */
+    formats: z.partialRecord(z.enum(REPORT_TYPES), z.enum(EXPORT_FORMATS)).default({ index: 'json' }),
+    defaultFormat: z.enum(EXPORT_FORMATS).default('csv'),
+    schedule: z
+      .object({
+        /** Cron pattern of the nightly sync (used by the queue scheduler). */
+        cron: z.string().min(1).default('30 2 * * *'),
+        /** IANA time zone that decides what "yesterday" is. */
+        timeZone: z.string().refine(isTimeZone, 'not an IANA time zone such as "Europe/London"').default('UTC'),
+        /** Days before yesterday whose missing, no-data and failed slices the nightly sync checks again. */
+        lookbackDays: nonNegativeInt.max(366).default(7),
+      })
+      .strict()
+      .prefault({}),
+    /** Slices processed at once by one process. */
+    concurrency: positiveInt.max(1024).default(8),
+    retry: z
+      .object({
+        /** Attempts per slice, the first included, before a retryable failure becomes final. */
+        attempts: positiveInt.max(100).default(5),
+        /** First backoff; each further attempt doubles it, with full jitter. */
+        baseDelayMs: nonNegativeInt.default(1_000),
+        maxDelayMs: nonNegativeInt.default(60_000),
+        /** Longest Retry-After honoured as given; longer ones are cut to this. */
+        maxRetryAfterMs: nonNegativeInt.default(300_000),
+      })
+      .strict()
+      .prefault({}),
+    http: z
+      .object({
+        connectTimeoutMs: positiveInt.default(10_000),
+        /** Time allowed for the service to generate the report and start answering. */
+        headersTimeoutMs: positiveInt.default(120_000),
+        /** Longest silence allowed between two chunks of a body. */
+        bodyTimeoutMs: positiveInt.default(60_000),
+        keepAliveTimeoutMs: positiveInt.default(30_000),
+        /** Keep-alive connections per origin. */
+        connections: positiveInt.max(1024).default(64),
+        /** Verify TLS certificates. Turning this off is for test rigs only and logs a warning. */
+        verifyTls: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
+    token: z
+      .object({
+        /** Renew a token this long before it expires (capped at a tenth of its lifetime). */
+        refreshMarginSeconds: nonNegativeInt.default(30),
+      })
+      .strict()
+      .prefault({}),
+    limits: z
+      .object({
+        /** Largest export body downloaded; more fails the slice. */
+        maxDownloadBytes: positiveInt.default(2 * 1024 ** 3),
+        /** Largest CSV a ZIP may inflate to (zip-bomb guard). */
+        maxUncompressedBytes: positiveInt.default(8 * 1024 ** 3),
+        /** Bodies up to this size stay in memory; larger ones spool to a temporary file. */
+        spoolMemoryBytes: nonNegativeInt.default(4 * 1024 ** 2),
+        /** Deepest nesting accepted inside a JSON record. */
+        maxJsonDepth: positiveInt.max(1_000).default(64),
+      })
+      .strict()
+      .prefault({}),
+    warehouse: z
+      .object({
+        /** Rows per INSERT statement while loading a slice. */
+        batchRows: positiveInt.max(2_000).default(500),
+        /** SQLite: how long a writer waits for a lock held by another process. */
+        busyTimeoutMs: nonNegativeInt.default(10_000),
+      })
+      .strict()
+      .prefault({}),
+    log: z
+      .object({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+/** Validated settings; see {@link settingsSchema} for what each key means and its default. */
+export type Settings = z.output<typeof settingsSchema>;
+
+/** Settings as written in a file: every key optional. */
+export type SettingsInput = z.input<typeof settingsSchema>;

@@ -1,0 +1,149 @@
+/**
+ * Every error report-sync raises on purpose is a {@link SyncError} with a stable `code`.
+ * Whether a code is worth retrying is decided in one place, {@link RETRYABLE_CODES},
+ * so the in-process runner and the queue worker classify trouble the same way.
+ */
+
+export type SyncErrorCode =
+  /** A setting in config/, the environment or a CLI flag is wrong. */
+  | 'CONFIG_INVALID'
+  /** The command line itself is wrong (unknown date, bad list). */
+  | 'USAGE_INVALID'
+  /** The identity provider refused the credentials (OAuth error such as invalid_grant). */
+  | 'AUTH_REJECTED'
+  /** The identity provider could not be reached or answered 5xx. */
+  | 'AUTH_UNAVAILABLE'
+  /** The export endpoint answered 401 even to a freshly issued token. */
+  | 'EXPORT_UNAUTHORIZED'
+  | 'EXPORT_BAD_REQUEST'
+  | 'EXPORT_FORBIDDEN'
+  | 'EXPORT_NOT_FOUND'
+  /** Any other 4xx the spec does not list. */
+  | 'EXPORT_REJECTED'
+  | 'EXPORT_SERVER_ERROR'
+  | 'EXPORT_RATE_LIMITED'
+  /** Connection reset, refused, or a body cut short. */
+  | 'EXPORT_NETWORK'
+  | 'EXPORT_TIMEOUT'
+  /** The download is larger than `limits.maxDownloadBytes` (or a ZIP entry inflates past its limit). */
+  | 'EXPORT_TOO_LARGE'
+  /** The file cannot be read as the report it claims to be. */
+  | 'FILE_INVALID'
+  /** The warehouse is locked or unreachable for now. */
+  | 'WAREHOUSE_UNAVAILABLE'
+  /** The warehouse refused the write for a reason that will not go away by itself. */
+  | 'WAREHOUSE_REJECTED'
+  /** Something report-sync did not expect: a bug to report, not trouble to retry. */
+  | 'UNEXPECTED';
+
+/** Codes whose trouble may pass: the slice is tried again (with backoff) before its outcome is final. */
+export const RETRYABLE_CODES: ReadonlySet<SyncErrorCode> = new Set<SyncErrorCode>([
+  'AUTH_UNAVAILABLE',
+  'EXPORT_SERVER_ERROR',
+  'EXPORT_RATE_LIMITED',
+  'EXPORT_NETWORK',
+  'EXPORT_TIMEOUT',
+  'WAREHOUSE_UNAVAILABLE',
+]);
+
+/** Codes that make continuing pointless for every other slice as well: the run stops. */
+export const FATAL_CODES: ReadonlySet<SyncErrorCode> = new Set<SyncErrorCode>([
+  'CONFIG_INVALID',
+  'USAGE_INVALID',
+  'AUTH_REJECTED',
+]);
+
+export interface SyncErrorOptions {
+  cause?: unknown;
+  /** How long the upstream asked us to wait (Retry-After), in milliseconds. */
+  retryAfterMs?: number;
+}
+
+/** Base class of every deliberate error; `code` is stable, `message` says what to do. */
+export class SyncError extends Error {
+  readonly code: SyncErrorCode;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(code: SyncErrorCode, message: string, options: SyncErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+
+  get retryable(): boolean {
+    return RETRYABLE_CODES.has(this.code);
+  }
+
+  get fatal(): boolean {
+    return FATAL_CODES.has(this.code);
+  }
+}
+
+export class ConfigError extends SyncError {
+  constructor(message: string, options?: SyncErrorOptions) {
+    super('CONFIG_INVALID', message, options);
+  }
+}
+
+export class UsageError extends SyncError {
+  constructor(message: string, options?: SyncErrorOptions) {
+    super('USAGE_INVALID', message, options);
+  }
+}
+
+/** Trouble at the identity provider (the token endpoint). */
+export class AuthError extends SyncError {}
+
+/** A non-200 answer or a failed transfer from the export endpoint. */
+export class ExportError extends SyncError {
+  readonly status: number | undefined;
+
+  constructor(code: SyncErrorCode, message: string, options: SyncErrorOptions & { status?: number } = {}) {
+    super(code, message, options);
+    this.status = options.status;
+  }
+}
+
+/** The file arrived but is not a readable report; names the file, the record and the column. */
+export class FileFormatError extends SyncError {
+  constructor(message: string, options?: SyncErrorOptions) {
+    super('FILE_INVALID', message, options);
+  }
+}
+
+export class WarehouseError extends SyncError {}
+
+/**
+ * Turns anything thrown into a SyncError. Unknown errors count as retryable network trouble only when
+ * they look like it (socket codes); anything else is a bug or a surprise and is kept as permanent
+ * so that it is reported, not hammered.
+ */
+export function toSyncError(error: unknown): SyncError {
+  if (error instanceof SyncError) return error;
+  const err = error instanceof Error ? error : new Error(String(error));
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) {
+    return new ExportError('EXPORT_NETWORK', `network error (${code}): ${err.message}`, { cause: err });
+  }
+  return new SyncError('UNEXPECTED', `unexpected error: ${err.message}`, { cause: err });
+}
+
+/** Socket-level codes from Node and undici that mean "the transfer broke, try again". */
+export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+  'UND_ERR_ABORTED',
+]);

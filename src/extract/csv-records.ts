@@ -1,0 +1,86 @@
+import { parse, type Info } from 'csv-parse';
+import { Readable } from 'node:stream';
+import { FileFormatError } from '../errors.js';
+import type { SourceRecord } from './source-record.js';
+
+export interface CsvRecordsOptions {
+  /** Named in every error. */
+  readonly fileName: string;
+  /** The ZIP entry the CSV came from, named in `where` and errors. */
+  readonly entryName?: string;
+}
+
+/**
+ * Streams the records of a CSV whose first row is the header: values keyed by header cell,
+ * `where` naming the physical line the record starts on. Handles a BOM, CRLF or LF, quoted
+ * fields with commas, doubled quotes and line breaks, and blank lines. A row with another
+ * number of cells than the header fails, naming its line.
+ */
+export async function* readCsvRecords(
+  input: AsyncIterable<Buffer | string> | Readable,
+  options: CsvRecordsOptions,
+): AsyncGenerator<SourceRecord> {
+  const label = options.entryName ? `${options.fileName}, ${options.entryName}` : options.fileName;
+  const wherePrefix = options.entryName ? `${options.entryName} line ` : 'line ';
+  const source = input instanceof Readable ? input : Readable.from(input, { objectMode: false });
+  const parser = source.pipe(
+    parse({ bom: true, skip_empty_lines: true, relax_column_count: true, info: true }),
+  );
+  // Node does not pass a source's error down a pipe: forward it, or the loop would wait forever.
+  source.once('error', (error) => parser.destroy(error));
+
+  let header: string[] | undefined;
+  // csv-parse's own line counter miscounts CRLF inside quoted fields, so lines are counted here:
+  // one per record, plus the line breaks kept inside its quoted values, plus the blank lines skipped.
+  let nextLine = 1;
+  let emptyLinesSeen = 0;
+  try {
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: Info }>) {
+      nextLine += info.empty_lines - emptyLinesSeen;
+      emptyLinesSeen = info.empty_lines;
+      const line = nextLine;
+      nextLine += 1;
+      for (const value of record) if (value.includes('\n')) nextLine += countNewlines(value);
+
+      if (header === undefined) {
+        header = readHeader(record, label, line);
+        continue;
+      }
+      if (record.length !== header.length) {
+        throw new FileFormatError(
+          `${label} line ${line}: expected ${header.length} columns (as in the header), found ${record.length}`,
+        );
+      }
+      const values: Record<string, string> = {};
+      for (let i = 0; i < header.length; i += 1) values[header[i]!] = record[i]!;
+      yield { where: `${wherePrefix}${line}`, values };
+    }
+  } catch (error) {
+    if (error instanceof FileFormatError) throw error;
+    const err = error as Error & { code?: string; lines?: number };
+    if (typeof err.code === 'string' && err.code.startsWith('CSV_')) {
+      throw new FileFormatError(`${label} is not valid CSV near line ${err.lines ?? nextLine}: ${err.message}`, { cause: err });
+    }
+    throw error;
+  } finally {
+    parser.destroy();
+    source.destroy();
+  }
+}
+
+function readHeader(record: string[], label: string, line: number): string[] {
+  const header = record.map((cell) => cell.trim());
+  const seen = new Set<string>();
+  header.forEach((cell, index) => {
+    if (cell === '') throw new FileFormatError(`${label} line ${line}: header cell ${index + 1} is empty; every column needs a name`);
+    if (seen.has(cell)) throw new FileFormatError(`${label} line ${line}: the header names column "${cell}" twice`);
+    seen.add(cell);
+  });
+  return header;
+}
+
+function countNewlines(text: string): number {
+  let count = 0;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) count += 1;
+  return count;
+}

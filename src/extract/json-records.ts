@@ -1,0 +1,161 @@
+import { parse } from 'lossless-json';
+import { FileFormatError } from '../errors.js';
+import type { SourceRecord } from './source-record.js';
+
+export interface JsonRecordsOptions {
+  /** Named in every error. */
+  readonly fileName: string;
+  /** Deepest nesting accepted inside a record. @defaultValue 64 */
+  readonly maxDepth?: number;
+}
+
+const enum Phase {
+  /** Before the opening `[`. */
+  Start,
+  /** After `[` or `,`: a record (or, right after `[`, the closing `]`) comes next. */
+  BeforeRecord,
+  /** After a record: `,` or `]` comes next. */
+  AfterRecord,
+  InRecord,
+  /** After the closing `]`: only whitespace may follow. */
+  Done,
+}
+
+/**
+ * Streams the records of a JSON export (a top-level array of objects). Only the current
+ * record's text is held: a small scanner cuts the array into records, and each is parsed by
+ * lossless-json, so numbers arrive as `LosslessNumber`s with every digit the service sent.
+ */
+export async function* readJsonRecords(
+  input: AsyncIterable<Buffer | string>,
+  options: JsonRecordsOptions,
+): AsyncGenerator<SourceRecord> {
+  const { fileName } = options;
+  const maxDepth = options.maxDepth ?? 64;
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const fail = (problem: string): never => {
+    throw new FileFormatError(`${fileName}: ${problem}`);
+  };
+
+  let phase = Phase.Start;
+  let afterComma = false;
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let carry = '';
+  let recordNumber = 0;
+  let atFileStart = true;
+  const complete: string[] = [];
+
+  const scan = (text: string): void => {
+    let recordStart = phase === Phase.InRecord ? 0 : -1;
+    for (let i = 0; i < text.length; i += 1) {
+      const c = text.charCodeAt(i);
+      if (phase === Phase.InRecord) {
+        if (inString) {
+          if (escaped) escaped = false;
+          else if (c === 0x5c /* \ */) escaped = true;
+          else if (c === 0x22 /* " */) inString = false;
+          continue;
+        }
+        if (c === 0x22) inString = true;
+        else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+          depth += 1;
+          if (depth > maxDepth) fail(`record ${recordNumber} is nested deeper than ${maxDepth} levels (limits.maxJsonDepth)`);
+        } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+          depth -= 1;
+          if (depth === 0) {
+            complete.push(carry + text.slice(recordStart, i + 1));
+            carry = '';
+            recordStart = -1;
+            phase = Phase.AfterRecord;
+          }
+        }
+        continue;
+      }
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
+      switch (phase) {
+        case Phase.Start:
+          if (c !== 0x5b) fail(`the file is ${describeValueStart(text, i)}, not an array of records`);
+          phase = Phase.BeforeRecord;
+          break;
+        case Phase.BeforeRecord:
+          if (c === 0x5d && !afterComma) {
+            phase = Phase.Done;
+            break;
+          }
+          recordNumber += 1;
+          if (c !== 0x7b) fail(`record ${recordNumber} is ${describeValueStart(text, i)}, not an object`);
+          phase = Phase.InRecord;
+          depth = 1;
+          recordStart = i;
+          afterComma = false;
+          break;
+        case Phase.AfterRecord:
+          if (c === 0x2c /* , */) {
+            phase = Phase.BeforeRecord;
+            afterComma = true;
+          } else if (c === 0x5d) phase = Phase.Done;
+          else fail(`expected "," or "]" after record ${recordNumber}, found ${JSON.stringify(text[i])}`);
+          break;
+        case Phase.Done:
+          fail(`unexpected ${JSON.stringify(text.slice(i, i + 20))} after the closing "]" of the array`);
+      }
+    }
+    if (phase === Phase.InRecord && recordStart >= 0) carry += text.slice(recordStart);
+  };
+
+  const parseRecord = (text: string, number: number): SourceRecord => {
+    let values: unknown;
+    try {
+      values = parse(text);
+    } catch (error) {
+      fail(`record ${number} is not valid JSON: ${(error as Error).message}`);
+    }
+    return { where: `record ${number}`, values: values as Record<string, unknown> };
+  };
+
+  const decode = (chunk: Buffer | string, stream: boolean): string => {
+    let text: string;
+    try {
+      text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream });
+    } catch {
+      return fail(`is not valid UTF-8 text (after record ${recordNumber})`);
+    }
+    if (atFileStart && text.length > 0) {
+      atFileStart = false;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    return text;
+  };
+
+  let firstNumber = 1;
+  const drain = function* (): Generator<SourceRecord> {
+    for (let k = 0; k < complete.length; k += 1) yield parseRecord(complete[k]!, firstNumber + k);
+    firstNumber += complete.length;
+    complete.length = 0;
+  };
+
+  for await (const chunk of input) {
+    scan(decode(chunk, true));
+    yield* drain();
+  }
+  scan(decode(Buffer.alloc(0), false));
+  yield* drain();
+
+  if (phase === Phase.Start) return; // empty or whitespace-only: nothing in it
+  if (phase === Phase.InRecord) fail(`the file ends inside record ${recordNumber}: it was cut short`);
+  if (phase !== Phase.Done) fail(`the file ends before the closing "]" of the array (after record ${recordNumber}): it was cut short`);
+}
+
+function describeValueStart(text: string, at: number): string {
+  const c = text[at];
+  if (c === '{') return 'an object';
+  if (c === '"') return 'a string';
+  if (c === '[') return 'an array';
+  if (c === 't' || c === 'f') return 'a boolean';
+  if (c === 'n') return 'null';
+  if (c === '<') return 'an HTML or XML page';
+  if (c !== undefined && /[-\d]/.test(c)) return 'a number';
+  return `text starting ${JSON.stringify(text.slice(at, at + 20))}`;
+}

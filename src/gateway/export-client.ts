@@ -1,0 +1,174 @@
+import contentDisposition from 'content-disposition';
+import { request, type Dispatcher } from 'undici';
+import type { TokenSource } from '../auth/token-source.js';
+import { ExportError, NETWORK_ERROR_CODES, SyncError } from '../errors.js';
+import type { ExportFormat } from '../reports/report-types.js';
+import { describeSlice, type Slice } from '../slice.js';
+import { classifyExportStatus } from './classify-export-status.js';
+import { joinUrl } from './join-url.js';
+import { readSmallBody } from './read-small-body.js';
+import { SpooledBody } from './spooled-body.js';
+
+export interface ExportClientOptions {
+  /** `REPORT_BASE_URL`; may carry a path of its own. */
+  readonly baseUrl: URL;
+  /** `REPORT_TENANT_ID`, sent as `X-CLIENT-ID`. */
+  readonly tenantId: string;
+  readonly tokens: TokenSource;
+  /** The keep-alive pool; the client does not own it. */
+  readonly dispatcher: Dispatcher;
+  /** Largest body accepted. */
+  readonly maxDownloadBytes: number;
+  /** Bodies up to this size stay in memory. */
+  readonly spoolMemoryBytes: number;
+}
+
+/** What the export endpoint gave for a slice. */
+export type ExportDownload =
+  /** 200 with an empty body: the service has no data for the slice. */
+  | { readonly kind: 'no_data' }
+  /** 200 with a body; the caller must `dispose()` it. */
+  | {
+      readonly kind: 'file';
+      readonly body: SpooledBody;
+      /** From Content-Disposition, when given. */
+      readonly fileName: string | null;
+      readonly contentType: string | undefined;
+    };
+
+/**
+ * The export endpoint: builds the request exactly as the spec gives it, renews the token once on
+ * a 401, classifies every other answer, and spools the body (bounded by `maxDownloadBytes`).
+ */
+export class ExportClient {
+  readonly #options: ExportClientOptions;
+
+  constructor(options: ExportClientOptions) {
+    this.#options = options;
+  }
+
+  /** The export URL of a slice. */
+  urlFor(slice: Slice, format: ExportFormat): URL {
+    const url = joinUrl(
+      this.#options.baseUrl,
+      `api/v1/report-service/report/generate/portfolio/${encodeURIComponent(String(slice.portfolioId))}/export`,
+    );
+    url.searchParams.set('reportType', slice.reportType);
+    url.searchParams.set('date', slice.reportDate);
+    url.searchParams.set('format', format);
+    return url;
+  }
+
+  async download(slice: Slice, format: ExportFormat): Promise<ExportDownload> {
+    const { tokens } = this.#options;
+    const url = this.urlFor(slice, format);
+    let token = await tokens.getToken();
+    let response = await this.#send(url, token, slice);
+    if (response.statusCode === 401) {
+      await readSmallBody(response.body);
+      token = await tokens.renewAfterRejection(token);
+      response = await this.#send(url, token, slice);
+      if (response.statusCode === 401) {
+        await readSmallBody(response.body);
+        throw new ExportError(
+          'EXPORT_UNAUTHORIZED',
+          `export endpoint answered 401 Unauthorized to a freshly issued token for ${describeSlice(slice)}: check that the account in REPORT_USERNAME may use the report service`,
+          { status: 401 },
+        );
+      }
+    }
+
+    if (response.statusCode !== 200) {
+      const text = await readSmallBody(response.body, 2048);
+      throw classifyExportStatus(response.statusCode, response.headers, scrub(text, token), slice);
+    }
+
+    const declared = Number(response.headers['content-length']);
+    if (Number.isFinite(declared) && declared > this.#options.maxDownloadBytes) {
+      response.body.destroy();
+      throw new ExportError(
+        'EXPORT_TOO_LARGE',
+        `the export for ${describeSlice(slice)} announces ${declared} bytes, over limits.maxDownloadBytes (${this.#options.maxDownloadBytes}); raise that setting if the file is genuine`,
+      );
+    }
+
+    let body: SpooledBody;
+    try {
+      body = await SpooledBody.from(response.body, {
+        memoryLimit: this.#options.spoolMemoryBytes,
+        maxBytes: this.#options.maxDownloadBytes,
+      });
+    } catch (error) {
+      response.body.destroy();
+      throw transferError(error, slice);
+    }
+    if (body.bytes === 0) {
+      await body.dispose();
+      return { kind: 'no_data' };
+    }
+    return {
+      kind: 'file',
+      body,
+      fileName: fileNameOf(response.headers['content-disposition']),
+      contentType: headerText(response.headers['content-type']),
+    };
+  }
+
+  async #send(url: URL, token: string, slice: Slice): Promise<Dispatcher.ResponseData> {
+    try {
+      return await request(url, {
+        dispatcher: this.#options.dispatcher,
+        method: 'GET',
+        headers: { authorization: `Bearer ${token}`, 'x-client-id': this.#options.tenantId },
+      });
+    } catch (error) {
+      throw transferError(error, slice);
+    }
+  }
+}
+
+/** Turns a failed request or a broken body into a classified error. */
+function transferError(error: unknown, slice: Slice): SyncError {
+  if (error instanceof SyncError) return error;
+  const code = String((error as { code?: unknown }).code ?? '');
+  const message = (error as Error).message;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return new ExportError('EXPORT_TIMEOUT', `export for ${describeSlice(slice)} timed out (${code}); it is retried`, { cause: error });
+  }
+  if (NETWORK_ERROR_CODES.has(code) || /other side closed|premature close|aborted/i.test(message)) {
+    return new ExportError('EXPORT_NETWORK', `export for ${describeSlice(slice)} broke off (${code || message}); it is retried`, {
+      cause: error,
+    });
+  }
+  return new ExportError('EXPORT_NETWORK', `export for ${describeSlice(slice)} failed: ${message}`, { cause: error });
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function fileNameOf(header: string | string[] | undefined): string | null {
+  const value = headerText(header);
+  if (!value) return null;
+  try {
+    const name = contentDisposition.parse(value).parameters.filename;
+    return typeof name === 'string' && name !== '' ? name : null;
+  } catch {
+    // A malformed header still often carries a usable name.
+    const match = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(value);
+    return match ? decodeURIComponentSafe(match[1]!) : null;
+  }
+}
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The token must never reach a message, even if an error page echoes the request. */
+function scrub(text: string, token: string): string {
+  return token ? text.split(token).join('[redacted]') : text;
+}

@@ -1,0 +1,120 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { ExportError } from '../errors.js';
+
+export interface SpoolOptions {
+  /** Bodies up to this many bytes stay in memory; a larger one moves to a temporary file. */
+  readonly memoryLimit: number;
+  /** More bytes than this fails the download with `EXPORT_TOO_LARGE`. */
+  readonly maxBytes: number;
+  /** Parent of the temporary directory. @defaultValue os.tmpdir() */
+  readonly tmpDir?: string;
+}
+
+/**
+ * A downloaded body, held whole before parsing so that a transfer cut short is retried before
+ * anything is written, and so ZIPs can be read from their central directory (streaming ZIP
+ * readers break on data descriptors). Small bodies stay in memory, large ones on disk;
+ * `sha256` and `bytes` are computed on the way in. The owner must call `dispose()`.
+ */
+export class SpooledBody {
+  readonly bytes: number;
+  readonly sha256: string;
+  readonly #buffer: Buffer | undefined;
+  readonly #file: string | undefined;
+  readonly #dir: string | undefined;
+
+  private constructor(bytes: number, sha256: string, buffer: Buffer | undefined, file: string | undefined, dir: string | undefined) {
+    this.bytes = bytes;
+    this.sha256 = sha256;
+    this.#buffer = buffer;
+    this.#file = file;
+    this.#dir = dir;
+  }
+
+  /** Reads `source` to its end. Destroys nothing it was not given; on error, removes what it wrote. */
+  static async from(source: AsyncIterable<Buffer>, options: SpoolOptions): Promise<SpooledBody> {
+    const hash = createHash('sha256');
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let dir: string | undefined;
+    let file: string | undefined;
+    let out: WriteStream | undefined;
+    try {
+      for await (const chunk of source) {
+        bytes += chunk.length;
+        if (bytes > options.maxBytes) {
+          throw new ExportError(
+            'EXPORT_TOO_LARGE',
+            `the export body passed limits.maxDownloadBytes (${options.maxBytes} bytes); raise that setting if the file is genuine`,
+          );
+        }
+        hash.update(chunk);
+        if (out) {
+          if (!out.write(chunk)) await waitForDrain(out);
+          continue;
+        }
+        chunks.push(chunk);
+        if (bytes > options.memoryLimit) {
+          dir = await mkdtemp(join(options.tmpDir ?? tmpdir(), 'report-sync-'));
+          file = join(dir, 'export.body');
+          out = createWriteStream(file, { flags: 'wx', mode: 0o600 });
+          for (const held of chunks.splice(0)) if (!out.write(held)) await waitForDrain(out);
+        }
+      }
+      if (out) {
+        out.end();
+        await finished(out);
+      }
+    } catch (error) {
+      out?.destroy();
+      if (dir) await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
+    const digest = hash.digest('hex');
+    return out ? new SpooledBody(bytes, digest, undefined, file, dir) : new SpooledBody(bytes, digest, Buffer.concat(chunks, bytes), undefined, undefined);
+  }
+
+  /** The first `count` bytes, for telling a ZIP from JSON from an HTML error page. */
+  async head(count: number): Promise<Buffer> {
+    if (this.#buffer) return this.#buffer.subarray(0, count);
+    const stream = createReadStream(this.#file!, { start: 0, end: Math.max(0, count - 1) });
+    const parts: Buffer[] = [];
+    for await (const part of stream) parts.push(part as Buffer);
+    return Buffer.concat(parts);
+  }
+
+  /** A fresh stream of the whole body. */
+  stream(): Readable {
+    return this.#buffer ? Readable.from([this.#buffer]) : createReadStream(this.#file!, { highWaterMark: 256 * 1024 });
+  }
+
+  /** Where a ZIP reader can find the body: a file path, or the bytes themselves. */
+  zipSource(): { path: string } | { buffer: Buffer } {
+    return this.#buffer ? { buffer: this.#buffer } : { path: this.#file! };
+  }
+
+  async dispose(): Promise<void> {
+    if (this.#dir) await rm(this.#dir, { recursive: true, force: true });
+  }
+}
+
+function waitForDrain(out: WriteStream): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onDrain = () => {
+      out.off('error', onError);
+      resolve();
+    };
+    const onError = (error: Error) => {
+      out.off('drain', onDrain);
+      reject(error);
+    };
+    out.once('drain', onDrain);
+    out.once('error', onError);
+  });
+}

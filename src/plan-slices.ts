@@ -1,0 +1,26 @@
+import { countIsoDates, eachIsoDate } from './report-date.js';
+import type { ReportType } from './reports/report-types.js';
+import type { Slice } from './slice.js';
+
+export interface SliceRange {
+  /** First report date, YYYY-MM-DD, included. */
+  readonly from: string;
+  /** Last report date, included. */
+  readonly to: string;
+  readonly portfolios: readonly number[];
+  readonly reportTypes: readonly ReportType[];
+}
+
+/** Every slice of a range, date by date, produced lazily (a ten-year backfill is millions). */
+export function* planSlices(range: SliceRange): Generator<Slice> {
+  for (const reportDate of eachIsoDate(range.from, range.to)) {
+    for (const portfolioId of range.portfolios) {
+      for (const reportType of range.reportTypes) yield { portfolioId, reportType, reportDate };
+    }
+  }
+}
+
+/** How many slices {@link planSlices} yields for a range. */
+export function countSlices(range: SliceRange): number {
+  return countIsoDates(range.from, range.to) * range.portfolios.length * range.reportTypes.length;
+}

@@ -1,0 +1,118 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Settings } from '../config/settings-schema.js';
+import { toSyncError, type SyncError } from '../errors.js';
+import { reportDefinitionFor } from '../reports/report-definition-for.js';
+import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
+import type { Slice } from '../slice.js';
+import { backoffDelay } from './backoff-delay.js';
+import type { RunReport } from './run-report.js';
+
+export interface InProcessRunOptions {
+  /** The slices, produced lazily so a long backfill is never held whole. */
+  readonly slices: Iterable<Slice>;
+  readonly planned: number;
+  readonly concurrency: number;
+  readonly retry: Settings['retry'];
+  /** One attempt at one slice: the export job. */
+  readonly attemptSlice: (slice: Slice, attempt: SliceAttempt) => Promise<SliceOutcome>;
+  /** Called with every final outcome (progress display). */
+  readonly onFinal?: (outcome: SliceOutcome) => void;
+  /** Aborting stops new slices and pending retries; slices in flight finish. */
+  readonly signal?: AbortSignal;
+  readonly random?: () => number;
+}
+
+const FAILURES_KEPT = 200;
+
+/**
+ * Runs slices in this process, `concurrency` at a time, retrying retryable failures with
+ * backoff until their attempts run out. A fatal error (refused credentials) stops the run:
+ * slices in flight finish, the rest are counted as not attempted.
+ */
+export async function runInProcess(options: InProcessRunOptions): Promise<RunReport> {
+  const startedAt = performance.now();
+  const iterator = options.slices[Symbol.iterator]();
+  const tally = {
+    loaded: 0,
+    unchanged: 0,
+    noData: 0,
+    failed: 0,
+    started: 0,
+    retries: 0,
+    bytes: 0,
+    rowsWritten: { index_report: 0, constituent_report: 0 },
+    failures: [] as { slice: Slice; error: SyncError }[],
+  };
+  let stoppedBy: SyncError | undefined;
+  const stopped = () => stoppedBy !== undefined || options.signal?.aborted === true;
+
+  const runSlice = async (slice: Slice): Promise<void> => {
+    for (let number = 1; ; number += 1) {
+      const attempt = { number, isLast: number >= options.retry.attempts };
+      // The export job reports trouble as an outcome; a throw here is a bug, kept as a final failure.
+      const outcome: SliceOutcome = await options.attemptSlice(slice, attempt).catch((error: unknown) => ({
+        status: 'failed' as const,
+        slice,
+        attempt: number,
+        durationMs: 0,
+        error: toSyncError(error),
+        final: true,
+      }));
+      if (outcome.final) {
+        record(outcome);
+        return;
+      }
+      if (outcome.status !== 'failed') return;
+      tally.retries += 1;
+      const delay = backoffDelay(number, options.retry, outcome.error.retryAfterMs, options.random);
+      try {
+        await sleep(delay, undefined, { signal: options.signal });
+      } catch {
+        return; // interrupted while waiting: the slice stays as the ledger had it
+      }
+    }
+  };
+
+  const record = (outcome: SliceOutcome): void => {
+    if (outcome.status === 'loaded') {
+      tally.loaded += 1;
+      tally.bytes += outcome.bytes;
+      if (outcome.unchanged) tally.unchanged += 1;
+      else tally.rowsWritten[reportDefinitionFor(outcome.slice.reportType).table] += outcome.rowCount;
+    } else if (outcome.status === 'no_data') {
+      tally.noData += 1;
+    } else {
+      tally.failed += 1;
+      if (tally.failures.length < FAILURES_KEPT) tally.failures.push({ slice: outcome.slice, error: outcome.error });
+      if (outcome.error.fatal) stoppedBy ??= outcome.error;
+    }
+    options.onFinal?.(outcome);
+  };
+
+  const lane = async (): Promise<void> => {
+    while (!stopped()) {
+      const next = iterator.next();
+      if (next.done) return;
+      tally.started += 1;
+      await runSlice(next.value);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, lane));
+
+  const finished = tally.loaded + tally.noData + tally.failed;
+  return {
+    planned: options.planned,
+    loaded: tally.loaded,
+    unchanged: tally.unchanged,
+    noData: tally.noData,
+    failed: tally.failed,
+    notAttempted: Math.max(0, options.planned - finished),
+    retries: tally.retries,
+    rowsWritten: tally.rowsWritten,
+    bytes: tally.bytes,
+    failures: tally.failures,
+    stoppedBy,
+    interrupted: options.signal?.aborted === true,
+    durationMs: Math.round(performance.now() - startedAt),
+  };
+}

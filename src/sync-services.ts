@@ -1,0 +1,79 @@
+import type { Dispatcher } from 'undici';
+import { requestPasswordGrant } from './auth/password-grant.js';
+import { TokenRefresher } from './auth/token-refresher.js';
+import type { TokenSource } from './auth/token-source.js';
+import type { AppConfig } from './config/load-config.js';
+import type { Settings } from './config/settings-schema.js';
+import type { UpstreamConfig } from './config/upstream-config.js';
+import { createHttpAgent } from './gateway/create-http-agent.js';
+import { ExportClient } from './gateway/export-client.js';
+import type { Logger } from './logger.js';
+import { Ledger } from './warehouse/ledger.js';
+import { migrateWarehouse } from './warehouse/migrate-warehouse.js';
+import { openWarehouse, type WarehouseHandle } from './warehouse/open-warehouse.js';
+import { SliceLoader } from './warehouse/slice-loader.js';
+
+/** Everything the export job needs, built once per process; `close()` releases it all. */
+export interface SyncServices {
+  readonly settings: Settings;
+  readonly logger: Logger;
+  readonly warehouse: WarehouseHandle;
+  readonly ledger: Ledger;
+  readonly loader: SliceLoader;
+  readonly client: ExportClient;
+  readonly tokens: TokenSource;
+  close(): Promise<void>;
+}
+
+export interface SyncServicesOptions {
+  readonly config: AppConfig;
+  readonly upstream: UpstreamConfig;
+  readonly logger: Logger;
+  /** A token source other than the in-process refresher (the queue's shared one). */
+  readonly tokens?: (issue: () => ReturnType<typeof requestPasswordGrant>, dispatcher: Dispatcher) => TokenSource;
+}
+
+/**
+ * Opens (and migrates) the warehouse, the keep-alive pool, the token source and the export
+ * client, in that order; on failure, closes what was opened.
+ */
+export async function createSyncServices(options: SyncServicesOptions): Promise<SyncServices> {
+  const { config, upstream, logger } = options;
+  const { settings } = config;
+  const warehouse = await openWarehouse(config.databaseUrl, { cwd: config.cwd, busyTimeoutMs: settings.warehouse.busyTimeoutMs });
+  let agent: Dispatcher | undefined;
+  try {
+    await migrateWarehouse(warehouse);
+    if (!settings.http.verifyTls) logger.warn('http.verifyTls is false: TLS certificates are NOT verified; use this only on a test rig');
+    agent = createHttpAgent(settings.http);
+    const dispatcher = agent;
+    const issue = () => requestPasswordGrant({ dispatcher, tokenUrl: upstream.tokenUrl, credentials: upstream.credentials });
+    const tokens =
+      options.tokens?.(issue, dispatcher) ?? new TokenRefresher({ issue, refreshMarginSeconds: settings.token.refreshMarginSeconds });
+    const client = new ExportClient({
+      baseUrl: upstream.baseUrl,
+      tenantId: upstream.tenantId,
+      tokens,
+      dispatcher,
+      maxDownloadBytes: settings.limits.maxDownloadBytes,
+      spoolMemoryBytes: settings.limits.spoolMemoryBytes,
+    });
+    return {
+      settings,
+      logger,
+      warehouse,
+      ledger: new Ledger(warehouse.db),
+      loader: new SliceLoader({ db: warehouse.db, batchRows: settings.warehouse.batchRows }),
+      client,
+      tokens,
+      close: async () => {
+        await dispatcher.close();
+        await warehouse.close();
+      },
+    };
+  } catch (error) {
+    await agent?.close();
+    await warehouse.close();
+    throw error;
+  }
+}

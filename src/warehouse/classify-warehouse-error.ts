@@ -1,0 +1,43 @@
+import { WarehouseError } from '../errors.js';
+
+/**
+ * Database errors that pass by themselves: a lock held by another process, a dropped
+ * connection, a server restarting, a serialization conflict. Everything else (a constraint, a
+ * value the column refuses) will fail the same way again.
+ */
+const TRANSIENT_CODES: ReadonlySet<string> = new Set([
+  // SQLite (better-sqlite3 puts the extended result code on `code`)
+  'SQLITE_BUSY',
+  'SQLITE_BUSY_SNAPSHOT',
+  'SQLITE_BUSY_RECOVERY',
+  'SQLITE_BUSY_TIMEOUT',
+  'SQLITE_LOCKED',
+  'SQLITE_LOCKED_SHAREDCACHE',
+  'SQLITE_PROTOCOL',
+  // Postgres SQLSTATEs: serialization failure, deadlock, admin/crash shutdown, cannot connect now
+  '40001',
+  '40P01',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  // sockets
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+]);
+
+/** Wraps a database error as a {@link WarehouseError}, retryable when the trouble is transient. */
+export function classifyWarehouseError(error: unknown, action: string): WarehouseError {
+  if (error instanceof WarehouseError) return error;
+  const err = error instanceof Error ? error : new Error(String(error));
+  const code = String((err as { code?: unknown }).code ?? '');
+  // Postgres class 08: connection exceptions.
+  const transient = TRANSIENT_CODES.has(code) || code.startsWith('08') || /Connection terminated/i.test(err.message);
+  return new WarehouseError(
+    transient ? 'WAREHOUSE_UNAVAILABLE' : 'WAREHOUSE_REJECTED',
+    `warehouse ${transient ? 'unavailable' : 'refused the write'} while ${action}: ${err.message}${code ? ` (${code})` : ''}`,
+    { cause: err },
+  );
+}

@@ -1,0 +1,41 @@
+import type { ConstituentReportRow } from '../reports/constituent-report.js';
+import type { IndexReportRow } from '../reports/index-report.js';
+
+/** The latest outcome of a slice. */
+export type SliceStatus = 'loaded' | 'no_data' | 'failed';
+
+export const SLICE_STATUSES: readonly SliceStatus[] = ['loaded', 'no_data', 'failed'];
+
+/**
+ * A row of `report_loads`, the ledger: one per slice ever attempted. `row_count`, `format`,
+ * `file_name`, `bytes` and `content_sha256` describe the rows the warehouse holds for the slice,
+ * so a failure after an earlier load keeps them (the earlier rows are kept too).
+ */
+export interface ReportLoadsRow {
+  portfolio_id: number;
+  report_type: string;
+  report_date: string;
+  status: SliceStatus;
+  row_count: number;
+  format: string | null;
+  file_name: string | null;
+  bytes: number | null;
+  content_sha256: string | null;
+  /** Attempts it took to reach the latest outcome. */
+  attempts: number;
+  /** Why the latest attempt failed; null unless `status` is `failed`. */
+  error: string | null;
+  /** When the slice was first loaded with rows (ISO 8601, UTC). */
+  first_loaded_at: string | null;
+  /** When the outcome or the rows last changed. */
+  updated_at: string;
+  /** When the slice was last fetched, whether or not anything changed. */
+  checked_at: string;
+}
+
+/** The warehouse as Kysely sees it. Decimal columns are written as exact text. */
+export interface Warehouse {
+  index_report: IndexReportRow;
+  constituent_report: ConstituentReportRow;
+  report_loads: ReportLoadsRow;
+}

@@ -1,0 +1,111 @@
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config/load-config.js';
+import { resolveUpstreamConfig } from '../../../src/config/upstream-config.js';
+import { ConfigError } from '../../../src/errors.js';
+
+function project(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'report-sync-config-'));
+  mkdirSync(join(dir, 'config'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+const upstreamEnv = {
+  REPORT_BASE_URL: 'https://gw.example.com/prefix/',
+  REPORT_AUTH_URL: 'https://idp.example.com/auth',
+  REPORT_REALM: 'my realm',
+  REPORT_CLIENT_ID: 'client',
+  REPORT_CLIENT_SECRET: 's3cret-value',
+  REPORT_USERNAME: 'user',
+  REPORT_PASSWORD: 'hunter2-password',
+  REPORT_TENANT_ID: 'tenant-1',
+};
+
+describe('loadConfig', () => {
+  it('layers defaults, config/default.json, config/local.json and flags', () => {
+    const cwd = project({
+      'config/default.json': JSON.stringify({ portfolios: [1], concurrency: 4, retry: { attempts: 3 } }),
+      'config/local.json': JSON.stringify({ concurrency: 6 }),
+    });
+    const config = loadConfig({ cwd, env: {}, overrides: { concurrency: 9 } });
+    expect(config.settings.portfolios).toEqual([1]);
+    expect(config.settings.concurrency).toBe(9);
+    expect(config.settings.retry).toMatchObject({ attempts: 3, baseDelayMs: 1000 });
+    expect(config.databaseUrl).toBe('sqlite:./data/warehouse.sqlite');
+  });
+
+  it('names the bad key and the file it came from', () => {
+    const cwd = project({
+      'config/default.json': JSON.stringify({ retry: { attempts: 0 } }),
+    });
+    expect(() => loadConfig({ cwd, env: {} })).toThrowError(/retry\.attempts \(from .*default\.json\)/);
+  });
+
+  it('rejects unknown keys, unknown report types and bad time zones', () => {
+    const cwd = project({
+      'config/default.json': JSON.stringify({ concurency: 3, reportTypes: ['index;drop'], schedule: { timeZone: 'Mars/Base' } }),
+    });
+    let message = '';
+    try {
+      loadConfig({ cwd, env: {} });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      message = (error as Error).message;
+    }
+    expect(message).toContain('concurency');
+    expect(message).toContain('reportTypes.0');
+    expect(message).toContain('schedule.timeZone');
+  });
+
+  it('reads .env, with the real environment winning', () => {
+    const cwd = project({ 'config/default.json': '{}', '.env': 'DATABASE_URL=sqlite:./from-file.sqlite\nREPORT_TENANT_ID=file\n' });
+    const config = loadConfig({ cwd, env: { REPORT_TENANT_ID: 'env' } });
+    expect(config.databaseUrl).toBe('sqlite:./from-file.sqlite');
+    expect(config.env.REPORT_TENANT_ID).toBe('env');
+  });
+
+  it('says which file is not JSON', () => {
+    const cwd = project({ 'config/default.json': '{ nope' });
+    expect(() => loadConfig({ cwd, env: {} })).toThrowError(/default\.json is not valid JSON/);
+  });
+});
+
+describe('resolveUpstreamConfig', () => {
+  it('builds the token URL under the auth URL path, realm encoded', () => {
+    const upstream = resolveUpstreamConfig(upstreamEnv);
+    expect(upstream.tokenUrl.href).toBe('https://idp.example.com/auth/realms/my%20realm/protocol/openid-connect/token');
+    expect(upstream.baseUrl.href).toBe('https://gw.example.com/prefix/');
+  });
+
+  it('lets REPORT_TOKEN_URL override auth URL and realm', () => {
+    const upstream = resolveUpstreamConfig({
+      ...upstreamEnv,
+      REPORT_AUTH_URL: undefined,
+      REPORT_REALM: undefined,
+      REPORT_TOKEN_URL: 'https://idp.example.com/token',
+    });
+    expect(upstream.tokenUrl.href).toBe('https://idp.example.com/token');
+  });
+
+  it('lists every missing variable and never prints a secret', () => {
+    let message = '';
+    try {
+      resolveUpstreamConfig({ REPORT_PASSWORD: 'hunter2-password', REPORT_CLIENT_SECRET: 's3cret-value', REPORT_BASE_URL: 'ftp://x' });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain('REPORT_TENANT_ID');
+    expect(message).toContain('REPORT_AUTH_URL');
+    expect(message).not.toContain('hunter2');
+    expect(message).not.toContain('s3cret');
+  });
+
+  it('refuses a URL with credentials in it', () => {
+    expect(() => resolveUpstreamConfig({ ...upstreamEnv, REPORT_BASE_URL: 'https://u:pw@gw.example.com' })).toThrowError(
+      /must not carry credentials/,
+    );
+  });
+});

@@ -1,0 +1,162 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TokenSource } from '../../../src/auth/token-source.js';
+import { ExportError } from '../../../src/errors.js';
+import { ExportClient } from '../../../src/gateway/export-client.js';
+import type { Slice } from '../../../src/slice.js';
+import { startHttpServer } from '../../helpers/http-server.js';
+
+const slice: Slice = { portfolioId: 42, reportType: 'constituent.close', reportDate: '2024-03-01' };
+
+function fixedTokens(): TokenSource & { renewals: number } {
+  const source = {
+    renewals: 0,
+    current: 'tok-1',
+    async getToken() {
+      return source.current;
+    },
+    async renewAfterRejection(rejected: string) {
+      if (rejected === source.current) {
+        source.renewals += 1;
+        source.current = `tok-${source.renewals + 1}`;
+      }
+      return source.current;
+    },
+  };
+  return source;
+}
+
+describe('ExportClient', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0)) await cleanup();
+  });
+
+  async function clientFor(handler: Parameters<typeof startHttpServer>[0], basePath = '', maxDownloadBytes = 1 << 20) {
+    const server = await startHttpServer(handler);
+    const agent = new Agent();
+    cleanups.push(() => agent.close(), () => server.close());
+    const tokens = fixedTokens();
+    const client = new ExportClient({
+      baseUrl: new URL(server.url + basePath),
+      tenantId: 'tenant-9',
+      tokens,
+      dispatcher: agent,
+      maxDownloadBytes,
+      spoolMemoryBytes: 16,
+    });
+    return { client, tokens };
+  }
+
+  it('sends the path, query and both headers exactly as the spec gives them', async () => {
+    let seen: { url?: string; headers?: IncomingHttpHeaders; method?: string } = {};
+    const { client } = await clientFor((req, res) => {
+      seen = { url: req.url, headers: req.headers, method: req.method };
+      res.writeHead(200, { 'content-type': 'application/zip', 'content-disposition': 'attachment; filename="2024-03-01_My_Index_index.zip"' });
+      res.end('PK-not-really-a-zip-but-long-enough');
+    }, '/gw/prefix');
+    const download = await client.download(slice, 'csv');
+    expect(seen.method).toBe('GET');
+    expect(seen.url).toBe('/gw/prefix/api/v1/report-service/report/generate/portfolio/42/export?reportType=constituent.close&date=2024-03-01&format=csv');
+    expect(seen.headers?.authorization).toBe('Bearer tok-1');
+    expect(seen.headers?.['x-client-id']).toBe('tenant-9');
+    expect(download.kind).toBe('file');
+    if (download.kind === 'file') {
+      expect(download.fileName).toBe('2024-03-01_My_Index_index.zip');
+      expect(download.body.bytes).toBe(35);
+      expect(download.body.sha256).toMatch(/^[0-9a-f]{64}$/);
+      await download.body.dispose();
+    }
+  });
+
+  it('treats a 200 with an empty body as no data', async () => {
+    const { client } = await clientFor((_req, res) => {
+      res.writeHead(200, { 'content-length': '0' });
+      res.end();
+    });
+    expect(await client.download(slice, 'json')).toEqual({ kind: 'no_data' });
+  });
+
+  it('renews the token once on a 401 and retries that request once', async () => {
+    const auth: string[] = [];
+    const { client, tokens } = await clientFor((req, res) => {
+      auth.push(String(req.headers.authorization));
+      if (req.headers.authorization === 'Bearer tok-1') {
+        res.writeHead(401).end();
+        return;
+      }
+      res.writeHead(200).end('[]');
+    });
+    const download = await client.download(slice, 'json');
+    expect(download.kind).toBe('file');
+    if (download.kind === 'file') await download.body.dispose();
+    expect(auth).toEqual(['Bearer tok-1', 'Bearer tok-2']);
+    expect(tokens.renewals).toBe(1);
+  });
+
+  it('fails with a clear message when a fresh token is refused too', async () => {
+    const { client, tokens } = await clientFor((_req, res) => {
+      res.writeHead(401).end('{"error":"nope"}');
+    });
+    const error = await client.download(slice, 'json').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExportError);
+    expect((error as ExportError).code).toBe('EXPORT_UNAUTHORIZED');
+    expect((error as ExportError).retryable).toBe(false);
+    expect(tokens.renewals).toBe(1);
+  });
+
+  it.each([
+    [400, 'EXPORT_BAD_REQUEST', false, /check the parameters/],
+    [403, 'EXPORT_FORBIDDEN', false, /verify REPORT_TENANT_ID/],
+    [404, 'EXPORT_NOT_FOUND', false, /check the portfolio id/],
+    [500, 'EXPORT_SERVER_ERROR', true, /retried/],
+    [503, 'EXPORT_SERVER_ERROR', true, /retried/],
+    [429, 'EXPORT_RATE_LIMITED', true, /retried/],
+    [418, 'EXPORT_REJECTED', false, /418/],
+  ])('classifies %i as %s', async (status, code, retryable, message) => {
+    const { client } = await clientFor((_req, res) => {
+      res.writeHead(status, { 'retry-after': '3', 'content-type': 'application/json' }).end('{"message":"tok-1 is echoed here"}');
+    });
+    const error = (await client.download(slice, 'json').catch((e: unknown) => e)) as ExportError;
+    expect(error.code).toBe(code);
+    expect(error.retryable).toBe(retryable);
+    expect(error.message).toMatch(message);
+    expect(error.message).not.toContain('tok-1');
+    if (status === 429) expect(error.retryAfterMs).toBe(3000);
+  });
+
+  it('classifies a reset and a body cut short as retryable network trouble', async () => {
+    const { client } = await clientFor((req, res) => {
+      if (req.url?.includes('constituent')) {
+        req.socket.destroy();
+        return;
+      }
+      res.writeHead(200, { 'content-length': '1000' });
+      res.write('['.padEnd(100, ' '));
+      setTimeout(() => res.socket?.destroy(), 10);
+    });
+    const reset = (await client.download(slice, 'csv').catch((e: unknown) => e)) as ExportError;
+    expect(reset.code).toBe('EXPORT_NETWORK');
+    const cut = (await client.download({ ...slice, reportType: 'index' }, 'json').catch((e: unknown) => e)) as ExportError;
+    expect(cut.code).toBe('EXPORT_NETWORK');
+    expect(cut.retryable).toBe(true);
+  });
+
+  it('refuses a body announced or grown past maxDownloadBytes', async () => {
+    const { client } = await clientFor((req, res) => {
+      if (req.url?.includes('index')) {
+        res.writeHead(200, { 'content-length': String(5 * 1024 ** 3) });
+        res.write('x');
+        return;
+      }
+      res.writeHead(200);
+      res.end(Buffer.alloc(4096, 'y'));
+    }, '', 1024);
+    const announced = (await client.download({ ...slice, reportType: 'index' }, 'json').catch((e: unknown) => e)) as ExportError;
+    expect(announced.code).toBe('EXPORT_TOO_LARGE');
+    const grown = (await client.download(slice, 'csv').catch((e: unknown) => e)) as ExportError;
+    expect(grown.code).toBe('EXPORT_TOO_LARGE');
+    expect(grown.message).toContain('limits.maxDownloadBytes');
+  });
+});

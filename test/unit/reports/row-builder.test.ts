@@ -1,0 +1,90 @@
+import { LosslessNumber, parse } from 'lossless-json';
+import { describe, expect, it } from 'vitest';
+import { FileFormatError } from '../../../src/errors.js';
+import { constituentReport } from '../../../src/reports/constituent-report.js';
+import { indexReport } from '../../../src/reports/index-report.js';
+import { createRowBuilder } from '../../../src/reports/row-builder.js';
+
+const indexSlice = { portfolioId: 5, reportType: 'index' as const, reportDate: '2024-03-01' };
+const closeSlice = { portfolioId: 5, reportType: 'constituent.close' as const, reportDate: '2024-03-01' };
+
+describe('createRowBuilder', () => {
+  it('types a JSON index record, keeping every decimal digit and the unlisted fields in extra', () => {
+    const values = parse(
+      '{"effectiveDate":"2024-03-01","indexId":"a-1","indexName":"Alpha","indexValue":1234.56789012345678901,"currency":"EUR",' +
+        '"closeMarketValue":-1.5e3,"openMarketValue":0,"closeDivisor":2,"openDivisor":null,"indexType":"TR","weights":[1.10,2]}',
+    ) as Record<string, unknown>;
+    const row = createRowBuilder(indexReport, indexSlice, 'f.json')({ where: 'record 1', values }, 1);
+    expect(row).toEqual({
+      portfolio_id: 5,
+      report_date: '2024-03-01',
+      effective_date: '2024-03-01',
+      index_id: 'a-1',
+      index_name: 'Alpha',
+      index_value: '1234.56789012345678901',
+      currency: 'EUR',
+      close_market_value: '-1.5e3',
+      open_market_value: '0',
+      close_divisor: '2',
+      open_divisor: null,
+      extra: '{"indexType":"TR","weights":[1.10,2]}',
+    });
+  });
+
+  it('maps CSV headers by name, whatever their order, and numbers the lines', () => {
+    const build = createRowBuilder(constituentReport, closeSlice, 'f.zip');
+    const row = build(
+      {
+        where: 'data.csv line 3',
+        values: {
+          ISIN: 'DE0001',
+          'Effective Date': '2024-03-01',
+          'Closing Fx': '1.0000000000000000001',
+          'Exchange Code': '',
+          'Security Name': 'Acme, "Inc"',
+          'Corporate Action': 'split',
+        },
+      },
+      2,
+    );
+    expect(row).toMatchObject({
+      report_type: 'constituent.close',
+      line_number: 2,
+      isin: 'DE0001',
+      closing_fx: '1.0000000000000000001',
+      exchange_code: null,
+      security_name: 'Acme, "Inc"',
+      closing_price: null,
+      extra: '{"Corporate Action":"split"}',
+    });
+  });
+
+  it('accepts JSON numbers in text columns and LosslessNumbers in decimal ones', () => {
+    const row = createRowBuilder(constituentReport, closeSlice, 'f.json')(
+      { where: 'record 1', values: { effectiveDate: '2024-03-01', isin: new LosslessNumber('12345'), closingPrice: new LosslessNumber('0.10') } },
+      1,
+    );
+    expect(row).toMatchObject({ isin: '12345', closing_price: '0.10' });
+  });
+
+  it.each([
+    [{ 'Effective Date': '2024-03-01' }, /key column isin is missing/],
+    [{ 'Effective Date': '2024-03-01', ISIN: ' ' }, /key column isin \("ISIN"\) is empty/],
+    [{ 'Effective Date': '2024-02-30', ISIN: 'X' }, /column effective_date \("Effective Date"\): "2024-02-30" is not a date/],
+    [{ 'Effective Date': '2024-03-01', ISIN: 'X', 'Closing Price': '1,234.5' }, /line 9, column closing_price \("Closing Price"\): "1,234.5" is not a decimal/],
+    [{ 'Effective Date': '2024-03-01', ISIN: 'X', 'Closing Price': 'NaN' }, /"NaN" is not a decimal/],
+    [{ 'Effective Date': '2024-03-01', ISIN: 'X', closingPrice: '1', 'Closing Price': '2' }, /both name column closing_price/],
+    [{ 'Effective Date': '2024-03-01', ISIN: { nested: true } }, /expected a text, found an object/],
+  ])('refuses %j, naming file, line and column', (values, message) => {
+    const build = createRowBuilder(constituentReport, closeSlice, 'export.zip');
+    let error: unknown;
+    try {
+      build({ where: 'data.csv line 9', values }, 1);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(FileFormatError);
+    expect((error as Error).message).toMatch(/^export\.zip, data\.csv line 9/);
+    expect((error as Error).message).toMatch(message);
+  });
+});

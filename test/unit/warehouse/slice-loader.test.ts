@@ -1,0 +1,110 @@
+import { sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FileFormatError } from '../../../src/errors.js';
+import { constituentReport } from '../../../src/reports/constituent-report.js';
+import type { WarehouseRow } from '../../../src/reports/row-builder.js';
+import type { Slice } from '../../../src/slice.js';
+import { SliceLoader } from '../../../src/warehouse/slice-loader.js';
+import { createTempWarehouse } from '../../helpers/temp-warehouse.js';
+
+const slice: Slice = { portfolioId: 7, reportType: 'constituent.close', reportDate: '2024-03-01' };
+const file = { format: 'csv' as const, fileName: 'f.zip', bytes: 10, sha256: 'abc' };
+
+function row(line: number, price: string): WarehouseRow {
+  return {
+    portfolio_id: 7,
+    report_type: 'constituent.close',
+    report_date: '2024-03-01',
+    line_number: line,
+    effective_date: '2024-03-01',
+    isin: `ISIN${line}`,
+    security_name: null,
+    security_ticker: null,
+    exchange_code: null,
+    closing_price: price,
+    currency: 'EUR',
+    closing_fx: '1',
+    index_shares: '10',
+    index_weighting: '0.5',
+    extra: null,
+  };
+}
+
+async function* rows(...items: WarehouseRow[]): AsyncGenerator<WarehouseRow> {
+  yield* items;
+}
+
+describe('SliceLoader on SQLite', () => {
+  let warehouse: Awaited<ReturnType<typeof createTempWarehouse>>;
+  let loader: SliceLoader;
+  beforeEach(async () => {
+    warehouse = await createTempWarehouse();
+    loader = new SliceLoader({ db: warehouse.db, batchRows: 2 });
+  });
+  afterEach(async () => {
+    await warehouse.close();
+  });
+
+  it('loads rows and the ledger row together, in batches', async () => {
+    const count = await loader.replaceRows(slice, constituentReport, rows(row(1, '10.5'), row(2, '2'), row(3, '300')), file, 1);
+    expect(count).toBe(3);
+    const ledger = await loader.ledgerEntry(slice);
+    expect(ledger).toMatchObject({ status: 'loaded', row_count: 3, content_sha256: 'abc', attempts: 1, error: null });
+    expect(ledger?.first_loaded_at).toBeTruthy();
+  });
+
+  it('stores decimals so that SQL compares and sums them as numbers', async () => {
+    await loader.replaceRows(slice, constituentReport, rows(row(1, '10.5'), row(2, '2'), row(3, '300')), file, 1);
+    const result = await sql<{ total: number; top: number; bigger: number }>`
+      select sum(closing_price) as total,
+             (select closing_price from constituent_report order by closing_price desc limit 1) as top,
+             (select count(*) from constituent_report where closing_price > 9) as bigger
+      from constituent_report`.execute(warehouse.db);
+    expect(result.rows[0]).toEqual({ total: 312.5, top: 300, bigger: 2 });
+  });
+
+  it('replaces a restated slice whole: rows gone upstream are gone', async () => {
+    await loader.replaceRows(slice, constituentReport, rows(row(1, '1'), row(2, '2'), row(3, '3')), file, 1);
+    await loader.replaceRows(slice, constituentReport, rows(row(1, '9')), { ...file, sha256: 'def' }, 1);
+    const stored = await warehouse.db.selectFrom('constituent_report').select(['line_number', 'closing_price']).execute();
+    expect(stored).toEqual([{ line_number: 1, closing_price: 9 }]);
+  });
+
+  it('writes nothing of a file whose rows fail midway, and keeps the earlier rows', async () => {
+    await loader.replaceRows(slice, constituentReport, rows(row(1, '1'), row(2, '2')), file, 1);
+    async function* broken(): AsyncGenerator<WarehouseRow> {
+      yield row(1, '5');
+      yield row(2, '6');
+      yield row(3, '7');
+      throw new FileFormatError('bad record 4');
+    }
+    await expect(loader.replaceRows(slice, constituentReport, broken(), { ...file, sha256: 'new' }, 1)).rejects.toThrow('bad record 4');
+    const stored = await warehouse.db.selectFrom('constituent_report').select('closing_price').orderBy('line_number').execute();
+    expect(stored.map((r) => r.closing_price)).toEqual([1, 2]);
+    expect((await loader.ledgerEntry(slice))?.content_sha256).toBe('abc');
+  });
+
+  it('records a failure without touching loaded rows or their facts', async () => {
+    await loader.replaceRows(slice, constituentReport, rows(row(1, '1')), file, 1);
+    await loader.recordFailure(slice, 'EXPORT_FORBIDDEN: nope', 1);
+    const ledger = await loader.ledgerEntry(slice);
+    expect(ledger).toMatchObject({ status: 'failed', error: 'EXPORT_FORBIDDEN: nope', row_count: 1, content_sha256: 'abc' });
+    expect(await warehouse.db.selectFrom('constituent_report').select('isin').execute()).toHaveLength(1);
+  });
+
+  it('records no data and removes the slice rows', async () => {
+    await loader.replaceRows(slice, constituentReport, rows(row(1, '1')), file, 1);
+    await loader.recordNoData(slice, constituentReport, 'csv', 2);
+    expect(await loader.ledgerEntry(slice)).toMatchObject({ status: 'no_data', row_count: 0, attempts: 2, error: null });
+    expect(await warehouse.db.selectFrom('constituent_report').select('isin').execute()).toHaveLength(0);
+  });
+
+  it('keeps other slices of the same table untouched', async () => {
+    const other: Slice = { ...slice, reportType: 'constituent.open' };
+    await loader.replaceRows(other, constituentReport, rows({ ...row(1, '1'), report_type: 'constituent.open' }), file, 1);
+    await loader.replaceRows(slice, constituentReport, rows(row(1, '2')), file, 1);
+    await loader.recordNoData(slice, constituentReport, 'csv', 1);
+    const stored = await warehouse.db.selectFrom('constituent_report').select('report_type').execute();
+    expect(stored).toEqual([{ report_type: 'constituent.open' }]);
+  });
+});

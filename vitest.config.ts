@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // e2e tests start servers and SQLite files of their own; two cores, so two forks.
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
