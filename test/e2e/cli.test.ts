@@ -1,0 +1,72 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { capturedIo } from '../helpers/captured-io.js';
+
+const run = promisify(execFile);
+const bin = new URL('../../src/cli/bin.mjs', import.meta.url).pathname;
+const cwd = mkdtempSync(join(tmpdir(), 'report-sync-cli-'));
+afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+
+async function cli(args: string[], env: Record<string, string> = {}) {
+  const io = capturedIo({ DATABASE_URL: `sqlite:${join(cwd, 'w.sqlite')}`, ...env }, cwd);
+  const code = await main(args, io);
+  return { code, stdout: io.stdout.text, stderr: io.stderr.text };
+}
+
+describe('the report-sync command', () => {
+  it('runs as an executable and prints its help', async () => {
+    const { stdout } = await run(process.execPath, [bin, '--help'], { cwd });
+    for (const command of ['migrate', 'run', 'nightly', 'status', 'simulate', 'demo']) expect(stdout).toContain(command);
+  });
+
+  it('migrates an empty warehouse, and again without harm', async () => {
+    const first = await cli(['migrate']);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('Applied 0001-create-tables');
+    const second = await cli(['migrate']);
+    expect(second.stdout).toContain('is up to date');
+  });
+
+  it.each([
+    [['run', '--from', '2024-02-30'], /expected a date in YYYY-MM-DD/],
+    [['run', '--portfolios', '1,x'], /"x" is not a portfolio id/],
+    [['run', '--report-types', "index'; drop table report_loads;--"], /is not a report type/],
+    [['run', '--report-types', 'index/../../admin?x=1'], /is not a report type/],
+    [['run', '--concurrency', '0'], /expected a positive whole number/],
+    [['run', '--bogus'], /unknown option/],
+    [['frobnicate'], /unknown command/],
+  ])('refuses %j with exit 2', async (args, message) => {
+    const result = await cli(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+  });
+
+  it('refuses --from after --to', async () => {
+    const result = await cli(['status', '--from', '2024-03-02', '--to', '2024-03-01']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--from 2024-03-02 is after --to 2024-03-01');
+  });
+
+  it('stops with exit 2 naming a bad setting', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'report-sync-cli-config-'));
+    mkdirSync(join(dir, 'config'));
+    writeFileSync(join(dir, 'config/default.json'), JSON.stringify({ retry: { attempts: -1 } }));
+    const io = capturedIo({}, dir);
+    const code = await main(['status'], io);
+    expect(code).toBe(2);
+    expect(io.stderr.text).toMatch(/retry\.attempts \(from .*default\.json\)/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stops with exit 2 listing the missing environment variables, without the secrets set', async () => {
+    const result = await cli(['run'], { REPORT_PASSWORD: 'pw-visible-nowhere' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('REPORT_BASE_URL');
+    expect(result.stderr).not.toContain('pw-visible-nowhere');
+  });
+});

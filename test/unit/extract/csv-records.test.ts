@@ -1,0 +1,60 @@
+import { createReadStream } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { FileFormatError } from '../../../src/errors.js';
+import { readCsvRecords } from '../../../src/extract/csv-records.js';
+import type { SourceRecord } from '../../../src/extract/source-record.js';
+
+const fixture = new URL('../../fixtures/constituent-bom-crlf.csv', import.meta.url);
+
+async function read(input: AsyncIterable<Buffer | string>): Promise<SourceRecord[]> {
+  const records: SourceRecord[] = [];
+  for await (const record of readCsvRecords(input, { fileName: 'x.zip', entryName: 'data.csv' })) records.push(record);
+  return records;
+}
+
+async function* text(value: string, chunkSize = 1 << 16) {
+  for (let i = 0; i < value.length; i += chunkSize) yield Buffer.from(value.slice(i, i + chunkSize));
+}
+
+describe('readCsvRecords', () => {
+  it('reads a BOM, CRLF, quoted commas, doubled quotes, embedded line breaks and empty cells', async () => {
+    const records = await read(createReadStream(fixture));
+    expect(records.map((r) => r.where)).toEqual(['data.csv line 2', 'data.csv line 4']);
+    const [sap, diageo] = records as [SourceRecord, SourceRecord];
+    expect(Object.keys(sap.values)[0]).toBe('Effective Date');
+    expect(sap.values).toMatchObject({ ISIN: 'DE0007164600', 'Security Name': 'SAP, SE', 'Closing Price': '1234.56789012345678901' });
+    expect(diageo.values).toMatchObject({ 'Security Name': 'Diageo\r\nOrdinary "Shares"', 'Exchange Code': '', 'Index Shares': '-250.75' });
+  });
+
+  it('counts physical lines after multi-line fields, with LF and with CRLF', async () => {
+    for (const eol of ['\n', '\r\n']) {
+      const csv = ['a,b', '1,"x', 'y', 'z"', '', '3,4', '5,"6"'].join(eol);
+      const records = await read(text(csv, 3));
+      expect(records.map((r) => r.where)).toEqual(['data.csv line 2', 'data.csv line 6', 'data.csv line 7']);
+    }
+  });
+
+  it('refuses a row with too many or too few cells, naming the line', async () => {
+    const tooMany = await read(text('a,b\n1,2\n1,2,3\n')).catch((e: unknown) => e);
+    expect(tooMany).toBeInstanceOf(FileFormatError);
+    expect((tooMany as Error).message).toBe('x.zip, data.csv line 3: expected 2 columns (as in the header), found 3');
+    const tooFew = await read(text('a,b\n1\n')).catch((e: unknown) => e);
+    expect((tooFew as Error).message).toContain('line 2: expected 2 columns (as in the header), found 1');
+  });
+
+  it('refuses a header with an empty or repeated name', async () => {
+    expect(((await read(text('a,,c\n1,2,3\n')).catch((e: unknown) => e)) as Error).message).toContain('header cell 2 is empty');
+    expect(((await read(text('a,b,a\n1,2,3\n')).catch((e: unknown) => e)) as Error).message).toContain('names column "a" twice');
+  });
+
+  it('turns a CSV syntax error into a file error', async () => {
+    const error = await read(text('a,b\n1,"unclosed\n')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FileFormatError);
+    expect((error as Error).message).toMatch(/^x\.zip, data\.csv is not valid CSV near line \d+/);
+  });
+
+  it('yields nothing for an empty file or a header alone', async () => {
+    expect(await read(text(''))).toEqual([]);
+    expect(await read(text('\uFEFFa,b\r\n'))).toEqual([]);
+  });
+});

@@ -1,0 +1,82 @@
+import { isLosslessNumber } from 'lossless-json';
+import { describe, expect, it } from 'vitest';
+import { FileFormatError } from '../../../src/errors.js';
+import { readJsonRecords } from '../../../src/extract/json-records.js';
+import type { SourceRecord } from '../../../src/extract/source-record.js';
+
+async function read(text: string | Buffer, chunkSize = 1 << 16, maxDepth?: number): Promise<SourceRecord[]> {
+  const bytes = Buffer.isBuffer(text) ? text : Buffer.from(text);
+  async function* chunks() {
+    for (let i = 0; i < bytes.length; i += chunkSize) yield bytes.subarray(i, i + chunkSize);
+  }
+  const records: SourceRecord[] = [];
+  for await (const record of readJsonRecords(chunks(), { fileName: 'x.json', maxDepth })) records.push(record);
+  return records;
+}
+
+async function failure(text: string, maxDepth?: number): Promise<string> {
+  const error = await read(text, 7, maxDepth).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(FileFormatError);
+  return (error as Error).message;
+}
+
+describe('readJsonRecords', () => {
+  const file = '\uFEFF [\n {"effectiveDate":"2024-03-01","indexValue":1234.56789012345678901,"name":"a \\"q\\" ] }","nested":{"a":[1,{"b":2}]}},\r\n\t{"indexValue":-1.5E-7,"emoji":"€ 😀"} ] \n';
+
+  it.each([1, 2, 3, 64])('yields every record with every digit, fed %i bytes at a time', async (chunkSize) => {
+    const records = await read(file, chunkSize);
+    expect(records.map((r) => r.where)).toEqual(['record 1', 'record 2']);
+    const [first, second] = records as [SourceRecord, SourceRecord];
+    expect(isLosslessNumber(first.values.indexValue)).toBe(true);
+    expect(String(first.values.indexValue)).toBe('1234.56789012345678901');
+    expect(first.values.name).toBe('a "q" ] }');
+    expect(JSON.parse(JSON.stringify(first.values.nested, (_k, v) => (isLosslessNumber(v) ? Number(v) : v)))).toEqual({ a: [1, { b: 2 }] });
+    expect(String(second.values.indexValue)).toBe('-1.5E-7');
+    expect(second.values.emoji).toBe('€ 😀');
+  });
+
+  it('yields nothing for an empty array or an empty file', async () => {
+    expect(await read('[]')).toEqual([]);
+    expect(await read(' [ ] ')).toEqual([]);
+    expect(await read('')).toEqual([]);
+  });
+
+  it('refuses an object at the top', async () => {
+    expect(await failure('{"a":1}')).toBe('x.json: the file is an object, not an array of records');
+  });
+
+  it('refuses an element that is not an object', async () => {
+    expect(await failure('[{"a":1}, 42]')).toBe('x.json: record 2 is a number, not an object');
+  });
+
+  it('refuses nesting deeper than the limit', async () => {
+    expect(await failure('[{"a":[[[[1]]]]}]', 4)).toContain('record 1 is nested deeper than 4 levels');
+    expect(await read('[{"a":[[[1]]]}]', 3, 4)).toHaveLength(1);
+  });
+
+  it('refuses a truncated file', async () => {
+    expect(await failure('[{"a":1},{"b":')).toContain('ends inside record 2: it was cut short');
+    expect(await failure('[{"a":1},')).toContain('ends before the closing "]"');
+    expect(await failure('[{"a":1}')).toContain('ends before the closing "]"');
+  });
+
+  it('refuses syntax errors inside a record, naming it', async () => {
+    expect(await failure('[{"a":1},{"b" 2}]')).toMatch(/^x\.json: record 2 is not valid JSON: /);
+    expect(await failure('[{"a":1},{"a":NaN}]')).toMatch(/record 2 is not valid JSON/);
+  });
+
+  it('refuses duplicate keys in a record', async () => {
+    expect(await failure('[{"a":1,"a":2}]')).toMatch(/record 1 is not valid JSON: .*[Dd]uplicate key/);
+  });
+
+  it('refuses trailing garbage and stray commas', async () => {
+    expect(await failure('[{"a":1}] x')).toContain('after the closing "]"');
+    expect(await failure('[{"a":1},]')).toContain('record 2 is text starting "]"');
+    expect(await failure('[{"a":1} {"b":2}]')).toContain('expected "," or "]" after record 1');
+  });
+
+  it('refuses bytes that are not UTF-8', async () => {
+    const error = await read(Buffer.from([0x5b, 0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d, 0x5d])).catch((e: unknown) => e);
+    expect((error as Error).message).toContain('not valid UTF-8');
+  });
+});
