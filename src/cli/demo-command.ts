@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { resolveUpstreamConfig } from '../config/upstream-config.js';
 import { countSlices, planSlices } from '../plan-slices.js';
 import { shiftIsoDate, todayIn } from '../report-date.js';
-import { createGatewaySimulator } from '../simulator/gateway-simulator.js';
+import { createGatewaySimulator, simulatorEnvironment } from '../simulator/gateway-simulator.js';
 import { createCliLogger, loadCliConfig, type CliIo } from './cli-io.js';
 import { formatTable } from './format-table.js';
 import { syncSlices } from './sync-slices.js';
@@ -26,7 +26,6 @@ ORDER BY report_date, portfolio_id`;
 export async function demoCommand(io: CliIo): Promise<number> {
   const simulator = await createGatewaySimulator({ port: 0 });
   try {
-    const { credentials } = simulator;
     const config = loadCliConfig(
       io,
       {},
@@ -37,14 +36,7 @@ export async function demoCommand(io: CliIo): Promise<number> {
         retry: { baseDelayMs: 200 },
       },
       {
-        REPORT_BASE_URL: simulator.url,
-        REPORT_AUTH_URL: simulator.authUrl,
-        REPORT_REALM: simulator.realm,
-        REPORT_CLIENT_ID: credentials.clientId,
-        REPORT_CLIENT_SECRET: credentials.clientSecret,
-        REPORT_USERNAME: credentials.username,
-        REPORT_PASSWORD: credentials.password,
-        REPORT_TENANT_ID: credentials.tenantId,
+        ...simulatorEnvironment(simulator),
         REPORT_TOKEN_URL: '',
         DATABASE_URL: 'sqlite:./data/demo.sqlite',
       },

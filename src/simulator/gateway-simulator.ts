@@ -321,6 +321,21 @@ export async function createGatewaySimulator(options: GatewaySimulatorOptions = 
 
 type Fault = 'server-error' | 'reset' | 'truncate' | undefined;
 
+/** The `REPORT_*` variables that point report-sync at a simulator. */
+export function simulatorEnvironment(simulator: GatewaySimulator): Record<string, string> {
+  const { credentials } = simulator;
+  return {
+    REPORT_BASE_URL: simulator.url,
+    REPORT_AUTH_URL: simulator.authUrl,
+    REPORT_REALM: simulator.realm,
+    REPORT_CLIENT_ID: credentials.clientId,
+    REPORT_CLIENT_SECRET: credentials.clientSecret,
+    REPORT_USERNAME: credentials.username,
+    REPORT_PASSWORD: credentials.password,
+    REPORT_TENANT_ID: credentials.tenantId,
+  };
+}
+
 function rollFault(faults: SimulatorFaults, roll: () => number): Fault {
   if (faults.serverErrorRate && roll() < faults.serverErrorRate) return 'server-error';
   if (faults.resetRate && roll() < faults.resetRate) return 'reset';

@@ -70,3 +70,19 @@ describe('the report-sync command', () => {
     expect(result.stderr).not.toContain('pw-visible-nowhere');
   });
 });
+
+describe('report-sync simulate', () => {
+  it('serves until interrupted and prints the variables to point report-sync at it', async () => {
+    const controller = new AbortController();
+    const io = { ...capturedIo({}, cwd), signal: controller.signal };
+    const running = main(['simulate', '--port', '0'], io);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const baseUrl = /REPORT_BASE_URL=(\S+)/.exec(io.stdout.text)?.[1];
+    expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(io.stdout.text).toContain('REPORT_TENANT_ID=');
+    const response = await fetch(`${baseUrl}/api/v1/report-service/report/generate/portfolio/1/export?reportType=index&date=2024-03-04`);
+    expect(response.status).toBe(401);
+    controller.abort();
+    expect(await running).toBe(0);
+  });
+});

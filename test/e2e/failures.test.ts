@@ -1,20 +1,10 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import yazl from 'yazl';
+import { makeZip } from '../helpers/make-zip.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 
 const DAY = '2024-05-06'; // a Monday
-
-function zipOf(entries: Record<string, string>): Promise<Buffer> {
-  const zip = new yazl.ZipFile();
-  for (const [name, text] of Object.entries(entries)) zip.addBuffer(Buffer.from(text), name);
-  zip.end();
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    zip.outputStream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    zip.outputStream.on('end', () => resolve(Buffer.concat(chunks)));
-    zip.outputStream.on('error', reject);
-  });
-}
 
 const HEADER = 'Effective Date,ISIN,Security Name,Security Ticker,Exchange Code,Closing Price,Currency,Closing Fx,Index Shares,Index Weighting';
 
@@ -22,6 +12,7 @@ describe('failures, retries and bad files', () => {
   let rig: SyncRig;
   beforeAll(async () => {
     rig = await startSyncRig({ simulator: { portfolioIds: [1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008] } });
+    writeFileSync(join(rig.dir, 'fast-timeouts.json'), JSON.stringify({ http: { headersTimeoutMs: 300 } }));
   });
   afterAll(async () => {
     await rig.close();
@@ -55,6 +46,15 @@ describe('failures, retries and bad files', () => {
     const ledger = await ledgerOf(1001, 'constituent.close');
     expect(ledger).toMatchObject({ status: 'loaded', attempts: 4, error: null });
     expect(result.logLines.filter((line) => line.status === 'retrying')).toHaveLength(3);
+  });
+
+  it('retries an answer slower than http.headersTimeoutMs, then loads', async () => {
+    rig.simulator.script(1002, 'constituent.close', DAY, [{ delayMs: 1500 }]);
+    const result = await rig.cli(['run', '--from', DAY, '--to', DAY, '--portfolios', '1002', '--report-types', 'constituent.close', '--config', 'fast-timeouts.json']);
+    expect(result.code).toBe(0);
+    const ledger = await ledgerOf(1002, 'constituent.close');
+    expect(ledger).toMatchObject({ status: 'loaded', attempts: 2 });
+    expect(result.logLines.find((line) => line.status === 'retrying')).toMatchObject({ code: 'EXPORT_TIMEOUT' });
   });
 
   it('honours a 429 Retry-After and then loads', async () => {
@@ -100,10 +100,10 @@ describe('failures, retries and bad files', () => {
     ['truncated JSON', 'index', async () => ({ body: '[{"effectiveDate":"2024-05-06","indexId":"a"},{"effectiveDate":"2024-0', contentType: 'application/json' }), /FILE_INVALID: .*record 2/],
     ['a JSON record without its key column', 'index', async () => ({ body: '[{"effectiveDate":"2024-05-06","indexName":"x"}]', contentType: 'application/json' }), /FILE_INVALID: .*record 1.*index_id is missing/],
     ['an HTML page', 'index', async () => ({ body: '<!DOCTYPE html><html><body>Gateway error</body></html>', contentType: 'text/html' }), /FILE_INVALID: .*HTML/],
-    ['a CSV missing a key column', 'constituent.close', async () => ({ body: await zipOf({ 'a.csv': 'Effective Date,Security Name\r\n2024-05-06,X\r\n' }), contentType: 'application/zip' }), /FILE_INVALID: .*line 2.*isin is missing/],
-    ['a non-numeric decimal', 'constituent.close', async () => ({ body: await zipOf({ 'a.csv': `${HEADER}\r\n2024-05-06,XS1,A,B,,12.5,EUR,1,1,0.5\r\n2024-05-06,XS2,A,B,,abc,EUR,1,1,0.5\r\n` }), contentType: 'application/zip' }), /FILE_INVALID: .*line 3, column closing_price \("Closing Price"\): "abc" is not a decimal/],
-    ['a ZIP with two CSVs', 'constituent.close', async () => ({ body: await zipOf({ 'a.csv': `${HEADER}\r\n`, 'b.csv': `${HEADER}\r\n` }), contentType: 'application/zip' }), /FILE_INVALID: .*a\.csv.*b\.csv/],
-    ['a ZIP with no CSV', 'constituent.close', async () => ({ body: await zipOf({ 'readme.txt': 'hi' }), contentType: 'application/zip' }), /FILE_INVALID: .*no CSV/],
+    ['a CSV missing a key column', 'constituent.close', async () => ({ body: await makeZip({ 'a.csv': 'Effective Date,Security Name\r\n2024-05-06,X\r\n' }), contentType: 'application/zip' }), /FILE_INVALID: .*line 2.*isin is missing/],
+    ['a non-numeric decimal', 'constituent.close', async () => ({ body: await makeZip({ 'a.csv': `${HEADER}\r\n2024-05-06,XS1,A,B,,12.5,EUR,1,1,0.5\r\n2024-05-06,XS2,A,B,,abc,EUR,1,1,0.5\r\n` }), contentType: 'application/zip' }), /FILE_INVALID: .*line 3, column closing_price \("Closing Price"\): "abc" is not a decimal/],
+    ['a ZIP with two CSVs', 'constituent.close', async () => ({ body: await makeZip({ 'a.csv': `${HEADER}\r\n`, 'b.csv': `${HEADER}\r\n` }), contentType: 'application/zip' }), /FILE_INVALID: .*a\.csv.*b\.csv/],
+    ['a ZIP with no CSV', 'constituent.close', async () => ({ body: await makeZip({ 'readme.txt': 'hi' }), contentType: 'application/zip' }), /FILE_INVALID: .*no CSV/],
     ['a corrupt ZIP', 'constituent.close', async () => ({ body: Buffer.concat([Buffer.from('PK\u0003\u0004'), Buffer.alloc(200, 7)]), contentType: 'application/zip' }), /FILE_INVALID: .*ZIP/i],
   ];
 

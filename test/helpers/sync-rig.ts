@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.js';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
-import { createGatewaySimulator, type GatewaySimulatorOptions } from '../../src/simulator/gateway-simulator.js';
+import { createGatewaySimulator, simulatorEnvironment, type GatewaySimulatorOptions } from '../../src/simulator/gateway-simulator.js';
 import { openWarehouse, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
 import { capturedIo, logLines } from './captured-io.js';
 
@@ -34,17 +34,9 @@ export async function startSyncRig(options: { simulator?: GatewaySimulatorOption
   const dir = mkdtempSync(join(tmpdir(), 'report-sync-e2e-'));
   mkdirSync(join(dir, 'config'));
   writeFileSync(join(dir, 'config/default.json'), JSON.stringify({ ...FAST_SETTINGS, ...options.settings }));
-  const { credentials } = simulator;
   const databaseUrl = `sqlite:${join(dir, 'warehouse.sqlite')}`;
   const env: Record<string, string | undefined> = {
-    REPORT_BASE_URL: simulator.url,
-    REPORT_AUTH_URL: simulator.authUrl,
-    REPORT_REALM: simulator.realm,
-    REPORT_CLIENT_ID: credentials.clientId,
-    REPORT_CLIENT_SECRET: credentials.clientSecret,
-    REPORT_USERNAME: credentials.username,
-    REPORT_PASSWORD: credentials.password,
-    REPORT_TENANT_ID: credentials.tenantId,
+    ...simulatorEnvironment(simulator),
     DATABASE_URL: databaseUrl,
   };
   const warehouses: WarehouseHandle[] = [];
