@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
 import { ConfigError } from '../errors.js';
 import type { Warehouse } from './warehouse-schema.js';
 
@@ -21,18 +22,18 @@ export interface OpenWarehouseOptions {
   busyTimeoutMs?: number;
   /** Directory a relative `sqlite:` path is resolved against. @defaultValue process.cwd() */
   cwd?: string;
+  /** Postgres: connections in the pool. @defaultValue 10 */
+  poolSize?: number;
 }
 
 /**
  * Opens the warehouse named by a `DATABASE_URL`: `sqlite:<path>` (`sqlite::memory:` for a
- * throw-away one). Postgres URLs are refused with a message until that dialect is wired.
+ * throw-away one) or `postgres://user[:password]@host[:port]/database`.
  */
 export async function openWarehouse(databaseUrl: string, options: OpenWarehouseOptions = {}): Promise<WarehouseHandle> {
   if (databaseUrl.startsWith('sqlite:')) return openSqlite(databaseUrl.slice('sqlite:'.length), options);
-  if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL: the Postgres warehouse is not available in this version; use sqlite:<path>');
-  }
-  throw new ConfigError('DATABASE_URL must look like sqlite:./data/warehouse.sqlite or postgres://user@host/db');
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return openPostgres(databaseUrl, options);
+  throw new ConfigError('DATABASE_URL must look like sqlite:./data/warehouse.sqlite or postgres://user@host:5432/database');
 }
 
 function openSqlite(rawPath: string, options: OpenWarehouseOptions): WarehouseHandle {
@@ -54,4 +55,49 @@ function openSqlite(rawPath: string, options: OpenWarehouseOptions): WarehouseHa
     location: inMemory ? 'sqlite::memory:' : `sqlite:${file}`,
     close: () => db.destroy(),
   };
+}
+
+/**
+ * Postgres hands DATE and TIMESTAMPTZ to JavaScript as Date objects in the local zone, and BIGINT
+ * as text. The warehouse wants report dates as the YYYY-MM-DD they are, times as ISO 8601 UTC,
+ * and counts as numbers; NUMERIC stays text so no digit is lost. Set per pool, not globally.
+ */
+const POSTGRES_TYPES = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    switch (oid) {
+      case pg.types.builtins.DATE:
+        return (text: string) => text;
+      case pg.types.builtins.TIMESTAMPTZ:
+      case pg.types.builtins.TIMESTAMP:
+        return toIsoTimestamp;
+      case pg.types.builtins.INT8:
+        return (text: string) => Number(text);
+      default:
+        return pg.types.getTypeParser(oid, format);
+    }
+  },
+} as pg.CustomTypesConfig;
+
+/** `2026-11-22 14:00:00.123+01` (Postgres text) → `2026-11-22T13:00:00.123Z`. */
+function toIsoTimestamp(text: string): string {
+  const iso = text.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00');
+  const date = new Date(/[zZ]|[+-]\d\d:\d\d$/.test(iso) ? iso : `${iso}Z`);
+  return Number.isNaN(date.getTime()) ? text : date.toISOString();
+}
+
+function openPostgres(databaseUrl: string, options: OpenWarehouseOptions): WarehouseHandle {
+  let location: string;
+  try {
+    const url = new URL(databaseUrl);
+    url.password = '';
+    location = url.href;
+  } catch {
+    throw new ConfigError('DATABASE_URL is not a valid postgres:// URL');
+  }
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10, types: POSTGRES_TYPES });
+  // An idle client that loses its server (a Postgres restart) emits 'error' on the pool; without a
+  // listener that would crash the process. The next query gets a fresh connection.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Warehouse>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', location, close: () => db.destroy() };
 }

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { main } from '../../src/cli/main.js';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
 import { createGatewaySimulator, simulatorEnvironment, type GatewaySimulatorOptions } from '../../src/simulator/gateway-simulator.js';
-import { openWarehouse, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
+import { openWarehouse, type WarehouseDialect, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
+import { createTempDatabase } from './temp-warehouse.js';
 import { capturedIo, logLines } from './captured-io.js';
 
 export interface CliResult {
@@ -29,12 +30,15 @@ export const FAST_SETTINGS: SettingsInput = {
  * The bundled simulator plus a project directory of its own (config/, a SQLite warehouse),
  * driving the real CLI entry point in-process. `close()` stops and removes everything.
  */
-export async function startSyncRig(options: { simulator?: GatewaySimulatorOptions; settings?: SettingsInput } = {}) {
+export async function startSyncRig(
+  options: { simulator?: GatewaySimulatorOptions; settings?: SettingsInput; dialect?: WarehouseDialect } = {},
+) {
   const simulator = await createGatewaySimulator({ port: 0, ...options.simulator });
   const dir = mkdtempSync(join(tmpdir(), 'report-sync-e2e-'));
   mkdirSync(join(dir, 'config'));
   writeFileSync(join(dir, 'config/default.json'), JSON.stringify({ ...FAST_SETTINGS, ...options.settings }));
-  const databaseUrl = `sqlite:${join(dir, 'warehouse.sqlite')}`;
+  const database = await createTempDatabase(options.dialect ?? 'sqlite');
+  const { databaseUrl } = database;
   const env: Record<string, string | undefined> = {
     ...simulatorEnvironment(simulator),
     DATABASE_URL: databaseUrl,
@@ -61,6 +65,7 @@ export async function startSyncRig(options: { simulator?: GatewaySimulatorOption
     async close(): Promise<void> {
       for (const warehouse of warehouses) await warehouse.close();
       await simulator.close();
+      await database.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,22 +1,57 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { migrateWarehouse } from '../../src/warehouse/migrate-warehouse.js';
-import { openWarehouse, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
+import { openWarehouse, type WarehouseDialect, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
 
-/** A migrated SQLite warehouse in a temporary directory; `close()` removes it. */
-export async function createTempWarehouse(): Promise<WarehouseHandle & { readonly databaseUrl: string; readonly dir: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'report-sync-test-'));
-  const databaseUrl = `sqlite:${join(dir, 'warehouse.sqlite')}`;
-  const warehouse = await openWarehouse(databaseUrl);
+/** The Postgres server the tests use: loopback, trust auth (`.ci/run` makes sure it answers). */
+export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
+
+export const DIALECTS: readonly WarehouseDialect[] = ['sqlite', 'postgres'];
+
+/** An empty database of its own: a SQLite file in a temporary directory, or a new Postgres database. */
+export async function createTempDatabase(dialect: WarehouseDialect): Promise<{ databaseUrl: string; drop(): Promise<void> }> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'report-sync-test-'));
+    return { databaseUrl: `sqlite:${join(dir, 'warehouse.sqlite')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `report_sync_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: `${TEST_POSTGRES_URL}/postgres` });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    databaseUrl: `${TEST_POSTGRES_URL}/${name}`,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: `${TEST_POSTGRES_URL}/postgres` });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+/** A migrated warehouse of its own; `close()` closes and removes it. */
+export async function createTempWarehouse(
+  dialect: WarehouseDialect = 'sqlite',
+): Promise<WarehouseHandle & { readonly databaseUrl: string }> {
+  const database = await createTempDatabase(dialect);
+  const warehouse = await openWarehouse(database.databaseUrl);
   await migrateWarehouse(warehouse);
   return {
     ...warehouse,
-    databaseUrl,
-    dir,
+    databaseUrl: database.databaseUrl,
     close: async () => {
       await warehouse.close();
-      rmSync(dir, { recursive: true, force: true });
+      await database.drop();
     },
   };
 }

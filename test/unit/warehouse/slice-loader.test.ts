@@ -5,7 +5,7 @@ import { constituentReport } from '../../../src/reports/constituent-report.js';
 import type { WarehouseRow } from '../../../src/reports/row-builder.js';
 import type { Slice } from '../../../src/slice.js';
 import { SliceLoader } from '../../../src/warehouse/slice-loader.js';
-import { createTempWarehouse } from '../../helpers/temp-warehouse.js';
+import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
 
 const slice: Slice = { portfolioId: 7, reportType: 'constituent.close', reportDate: '2024-03-01' };
 const file = { format: 'csv' as const, fileName: 'f.zip', bytes: 10, sha256: 'abc' };
@@ -34,11 +34,11 @@ async function* rows(...items: WarehouseRow[]): AsyncGenerator<WarehouseRow> {
   yield* items;
 }
 
-describe('SliceLoader on SQLite', () => {
+describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
   let warehouse: Awaited<ReturnType<typeof createTempWarehouse>>;
   let loader: SliceLoader;
   beforeEach(async () => {
-    warehouse = await createTempWarehouse();
+    warehouse = await createTempWarehouse(dialect);
     loader = new SliceLoader({ db: warehouse.db, batchRows: 2 });
   });
   afterEach(async () => {
@@ -60,14 +60,15 @@ describe('SliceLoader on SQLite', () => {
              (select closing_price from constituent_report order by closing_price desc limit 1) as top,
              (select count(*) from constituent_report where closing_price > 9) as bigger
       from constituent_report`.execute(warehouse.db);
-    expect(result.rows[0]).toEqual({ total: 312.5, top: 300, bigger: 2 });
+    const sums = result.rows[0]!;
+    expect([Number(sums.total), Number(sums.top), Number(sums.bigger)]).toEqual([312.5, 300, 2]);
   });
 
   it('replaces a restated slice whole: rows gone upstream are gone', async () => {
     await loader.replaceRows(slice, constituentReport, rows(row(1, '1'), row(2, '2'), row(3, '3')), file, 1);
     await loader.replaceRows(slice, constituentReport, rows(row(1, '9')), { ...file, sha256: 'def' }, 1);
     const stored = await warehouse.db.selectFrom('constituent_report').select(['line_number', 'closing_price']).execute();
-    expect(stored).toEqual([{ line_number: 1, closing_price: 9 }]);
+    expect(stored.map((r) => [r.line_number, Number(r.closing_price)])).toEqual([[1, 9]]);
   });
 
   it('writes nothing of a file whose rows fail midway, and keeps the earlier rows', async () => {
@@ -80,7 +81,7 @@ describe('SliceLoader on SQLite', () => {
     }
     await expect(loader.replaceRows(slice, constituentReport, broken(), { ...file, sha256: 'new' }, 1)).rejects.toThrow('bad record 4');
     const stored = await warehouse.db.selectFrom('constituent_report').select('closing_price').orderBy('line_number').execute();
-    expect(stored.map((r) => r.closing_price)).toEqual([1, 2]);
+    expect(stored.map((r) => Number(r.closing_price))).toEqual([1, 2]);
     expect((await loader.ledgerEntry(slice))?.content_sha256).toBe('abc');
   });
 
@@ -106,5 +107,22 @@ describe('SliceLoader on SQLite', () => {
     await loader.recordNoData(slice, constituentReport, 'csv', 1);
     const stored = await warehouse.db.selectFrom('constituent_report').select('report_type').execute();
     expect(stored).toEqual([{ report_type: 'constituent.open' }]);
+  });
+});
+
+describe('decimals in Postgres', () => {
+  it('round-trip every one of 20 significant digits', async () => {
+    const warehouse = await createTempWarehouse('postgres');
+    try {
+      const loader = new SliceLoader({ db: warehouse.db });
+      await loader.replaceRows(slice, constituentReport, rows(row(1, '1234.56789012345678901'), row(2, '-0.00000000000000000012345')), file, 1);
+      const stored = await warehouse.db.selectFrom('constituent_report').select('closing_price').orderBy('line_number').execute();
+      expect(stored.map((r) => r.closing_price)).toEqual(['1234.56789012345678901', '-0.00000000000000000012345']);
+      const dates = await warehouse.db.selectFrom('report_loads').select(['report_date', 'updated_at', 'bytes']).execute();
+      expect(dates[0]).toMatchObject({ report_date: '2024-03-01', bytes: 10 });
+      expect(dates[0]!.updated_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    } finally {
+      await warehouse.close();
+    }
   });
 });
