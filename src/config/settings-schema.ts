@@ -96,6 +96,29 @@ export const settingsSchema = z
       })
       .strict()
       .prefault({}),
+    queue: z
+      .object({
+        /** BullMQ queue name. */
+        name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only').default('report-exports'),
+        /** Redis key prefix; the braces make it a Redis Cluster hash tag, so all keys of the queue share a slot. */
+        prefix: z.string().min(1).default('{report-sync}'),
+        /** Priority of nightly slices (lower runs first). */
+        nightlyPriority: positiveInt.max(2_097_152).default(1),
+        /** Priority of backfill slices. */
+        backfillPriority: positiveInt.max(2_097_152).default(10),
+        /** Finished jobs kept in Redis: at most this old and this many (a million-slice backfill must not fill Redis). */
+        keepCompleted: z.object({ ageSeconds: nonNegativeInt.default(3_600), count: nonNegativeInt.default(10_000) }).strict().prefault({}),
+        keepFailed: z.object({ ageSeconds: nonNegativeInt.default(7 * 86_400), count: nonNegativeInt.default(50_000) }).strict().prefault({}),
+        /** Export requests per interval across every worker; 0 turns the limit off. */
+        rateLimit: z.object({ max: nonNegativeInt.default(0), durationMs: positiveInt.default(1_000) }).strict().prefault({}),
+        /** How long a worker may hold a job without renewing its lock before another worker takes it. */
+        lockDurationMs: positiveInt.default(60_000),
+        stalledIntervalMs: positiveInt.default(30_000),
+        /** Jobs added per round trip while queueing a backfill. */
+        addBatchSize: positiveInt.max(10_000).default(1_000),
+      })
+      .strict()
+      .prefault({}),
     log: z
       .object({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -1,0 +1,63 @@
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { RedisTokenSource } from '../../../src/auth/redis-token-source.js';
+import type { IssuedToken } from '../../../src/auth/token-source.js';
+import { TEST_REDIS_URL, testPrefix } from '../../helpers/test-redis.js';
+
+describe('RedisTokenSource against a real Redis', () => {
+  let scope: ReturnType<typeof testPrefix>;
+  const connections: Redis[] = [];
+  let issued = 0;
+  const issue = async (): Promise<IssuedToken> => {
+    issued += 1;
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    return { accessToken: `token-${issued}`, expiresInSeconds: 2 };
+  };
+
+  /** One source per simulated process, each with its own connection. */
+  function processes(count: number): RedisTokenSource[] {
+    return Array.from({ length: count }, () => {
+      const redis = new Redis(TEST_REDIS_URL);
+      connections.push(redis);
+      return new RedisTokenSource({ redis, prefix: scope.prefix, issue });
+    });
+  }
+
+  beforeEach(() => {
+    scope = testPrefix();
+    issued = 0;
+  });
+  afterEach(async () => {
+    for (const redis of connections.splice(0)) redis.disconnect();
+    await scope.cleanup();
+  });
+
+  it('makes one token request for 3 processes × 8 concurrent jobs', async () => {
+    const fleet = processes(3);
+    const tokens = await Promise.all(fleet.flatMap((source) => Array.from({ length: 8 }, () => source.getToken())));
+    expect(issued).toBe(1);
+    expect(new Set(tokens)).toEqual(new Set(['token-1']));
+  });
+
+  it('renews once fleet-wide when every job reports the same rejected token', async () => {
+    const fleet = processes(3);
+    const first = await fleet[0]!.getToken();
+    const renewed = await Promise.all(fleet.flatMap((source) => Array.from({ length: 8 }, () => source.renewAfterRejection(first))));
+    expect(issued).toBe(2);
+    expect(new Set(renewed)).toEqual(new Set(['token-2']));
+    // A late 401 for the old token changes nothing.
+    expect(await fleet[2]!.renewAfterRejection(first)).toBe('token-2');
+    expect(issued).toBe(2);
+  });
+
+  it('keeps the token for its lifetime less the margin, then renews', async () => {
+    const [source] = processes(1);
+    await source!.getToken();
+    const ttl = await connections[0]!.pttl(`${scope.prefix}:token:access`);
+    // 2 s lifetime, margin a tenth of it: about 1.8 s.
+    expect(ttl).toBeGreaterThan(1_600);
+    expect(ttl).toBeLessThanOrEqual(1_800);
+    await new Promise((resolve) => setTimeout(resolve, 1_850));
+    expect(await source!.getToken()).toBe('token-2');
+  });
+});
