@@ -10,12 +10,15 @@ import {
   parseReportTypesArgument,
 } from './cli-arguments.js';
 import type { CliIo } from './cli-io.js';
+import { backfillCommand } from './backfill-command.js';
 import { demoCommand } from './demo-command.js';
 import { migrateCommand } from './migrate-command.js';
 import { nightlyCommand } from './nightly-command.js';
 import { runCommand } from './run-command.js';
+import { schedulerCommand } from './scheduler-command.js';
 import { simulateCommand } from './simulate-command.js';
 import { statusCommand } from './status-command.js';
+import { workerCommand } from './worker-command.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -81,6 +84,37 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addOption(configOption())
     .action(async (options) => {
       exitCode = await statusCommand(options, io);
+    });
+
+  program
+    .command('worker')
+    .description('process export jobs from the Redis queue (BullMQ) until SIGTERM, sharing one token with the fleet')
+    .addOption(concurrencyOption())
+    .addOption(configOption())
+    .action(async (options) => {
+      exitCode = await workerCommand(options, io);
+    });
+
+  program
+    .command('backfill')
+    .description('queue one job per slice of a date range for the workers (lower priority than nightly work)')
+    .addOption(new Option('--from <date>', 'first report date, YYYY-MM-DD (default: yesterday)').argParser(parseDateArgument))
+    .addOption(new Option('--to <date>', 'last report date, included (default: yesterday)').argParser(parseDateArgument))
+    .addOption(portfoliosOption())
+    .addOption(reportTypesOption())
+    .option('--only-missing', 'skip slices the ledger has as loaded or no_data')
+    .option('--wait', 'follow progress until every queued slice has an outcome, then summarise (exit codes as run)')
+    .addOption(configOption())
+    .action(async (options) => {
+      exitCode = await backfillCommand(options, io);
+    });
+
+  program
+    .command('scheduler')
+    .description('register the nightly schedule (cron and time zone from config) with the queue, idempotently')
+    .addOption(configOption())
+    .action(async (options) => {
+      exitCode = await schedulerCommand(options, io);
     });
 
   program

@@ -16,8 +16,8 @@ export interface AppConfig {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** `DATABASE_URL`, default `sqlite:./data/warehouse.sqlite`. */
   readonly databaseUrl: string;
-  /** `REDIS_URL`, when set. */
-  readonly redisUrl: string | undefined;
+  /** `REDIS_URL`, default `redis://127.0.0.1:6379` (queue mode only). */
+  readonly redisUrl: string;
   /** The files that were layered, in order, for messages and `--help`. */
   readonly sources: readonly string[];
   /** The working directory relative paths (a `sqlite:` file) are resolved against. */
@@ -74,7 +74,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     settings: parsed.data,
     env,
     databaseUrl: env.DATABASE_URL?.trim() || 'sqlite:./data/warehouse.sqlite',
-    redisUrl: env.REDIS_URL?.trim() || undefined,
+    redisUrl: env.REDIS_URL?.trim() || 'redis://127.0.0.1:6379',
     sources: layers.map((layer) => layer.source),
     cwd,
   };

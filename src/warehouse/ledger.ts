@@ -44,17 +44,36 @@ export class Ledger {
   }
 
   /** The ledger rows in the filter, oldest first, at most `limit` (all when omitted). */
-  async entries(filter: LedgerFilter, options: { status?: SliceStatus; limit?: number } = {}): Promise<LedgerEntry[]> {
+  async entries(filter: LedgerFilter, options: { status?: SliceStatus | readonly SliceStatus[]; checkedSince?: string; limit?: number } = {}): Promise<LedgerEntry[]> {
     try {
       let query = this.#where(this.#db.selectFrom('report_loads'), filter)
         .select(['portfolio_id', 'report_type', 'report_date', 'status', 'error', 'attempts', 'updated_at'])
         .orderBy('report_date')
         .orderBy('portfolio_id')
         .orderBy('report_type');
-      if (options.status) query = query.where('status', '=', options.status);
+      if (typeof options.status === 'string') query = query.where('status', '=', options.status);
+      else if (options.status) query = query.where('status', 'in', [...options.status]);
+      if (options.checkedSince) query = query.where('checked_at', '>=', options.checkedSince);
       if (options.limit !== undefined) query = query.limit(options.limit);
       const rows = await query.execute();
       return rows.map((row) => ({ ...row, portfolio_id: Number(row.portfolio_id), report_date: String(row.report_date) }));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
+  /**
+   * Outcomes recorded since `since` (ISO time) inside the filter, per status, with the rows the
+   * slices now hold: how a queued backfill is doing, whichever workers ran it.
+   */
+  async outcomesSince(filter: LedgerFilter, since: string): Promise<{ status: SliceStatus; reportType: string; slices: number; rows: number }[]> {
+    try {
+      const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
+        .where('checked_at', '>=', since)
+        .select(({ fn }) => ['status', 'report_type', fn.countAll<number | string>().as('slices'), fn.sum<number | string>('row_count').as('rows')])
+        .groupBy(['status', 'report_type'])
+        .execute();
+      return rows.map((row) => ({ status: row.status, reportType: row.report_type, slices: Number(row.slices), rows: Number(row.rows ?? 0) }));
     } catch (error) {
       throw classifyWarehouseError(error, 'reading the ledger');
     }

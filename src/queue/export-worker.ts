@@ -1,0 +1,93 @@
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Settings } from '../config/settings-schema.js';
+import type { SyncError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { backoffDelay } from '../runner/backoff-delay.js';
+import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
+import { sliceLogFields, type Slice } from '../slice.js';
+import { SLICE_BACKOFF, type ExportQueue } from './export-queue.js';
+import { EXPORT_SLICE_JOB, NIGHTLY_JOB, type SliceJobData } from './slice-job.js';
+
+export interface ExportWorkerOptions {
+  readonly connection: Redis;
+  readonly settings: Pick<Settings, 'queue' | 'retry'>;
+  /** Jobs at once in this process. */
+  readonly concurrency: number;
+  /** One attempt at one slice: the export job, the same as in-process. */
+  readonly attemptSlice: (slice: Slice, attempt: SliceAttempt) => Promise<SliceOutcome>;
+  /** The nightly plan (yesterday plus lookback re-checks), for the scheduler's job. */
+  readonly planNightly: () => Promise<readonly Slice[]>;
+  /** Where the nightly fan-out queues its slices, and whose rate limit a 429 sets. */
+  readonly exportQueue: ExportQueue;
+  readonly logger: Logger;
+  /** Called once when an error makes every further job pointless (refused credentials). */
+  readonly onFatal?: (error: SyncError) => void;
+}
+
+/** A retryable failure as BullMQ sees it; carries the service's Retry-After to the backoff strategy. */
+class SliceAttemptError extends Error {
+  readonly retryAfterMs: number | undefined;
+  constructor(error: SyncError) {
+    super(`${error.code}: ${error.message}`);
+    this.name = 'SliceAttemptError';
+    this.retryAfterMs = error.retryAfterMs;
+  }
+}
+
+/**
+ * The BullMQ worker: its processor is the very export job `run` uses in-process. Final failures
+ * (permanent, or out of attempts) are already in the ledger and become `UnrecoverableError`s so
+ * BullMQ does not retry them; retryable ones use BullMQ attempts with the same backoff as
+ * in-process runs; a 429 pauses the whole queue for its Retry-After instead of burning an attempt.
+ */
+export function createExportWorker(options: ExportWorkerOptions): Worker {
+  const { settings, logger } = options;
+  let fatalReported = false;
+
+  const processor = async (job: Job<SliceJobData>) => {
+    if (job.name === NIGHTLY_JOB) {
+      const slices = await options.planNightly();
+      const queued = await options.exportQueue.addSlices(slices, settings.queue.nightlyPriority);
+      logger.info({ queued }, 'nightly fan-out queued its slices');
+      return { queued };
+    }
+    if (job.name !== EXPORT_SLICE_JOB) throw new UnrecoverableError(`unknown job name ${job.name}`);
+
+    const slice = job.data;
+    const attempts = job.opts.attempts ?? 1;
+    const number = job.attemptsMade + 1;
+    const outcome = await options.attemptSlice(slice, { number, isLast: number >= attempts });
+    if (outcome.status !== 'failed') {
+      return { status: outcome.status, rows: outcome.status === 'loaded' ? outcome.rowCount : 0 };
+    }
+    const { error } = outcome;
+    if (error.fatal && !fatalReported) {
+      fatalReported = true;
+      options.onFatal?.(error);
+    }
+    if (outcome.final) throw new UnrecoverableError(`${error.code}: ${error.message}`);
+    if (error.code === 'EXPORT_RATE_LIMITED' && error.retryAfterMs !== undefined) {
+      const pauseMs = Math.min(error.retryAfterMs, settings.retry.maxRetryAfterMs);
+      logger.warn({ ...sliceLogFields(slice), pauseMs }, 'service asked to slow down: queue paused for its Retry-After');
+      await options.exportQueue.queue.rateLimit(pauseMs);
+      throw Worker.RateLimitError();
+    }
+    throw new SliceAttemptError(error);
+  };
+
+  const { rateLimit } = settings.queue;
+  return new Worker<SliceJobData>(settings.queue.name, processor, {
+    connection: options.connection,
+    prefix: settings.queue.prefix,
+    concurrency: options.concurrency,
+    lockDuration: settings.queue.lockDurationMs,
+    stalledInterval: settings.queue.stalledIntervalMs,
+    maxStalledCount: 3,
+    limiter: rateLimit.max > 0 ? { max: rateLimit.max, duration: rateLimit.durationMs } : undefined,
+    settings: {
+      backoffStrategy: (attemptsMade, type, err) =>
+        type === SLICE_BACKOFF ? backoffDelay(attemptsMade, settings.retry, (err as SliceAttemptError | undefined)?.retryAfterMs) : 0,
+    },
+  });
+}

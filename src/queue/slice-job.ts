@@ -1,0 +1,19 @@
+import type { Slice } from '../slice.js';
+
+/** Name of the job that exports one slice. */
+export const EXPORT_SLICE_JOB = 'export-slice';
+/** Name of the job the nightly job scheduler fires: it plans the night and queues its slices. */
+export const NIGHTLY_JOB = 'nightly-fan-out';
+/** Id of the nightly job scheduler; one per queue, so registering it again replaces it. */
+export const NIGHTLY_SCHEDULER_ID = 'nightly';
+
+/** The data of an export job: the slice, nothing else (no secrets ever go into Redis). */
+export type SliceJobData = Slice;
+
+/**
+ * The job id of a slice, the same every time, so queueing a slice that is already waiting adds
+ * nothing. BullMQ refuses `:` in custom ids, hence the dashes.
+ */
+export function sliceJobId(slice: Slice): string {
+  return `slice-${slice.portfolioId}-${slice.reportType}-${slice.reportDate}`;
+}
