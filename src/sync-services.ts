@@ -7,6 +7,7 @@ import type { Settings } from './config/settings-schema.js';
 import type { UpstreamConfig } from './config/upstream-config.js';
 import { createHttpAgent } from './gateway/create-http-agent.js';
 import { ExportClient } from './gateway/export-client.js';
+import type { RequestGate } from './gateway/request-gate.js';
 import type { Logger } from './logger.js';
 import { Ledger } from './warehouse/ledger.js';
 import { migrateWarehouse } from './warehouse/migrate-warehouse.js';
@@ -29,6 +30,8 @@ export interface SyncServicesOptions {
   readonly config: AppConfig;
   readonly upstream: UpstreamConfig;
   readonly logger: Logger;
+  /** Admits export requests at the fleet's rate limit (queue mode). */
+  readonly gate?: RequestGate;
   /** A token source other than the in-process refresher (the queue's shared one). */
   readonly tokens?: (issue: () => ReturnType<typeof requestPasswordGrant>, dispatcher: Dispatcher) => TokenSource;
 }
@@ -57,6 +60,7 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
       dispatcher,
       maxDownloadBytes: settings.limits.maxDownloadBytes,
       spoolMemoryBytes: settings.limits.spoolMemoryBytes,
+      gate: options.gate,
     });
     return {
       settings,

@@ -8,6 +8,7 @@ import { createLogger } from '../logger.js';
 import { ExportQueue } from '../queue/export-queue.js';
 import { createExportWorker } from '../queue/export-worker.js';
 import { createRedisConnection } from '../queue/redis-connection.js';
+import { RedisRateGate } from '../queue/redis-rate-gate.js';
 import { createSyncServices } from '../sync-services.js';
 import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 
@@ -29,6 +30,10 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
       config,
       upstream,
       logger,
+      gate:
+        settings.queue.rateLimit.max > 0
+          ? new RedisRateGate({ redis, prefix: settings.queue.prefix, max: settings.queue.rateLimit.max, windowMs: settings.queue.rateLimit.durationMs })
+          : undefined,
       tokens: (issue) => new RedisTokenSource({ redis, prefix: settings.queue.prefix, issue, refreshMarginSeconds: settings.token.refreshMarginSeconds }),
     });
     const exportQueue = new ExportQueue({ connection: redis, settings });

@@ -109,7 +109,7 @@ export const settingsSchema = z
         /** Finished jobs kept in Redis: at most this old and this many (a million-slice backfill must not fill Redis). */
         keepCompleted: z.object({ ageSeconds: nonNegativeInt.default(3_600), count: nonNegativeInt.default(10_000) }).strict().prefault({}),
         keepFailed: z.object({ ageSeconds: nonNegativeInt.default(7 * 86_400), count: nonNegativeInt.default(50_000) }).strict().prefault({}),
-        /** Export requests per interval across every worker; 0 turns the limit off. */
+        /** Export requests per interval across every worker (a sliding window in Redis, plus BullMQ's limiter on job starts); 0 turns the limit off. */
         rateLimit: z.object({ max: nonNegativeInt.default(0), durationMs: positiveInt.default(1_000) }).strict().prefault({}),
         /** How long a worker may hold a job without renewing its lock before another worker takes it. */
         lockDurationMs: positiveInt.default(60_000),

@@ -6,6 +6,7 @@ import type { ExportFormat } from '../reports/report-types.js';
 import { describeSlice, type Slice } from '../slice.js';
 import { classifyExportStatus } from './classify-export-status.js';
 import { joinUrl } from './join-url.js';
+import type { RequestGate } from './request-gate.js';
 import { readSmallBody } from './read-small-body.js';
 import { SpooledBody } from './spooled-body.js';
 
@@ -21,6 +22,8 @@ export interface ExportClientOptions {
   readonly maxDownloadBytes: number;
   /** Bodies up to this size stay in memory. */
   readonly spoolMemoryBytes: number;
+  /** Admits each request at the configured rate; none means no limit. */
+  readonly gate?: RequestGate;
 }
 
 /** What the export endpoint gave for a slice. */
@@ -115,6 +118,7 @@ export class ExportClient {
   }
 
   async #send(url: URL, token: string, slice: Slice): Promise<Dispatcher.ResponseData> {
+    await this.#options.gate?.acquire();
     try {
       return await request(url, {
         dispatcher: this.#options.dispatcher,

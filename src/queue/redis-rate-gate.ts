@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import type { RequestGate } from '../gateway/request-gate.js';
+
+export interface RedisRateGateOptions {
+  readonly redis: Redis;
+  /** Key prefix shared by the fleet (the queue's prefix). */
+  readonly prefix: string;
+  /** Requests admitted per window. */
+  readonly max: number;
+  readonly windowMs: number;
+}
+
+/**
+ * Redis's clock decides for everyone, and the window is a little longer than configured, so the
+ * few milliseconds between admission and arrival never let the service see more than `max` in
+ * any window of its own.
+ */
+const ADMIT = `
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local window = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', nowMs - window)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], nowMs, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], window)
+  return 0
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return tonumber(oldest[2]) + window - nowMs + 1`;
+
+const ARRIVAL_SLACK_MS = 30;
+
+/**
+ * The fleet-wide rate limit on export requests: a sliding-window log in Redis, so no window of
+ * `windowMs` (wherever it starts) holds more than `max` requests from all workers together.
+ * BullMQ's own limiter counts jobs in fixed windows, which lets up to twice the limit through
+ * across a window boundary; this gate is what keeps the promise to the service.
+ */
+export class RedisRateGate implements RequestGate {
+  readonly #redis: Redis;
+  readonly #key: string;
+  readonly #max: number;
+  readonly #windowMs: number;
+
+  constructor(options: RedisRateGateOptions) {
+    this.#redis = options.redis;
+    this.#key = `${options.prefix}:rate-limit:export-requests`;
+    this.#max = options.max;
+    this.#windowMs = options.windowMs + ARRIVAL_SLACK_MS;
+  }
+
+  async acquire(): Promise<void> {
+    const member = randomBytes(8).toString('hex');
+    for (;;) {
+      const waitMs = Number(await this.#redis.eval(ADMIT, 1, this.#key, this.#windowMs, this.#max, member));
+      if (waitMs <= 0) return;
+      await sleep(waitMs + Math.random() * 10);
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../../src/cli/main.js';
+import type { SettingsInput } from '../../src/config/settings-schema.js';
+import { createGatewaySimulator, simulatorEnvironment, type GatewaySimulatorOptions } from '../../src/simulator/gateway-simulator.js';
+import { openWarehouse, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
+import { capturedIo } from './captured-io.js';
+import { FAST_SETTINGS, type CliResult } from './sync-rig.js';
+import { createTempDatabase } from './temp-warehouse.js';
+import { TEST_REDIS_URL, testPrefix } from './test-redis.js';
+
+const BIN = new URL('../../src/cli/bin.mjs', import.meta.url).pathname;
+
+/** A worker process started with `node src/cli/bin.mjs worker`. */
+export interface WorkerProcess {
+  readonly child: ChildProcess;
+  output(): string;
+  /** Resolves with the exit code (or the signal's name). */
+  readonly exited: Promise<number | string>;
+}
+
+/**
+ * The distributed shape on one machine: the simulator in this process, a Postgres database and a
+ * Redis key prefix of their own, worker processes started by hand, and the CLI for the rest.
+ */
+export async function startQueueRig(options: { simulator?: GatewaySimulatorOptions; settings?: SettingsInput } = {}) {
+  const simulator = await createGatewaySimulator({ port: 0, ...options.simulator });
+  const database = await createTempDatabase('postgres');
+  const redisScope = testPrefix();
+  const dir = mkdtempSync(join(tmpdir(), 'report-sync-queue-'));
+  mkdirSync(join(dir, 'config'));
+  const settings: SettingsInput = {
+    ...FAST_SETTINGS,
+    ...options.settings,
+    queue: { prefix: redisScope.prefix, lockDurationMs: 3_000, stalledIntervalMs: 1_000, ...options.settings?.queue },
+  };
+  writeFileSync(join(dir, 'config/default.json'), JSON.stringify(settings));
+  const env: Record<string, string> = {
+    ...simulatorEnvironment(simulator),
+    DATABASE_URL: database.databaseUrl,
+    REDIS_URL: TEST_REDIS_URL,
+  };
+  const workers: WorkerProcess[] = [];
+  const warehouses: WarehouseHandle[] = [];
+
+  return {
+    simulator,
+    dir,
+    env,
+    prefix: redisScope.prefix,
+    startWorker(args: string[] = []): WorkerProcess {
+      const child = spawn(process.execPath, [BIN, 'worker', ...args], {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? '', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+      const worker = { child, output: () => output, exited };
+      workers.push(worker);
+      return worker;
+    },
+    /** Waits until the worker logs that it is ready. */
+    async ready(worker: WorkerProcess, timeoutMs = 15_000): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      while (!worker.output().includes('worker ready')) {
+        if (Date.now() > deadline) throw new Error(`worker not ready:\n${worker.output()}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    async cli(args: string[]): Promise<CliResult & { logLines: Record<string, unknown>[] }> {
+      const io = capturedIo(env, dir);
+      const code = await main(args, io);
+      return { code, stdout: io.stdout.text, stderr: io.stderr.text, logs: io.logs.text, logLines: [] };
+    },
+    async warehouse(): Promise<WarehouseHandle> {
+      const warehouse = await openWarehouse(database.databaseUrl);
+      warehouses.push(warehouse);
+      return warehouse;
+    },
+    async close(): Promise<void> {
+      for (const worker of workers) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
+      await Promise.all(workers.map((worker) => worker.exited));
+      for (const warehouse of warehouses) await warehouse.close();
+      await simulator.close();
+      await database.drop();
+      await redisScope.cleanup();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type QueueRig = Awaited<ReturnType<typeof startQueueRig>>;
