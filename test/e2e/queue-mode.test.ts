@@ -136,6 +136,35 @@ describe('queue mode: BullMQ workers on Redis, Postgres warehouse', () => {
     expect(schedulers[0]).toMatchObject({ key: 'nightly', pattern: '30 2 * * *', tz: 'UTC' });
   });
 
+  it('fans out a nightly firing through the workers, exactly as nightly does in-process', async () => {
+    rig = await startQueueRig({ settings: { schedule: { timeZone: 'UTC', lookbackDays: 2 } } });
+    const worker = rig.startWorker();
+    await rig.ready(worker);
+    // What the job scheduler does at the cron time: add one nightly job.
+    await withQueue(rig, (queue) => queue.add('nightly-fan-out', {}, { priority: 1 }));
+    // Yesterday and the two days before it, for 2 portfolios × 2 report types.
+    await until(async () => (await tableCounts(rig!)).ledger === 12);
+    expect(worker.output()).toContain('nightly fan-out queued its slices');
+  });
+
+  it('pauses the queue for a 429 Retry-After instead of spending an attempt', async () => {
+    rig = await startQueueRig({ settings: { concurrency: 1 } });
+    rig.simulator.script(1001, 'index', '2024-01-02', [{ status: 429, headers: { 'Retry-After': '2' } }]);
+    const worker = rig.startWorker();
+    await rig.ready(worker);
+    const result = await rig.cli(['backfill', '--from', '2024-01-02', '--to', '2024-01-03', '--portfolios', '1001', '--report-types', 'index', '--wait']);
+    expect(result.code).toBe(0);
+    const warehouse = await rig.warehouse();
+    const ledger = await warehouse.db.selectFrom('report_loads').select(['report_date', 'status', 'attempts']).orderBy('report_date').execute();
+    expect(ledger).toEqual([
+      { report_date: '2024-01-02', status: 'loaded', attempts: 1 },
+      { report_date: '2024-01-03', status: 'loaded', attempts: 1 },
+    ]);
+    const times = rig.simulator.exportRequestTimes;
+    expect(times).toHaveLength(3);
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(1_900);
+  });
+
   it('holds the global rate limit across workers', async () => {
     rig = await startQueueRig({ settings: { queue: { rateLimit: { max: 10, durationMs: 1_000 } } } });
     const workers = [rig.startWorker(), rig.startWorker()];
