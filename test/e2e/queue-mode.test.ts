@@ -127,6 +127,17 @@ describe('queue mode: BullMQ workers on Redis, Postgres warehouse', () => {
     expect(left.waiting + left.prioritized).toBe(16);
   });
 
+  it('trims finished jobs from Redis by the keepCompleted settings', async () => {
+    rig = await startQueueRig({ settings: { queue: { keepCompleted: { ageSeconds: 3_600, count: 5 } } } });
+    const worker = rig.startWorker();
+    await rig.ready(worker);
+    const result = await rig.cli(['backfill', ...TWO_WEEKS, '--wait']);
+    expect(result.code).toBe(0);
+    const counts = await withQueue(rig, (queue) => queue.getJobCounts('completed', 'failed'));
+    expect(counts.completed).toBeLessThanOrEqual(5);
+    expect(counts.failed).toBe(0);
+  });
+
   it('registers the nightly schedule once, however often the scheduler runs', async () => {
     rig = await startQueueRig();
     expect((await rig.cli(['scheduler'])).code).toBe(0);
