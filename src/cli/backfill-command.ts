@@ -1,23 +1,22 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SingleBar } from 'cli-progress';
-import { SyncError, UsageError } from '../errors.js';
-import { createLogger } from '../logger.js';
+import { SyncError } from '../errors.js';
 import { planMissingSlices } from '../plan-missing-slices.js';
 import { countSlices, planSlices } from '../plan-slices.js';
 import { ExportQueue } from '../queue/export-queue.js';
 import { createRedisConnection } from '../queue/redis-connection.js';
-import { shiftIsoDate, todayIn } from '../report-date.js';
 import { exitCodeOf, type RunReport } from '../runner/run-report.js';
 import { reportDefinitionFor } from '../reports/report-definition-for.js';
 import type { ReportType } from '../reports/report-types.js';
 import { Ledger } from '../warehouse/ledger.js';
 import { migrateWarehouse } from '../warehouse/migrate-warehouse.js';
 import { openWarehouse } from '../warehouse/open-warehouse.js';
-import { loadCliConfig, type CliIo } from './cli-io.js';
+import { createCliLogger, loadCliConfig, type CliIo } from './cli-io.js';
 import { formatRunSummary } from './format-run-summary.js';
-import type { RunOptions } from './run-command.js';
+import { resolveRange, type RangeOptions } from './resolve-range.js';
 
-export interface BackfillOptions extends RunOptions {
+export interface BackfillOptions extends RangeOptions {
+  readonly config?: string;
   readonly onlyMissing?: boolean;
   readonly wait?: boolean;
 }
@@ -31,17 +30,9 @@ export interface BackfillOptions extends RunOptions {
 export async function backfillCommand(options: BackfillOptions, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options);
   const { settings } = config;
-  const yesterday = shiftIsoDate(todayIn(settings.schedule.timeZone), -1);
-  const to = options.to ?? yesterday;
-  const from = options.from ?? to;
-  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
-  const range = {
-    from,
-    to,
-    portfolios: options.portfolios ?? settings.portfolios,
-    reportTypes: options.reportTypes ?? settings.reportTypes,
-  };
-  const logger = createLogger({ level: settings.log.level, destination: io.logDestination, pretty: io.logDestination ? false : undefined });
+  const range = resolveRange(options, settings);
+  const { from, to } = range;
+  const logger = createCliLogger(config, io, { progressBar: false });
   const warehouse = await openWarehouse(config.databaseUrl, { cwd: config.cwd, busyTimeoutMs: settings.warehouse.busyTimeoutMs });
   const redis = createRedisConnection(config.redisUrl, logger);
   const exportQueue = new ExportQueue({ connection: redis, settings });

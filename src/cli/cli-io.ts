@@ -36,8 +36,8 @@ export function loadCliConfig(io: CliIo, options: CommonOptions, overrides?: Set
  * The command's logger. On a terminal with a progress bar, routine per-slice lines would tear
  * the bar apart, so only warnings and worse are shown unless LOG_LEVEL asks for more.
  */
-export function createCliLogger(config: AppConfig, io: CliIo): Logger {
-  const quietForBar = Boolean(io.stderr.isTTY) && !io.logDestination && !config.env.LOG_LEVEL;
+export function createCliLogger(config: AppConfig, io: CliIo, options: { progressBar?: boolean } = {}): Logger {
+  const quietForBar = (options.progressBar ?? true) && Boolean(io.stderr.isTTY) && !io.logDestination && !config.env.LOG_LEVEL;
   const level = quietForBar && config.settings.log.level === 'info' ? 'warn' : config.settings.log.level;
   return createLogger({ level, destination: io.logDestination, pretty: io.logDestination ? false : undefined });
 }

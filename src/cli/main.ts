@@ -41,6 +41,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     new Option('--report-types <types>', `comma-separated report types: ${REPORT_TYPES.join(', ')} (default: from config)`).argParser(
       parseReportTypesArgument,
     );
+  const fromOption = (defaultText: string) =>
+    new Option('--from <date>', `first report date, YYYY-MM-DD (default: ${defaultText})`).argParser(parseDateArgument);
+  const toOption = () => new Option('--to <date>', 'last report date, included (default: yesterday)').argParser(parseDateArgument);
   const concurrencyOption = () => new Option('--concurrency <n>', 'slices at once (default: from config)').argParser(parsePositiveIntArgument);
 
   program
@@ -54,8 +57,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   program
     .command('run')
     .description('sync every slice of a date range in this process (no Redis needed)')
-    .addOption(new Option('--from <date>', 'first report date, YYYY-MM-DD (default: yesterday)').argParser(parseDateArgument))
-    .addOption(new Option('--to <date>', 'last report date, included (default: yesterday)').argParser(parseDateArgument))
+    .addOption(fromOption('yesterday'))
+    .addOption(toOption())
     .addOption(portfoliosOption())
     .addOption(reportTypesOption())
     .addOption(concurrencyOption())
@@ -76,8 +79,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   program
     .command('status')
     .description('per portfolio and report type: loaded, no_data, failed and missing slices; then the failures')
-    .addOption(new Option('--from <date>', 'first report date (default: start of the lookback window)').argParser(parseDateArgument))
-    .addOption(new Option('--to <date>', 'last report date (default: yesterday)').argParser(parseDateArgument))
+    .addOption(fromOption('start of the lookback window'))
+    .addOption(toOption())
     .addOption(portfoliosOption())
     .addOption(reportTypesOption())
     .option('--json', 'print JSON instead of tables')
@@ -98,8 +101,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   program
     .command('backfill')
     .description('queue one job per slice of a date range for the workers (lower priority than nightly work)')
-    .addOption(new Option('--from <date>', 'first report date, YYYY-MM-DD (default: yesterday)').argParser(parseDateArgument))
-    .addOption(new Option('--to <date>', 'last report date, included (default: yesterday)').argParser(parseDateArgument))
+    .addOption(fromOption('yesterday'))
+    .addOption(toOption())
     .addOption(portfoliosOption())
     .addOption(reportTypesOption())
     .option('--only-missing', 'skip slices the ledger has as loaded or no_data')

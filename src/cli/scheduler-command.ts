@@ -1,8 +1,7 @@
-import { createLogger } from '../logger.js';
 import { ExportQueue } from '../queue/export-queue.js';
 import { createRedisConnection } from '../queue/redis-connection.js';
 import { NIGHTLY_JOB, NIGHTLY_SCHEDULER_ID } from '../queue/slice-job.js';
-import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
+import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 
 /**
  * `report-sync scheduler`: registers (or updates) the nightly job scheduler in Redis with the
@@ -12,7 +11,7 @@ import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 export async function schedulerCommand(options: CommonOptions, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options);
   const { settings } = config;
-  const logger = createLogger({ level: settings.log.level, destination: io.logDestination, pretty: io.logDestination ? false : undefined });
+  const logger = createCliLogger(config, io, { progressBar: false });
   const redis = createRedisConnection(config.redisUrl, logger);
   const exportQueue = new ExportQueue({ connection: redis, settings });
   try {

@@ -1,5 +1,4 @@
-import { UsageError } from '../errors.js';
-import { countIsoDates, shiftIsoDate, todayIn } from '../report-date.js';
+import { countIsoDates, shiftIsoDate } from '../report-date.js';
 import type { ReportType } from '../reports/report-types.js';
 import { describeSlice } from '../slice.js';
 import { Ledger } from '../warehouse/ledger.js';
@@ -7,12 +6,9 @@ import { migrateWarehouse } from '../warehouse/migrate-warehouse.js';
 import { openWarehouse } from '../warehouse/open-warehouse.js';
 import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 import { formatTable } from './format-table.js';
+import { resolveRange, type RangeOptions } from './resolve-range.js';
 
-export interface StatusOptions extends CommonOptions {
-  readonly from?: string;
-  readonly to?: string;
-  readonly portfolios?: number[];
-  readonly reportTypes?: ReportType[];
+export interface StatusOptions extends CommonOptions, RangeOptions {
   readonly json?: boolean;
 }
 
@@ -34,9 +30,7 @@ const FAILED_LISTED = 1000;
 export async function statusCommand(options: StatusOptions, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options);
   const { settings } = config;
-  const to = options.to ?? shiftIsoDate(todayIn(settings.schedule.timeZone), -1);
-  const from = options.from ?? shiftIsoDate(to, -settings.schedule.lookbackDays);
-  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
+  const { from, to } = resolveRange(options, settings, (last) => shiftIsoDate(last, -settings.schedule.lookbackDays));
   const days = countIsoDates(from, to);
 
   const warehouse = await openWarehouse(config.databaseUrl, { cwd: config.cwd, busyTimeoutMs: settings.warehouse.busyTimeoutMs });

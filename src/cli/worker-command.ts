@@ -4,13 +4,12 @@ import { planNightly } from '../../jobs/nightly.js';
 import { RedisTokenSource } from '../auth/redis-token-source.js';
 import { resolveUpstreamConfig } from '../config/upstream-config.js';
 import type { SyncError } from '../errors.js';
-import { createLogger } from '../logger.js';
 import { ExportQueue } from '../queue/export-queue.js';
 import { createExportWorker } from '../queue/export-worker.js';
 import { createRedisConnection } from '../queue/redis-connection.js';
 import { RedisRateGate } from '../queue/redis-rate-gate.js';
 import { createSyncServices } from '../sync-services.js';
-import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
+import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 
 /**
  * `report-sync worker`: processes export jobs from the queue until SIGTERM/SIGINT, then finishes
@@ -20,7 +19,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
   const config = loadCliConfig(io, options, { concurrency: options.concurrency });
   const { settings } = config;
   const upstream = resolveUpstreamConfig(config.env);
-  const logger = createLogger({ level: settings.log.level, destination: io.logDestination, pretty: io.logDestination ? false : undefined });
+  const logger = createCliLogger(config, io, { progressBar: false });
   const redis = createRedisConnection(config.redisUrl, logger);
   const workerRedis = createRedisConnection(config.redisUrl, logger);
   let fatal: SyncError | undefined;
