@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { requestPasswordGrant } from './auth/password-grant.js';
+import { identityProviderWaitOptions } from './auth/identity-provider-wait-options.js';
 import { TokenRefresher } from './auth/token-refresher.js';
 import type { TokenSource } from './auth/token-source.js';
 import type { AppConfig } from './config/load-config.js';
@@ -52,7 +53,8 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
     const dispatcher = agent;
     const issue = () => requestPasswordGrant({ dispatcher, tokenUrl: upstream.tokenUrl, credentials: upstream.credentials });
     const tokens =
-      options.tokens?.(issue, dispatcher) ?? new TokenRefresher({ issue, refreshMarginSeconds: settings.token.refreshMarginSeconds });
+      options.tokens?.(issue, dispatcher) ??
+      new TokenRefresher({ issue, refreshMarginSeconds: settings.token.refreshMarginSeconds, ...identityProviderWaitOptions(settings.token, logger) });
     const client = new ExportClient({
       baseUrl: upstream.baseUrl,
       tenantId: upstream.tenantId,

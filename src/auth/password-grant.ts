@@ -24,7 +24,7 @@ const OAUTH_ERROR_HINTS: Record<string, string> = {
 /**
  * Asks the identity provider for a token with the OAuth 2.0 password grant, exactly as the spec
  * gives it. Refused credentials become `AUTH_REJECTED` (final: the run stops), an unreachable or
- * failing provider `AUTH_UNAVAILABLE` (retried). Messages never include the credentials.
+ * failing provider `AUTH_UNAVAILABLE` (waited for: see issueThroughOutage). Messages never include the credentials.
  */
 export async function requestPasswordGrant(options: PasswordGrantOptions): Promise<IssuedToken> {
   const { credentials, tokenUrl } = options;
@@ -46,7 +46,7 @@ export async function requestPasswordGrant(options: PasswordGrantOptions): Promi
   } catch (error) {
     const code = String((error as { code?: unknown }).code ?? '');
     const kind = NETWORK_ERROR_CODES.has(code) ? code : (error as Error).message;
-    throw new AuthError('AUTH_UNAVAILABLE', `identity provider at ${tokenUrl.origin} cannot be reached (${kind}); it is retried`, {
+    throw new AuthError('AUTH_UNAVAILABLE', `identity provider at ${tokenUrl.origin} cannot be reached (${kind})`, {
       cause: error,
     });
   }
@@ -56,7 +56,7 @@ export async function requestPasswordGrant(options: PasswordGrantOptions): Promi
   if (status === 200) return readIssuedToken(text, tokenUrl);
 
   if (status === 429 || status >= 500) {
-    throw new AuthError('AUTH_UNAVAILABLE', `identity provider answered ${status}; it is retried`, {
+    throw new AuthError('AUTH_UNAVAILABLE', `identity provider at ${tokenUrl.origin} answered ${status}`, {
       retryAfterMs: parseRetryAfter(response.headers['retry-after']),
     });
   }
@@ -77,7 +77,7 @@ function readIssuedToken(text: string, tokenUrl: URL): IssuedToken {
   try {
     body = JSON.parse(text) as Record<string, unknown>;
   } catch {
-    throw new AuthError('AUTH_UNAVAILABLE', `token endpoint ${tokenUrl.href} answered 200 without a JSON body; it is retried`);
+    throw new AuthError('AUTH_UNAVAILABLE', `token endpoint ${tokenUrl.href} answered 200 without a JSON body`);
   }
   const accessToken = body.access_token;
   const expiresIn = Number(body.expires_in);

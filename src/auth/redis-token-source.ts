@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { AuthError } from '../errors.js';
+import type { IdentityProviderOutage, OutageStore } from './identity-provider-outage.js';
+import { issueThroughOutage, type OutageWait } from './issue-through-outage.js';
 import type { IssuedToken, TokenSource } from './token-source.js';
 
 export interface RedisTokenSourceOptions {
@@ -13,16 +15,34 @@ export interface RedisTokenSourceOptions {
   readonly refreshMarginSeconds?: number;
   /** How long a process waits for another one's renewal before trying itself. @defaultValue 15000 */
   readonly lockTimeoutMs?: number;
+  /**
+   * Longest identity-provider outage the fleet waits through before jobs fail with
+   * `AUTH_UNAVAILABLE`; the renewal lock's holder does the asking, everyone else waits. @defaultValue 300000
+   */
+  readonly unavailableWaitMs?: number;
+  /** First delay between requests to an unavailable provider, doubling with jitter. @defaultValue 1000 */
+  readonly unavailableBaseDelayMs?: number;
+  /** @defaultValue 30000 */
+  readonly unavailableMaxDelayMs?: number;
+  /** Told before every wait for the provider (to log a warning). */
+  readonly onUnavailable?: (wait: OutageWait) => void;
+  /** Told when the provider answers again after an outage. */
+  readonly onRecovered?: (outageMs: number) => void;
 }
 
 // Deletes the key only if it still holds the given value: a lock or a token is only ever removed
 // by the one who means that exact value, never a newer one written meanwhile.
 const DELETE_IF_EQUAL = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+// Extends the renewal lock only while we still hold it.
+const EXTEND_IF_EQUAL = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 
 /**
  * The fleet's token source: the token lives in Redis with a TTL of its lifetime less the margin,
  * and renewal is guarded by a Redis lock, so N processes × M jobs make one token request per
- * lifetime. Within a process, concurrent callers also share one renewal (single flight).
+ * lifetime. Within a process, concurrent callers also share one renewal (single flight). While the
+ * identity provider is unavailable, the lock's holder waits for it (see {@link issueThroughOutage}),
+ * keeping the lock alive, and shares what it learns about the outage through Redis, so the fleet asks
+ * once per backoff step and gives up together once `unavailableWaitMs` has passed.
  */
 export class RedisTokenSource implements TokenSource {
   readonly #redis: Redis;
@@ -31,6 +51,8 @@ export class RedisTokenSource implements TokenSource {
   readonly #issue: () => Promise<IssuedToken>;
   readonly #marginSeconds: number;
   readonly #lockTimeoutMs: number;
+  readonly #outageKey: string;
+  readonly #options: RedisTokenSourceOptions;
   #pending: Promise<string> | undefined;
 
   constructor(options: RedisTokenSourceOptions) {
@@ -40,6 +62,8 @@ export class RedisTokenSource implements TokenSource {
     this.#issue = options.issue;
     this.#marginSeconds = options.refreshMarginSeconds ?? 30;
     this.#lockTimeoutMs = options.lockTimeoutMs ?? 15_000;
+    this.#outageKey = `${options.prefix}:token:provider-outage`;
+    this.#options = options;
   }
 
   async getToken(): Promise<string> {
@@ -62,7 +86,9 @@ export class RedisTokenSource implements TokenSource {
   }
 
   async #renewAcrossFleet(rejected: string | undefined): Promise<string> {
-    const deadline = Date.now() + this.#lockTimeoutMs;
+    const startedAt = Date.now();
+    // The holder keeps the lock alive while it waits for an unavailable provider: wait as long as it may.
+    const deadline = startedAt + this.#lockTimeoutMs + this.#waitMs + this.#maxDelayMs;
     for (;;) {
       const cached = await this.#redis.get(this.#tokenKey);
       if (cached && cached !== rejected) return cached;
@@ -73,8 +99,22 @@ export class RedisTokenSource implements TokenSource {
           // Another process may have renewed between our read and our lock.
           const again = await this.#redis.get(this.#tokenKey);
           if (again && again !== rejected) return again;
-          const askedAt = Date.now();
-          const issued = await this.#issue();
+          let askedAt = Date.now();
+          const issued = await issueThroughOutage({
+            issue: () => {
+              askedAt = Date.now();
+              return this.#issue();
+            },
+            waitMs: this.#waitMs,
+            baseDelayMs: this.#options.unavailableBaseDelayMs,
+            maxDelayMs: this.#maxDelayMs,
+            store: this.#outageStore(),
+            onWait: async (wait) => {
+              await this.#redis.eval(EXTEND_IF_EQUAL, 1, this.#lockKey, lockValue, wait.delayMs + this.#lockTimeoutMs);
+              this.#options.onUnavailable?.(wait);
+            },
+            onRecovered: this.#options.onRecovered,
+          });
           const lifetimeMs = issued.expiresInSeconds * 1000;
           // The lifetime started when we asked; the answer's travel time is already spent.
           const spentMs = Date.now() - askedAt;
@@ -86,9 +126,41 @@ export class RedisTokenSource implements TokenSource {
         }
       }
       if (Date.now() > deadline) {
-        throw new AuthError('AUTH_UNAVAILABLE', 'timed out waiting for another worker to renew the shared token; it is retried');
+        throw new AuthError(
+          'AUTH_UNAVAILABLE',
+          `timed out waiting for another worker to renew the shared token (lock ${this.#lockKey}); the slice is retried`,
+        );
       }
-      await sleep(25 + Math.random() * 25);
+      // Poll briskly for a normal renewal; gently once it is clearly a wait for the provider.
+      const pauseMs = Date.now() - startedAt > 1_000 ? 250 : 25;
+      await sleep(pauseMs + Math.random() * pauseMs);
     }
+  }
+
+  get #waitMs(): number {
+    return this.#options.unavailableWaitMs ?? 300_000;
+  }
+
+  get #maxDelayMs(): number {
+    return this.#options.unavailableMaxDelayMs ?? 30_000;
+  }
+
+  /** The outage as the whole fleet knows it; it expires by itself long after the last failure. */
+  #outageStore(): OutageStore {
+    const redis = this.#redis;
+    const key = this.#outageKey;
+    const keepMs = 2 * Math.max(this.#waitMs, this.#maxDelayMs) + 60_000;
+    return {
+      read: async () => {
+        const text = await redis.get(key);
+        return text ? (JSON.parse(text) as IdentityProviderOutage) : undefined;
+      },
+      write: async (outage) => {
+        await redis.set(key, JSON.stringify(outage), 'PX', keepMs);
+      },
+      clear: async () => {
+        await redis.del(key);
+      },
+    };
   }
 }

@@ -1,3 +1,5 @@
+import type { IdentityProviderOutage } from './identity-provider-outage.js';
+import { issueThroughOutage, type OutageWait } from './issue-through-outage.js';
 import type { IssuedToken, TokenSource } from './token-source.js';
 
 export interface TokenRefresherOptions {
@@ -5,6 +7,19 @@ export interface TokenRefresherOptions {
   readonly issue: () => Promise<IssuedToken>;
   /** Renew this long before expiry, capped at a tenth of the token's lifetime. @defaultValue 30 */
   readonly refreshMarginSeconds?: number;
+  /**
+   * Longest identity-provider outage (5xx, refused connections) callers wait through before
+   * failing with `AUTH_UNAVAILABLE`. @defaultValue 300000
+   */
+  readonly unavailableWaitMs?: number;
+  /** First delay between requests to an unavailable provider, doubling with jitter. @defaultValue 1000 */
+  readonly unavailableBaseDelayMs?: number;
+  /** @defaultValue 30000 */
+  readonly unavailableMaxDelayMs?: number;
+  /** Told before every wait for the provider (to log a warning). */
+  readonly onUnavailable?: (wait: OutageWait) => void;
+  /** Told when the provider answers again after an outage. */
+  readonly onRecovered?: (outageMs: number) => void;
   /** Clock in milliseconds, for tests. @defaultValue Date.now */
   readonly now?: () => number;
 }
@@ -18,11 +33,16 @@ interface CachedToken {
 /**
  * The in-process token source: caches the token, renews it shortly before it expires, and
  * makes sure concurrent callers share one request to the identity provider (single flight).
+ * While the provider is unavailable, the one renewal in flight waits for it (see
+ * {@link issueThroughOutage}) and every caller waits on that renewal, so no slice spends its
+ * attempts on an outage shorter than `unavailableWaitMs`.
  */
 export class TokenRefresher implements TokenSource {
   readonly #issue: () => Promise<IssuedToken>;
   readonly #marginSeconds: number;
   readonly #now: () => number;
+  readonly #options: TokenRefresherOptions;
+  #outage: IdentityProviderOutage | undefined;
   #current: CachedToken | undefined;
   #pending: Promise<string> | undefined;
 
@@ -30,6 +50,7 @@ export class TokenRefresher implements TokenSource {
     this.#issue = options.issue;
     this.#marginSeconds = options.refreshMarginSeconds ?? 30;
     this.#now = options.now ?? Date.now;
+    this.#options = options;
   }
 
   async getToken(): Promise<string> {
@@ -55,8 +76,29 @@ export class TokenRefresher implements TokenSource {
 
   async #request(): Promise<string> {
     // Count the lifetime from when we asked, not when the answer came: the server's clock started first.
-    const askedAt = this.#now();
-    const issued = await this.#issue();
+    const options = this.#options;
+    let askedAt = this.#now();
+    const issued = await issueThroughOutage({
+      issue: () => {
+        askedAt = this.#now();
+        return this.#issue();
+      },
+      waitMs: options.unavailableWaitMs ?? 300_000,
+      baseDelayMs: options.unavailableBaseDelayMs,
+      maxDelayMs: options.unavailableMaxDelayMs,
+      store: {
+        read: async () => this.#outage,
+        write: async (outage) => {
+          this.#outage = outage;
+        },
+        clear: async () => {
+          this.#outage = undefined;
+        },
+      },
+      onWait: options.onUnavailable,
+      onRecovered: options.onRecovered,
+      now: this.#now,
+    });
     const lifetimeMs = issued.expiresInSeconds * 1000;
     const marginMs = Math.min(this.#marginSeconds * 1000, lifetimeMs / 10);
     this.#current = { value: issued.accessToken, renewAt: askedAt + lifetimeMs - marginMs };

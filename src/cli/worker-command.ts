@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { exportReport } from '../../jobs/export-report.js';
 import { planNightly } from '../../jobs/nightly.js';
+import { identityProviderWaitOptions } from '../auth/identity-provider-wait-options.js';
 import { RedisTokenSource } from '../auth/redis-token-source.js';
 import { resolveUpstreamConfig } from '../config/upstream-config.js';
 import type { SyncError } from '../errors.js';
@@ -33,7 +34,14 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
         settings.queue.rateLimit.max > 0
           ? new RedisRateGate({ redis, prefix: settings.queue.prefix, max: settings.queue.rateLimit.max, windowMs: settings.queue.rateLimit.durationMs })
           : undefined,
-      tokens: (issue) => new RedisTokenSource({ redis, prefix: settings.queue.prefix, issue, refreshMarginSeconds: settings.token.refreshMarginSeconds }),
+      tokens: (issue) =>
+        new RedisTokenSource({
+          redis,
+          prefix: settings.queue.prefix,
+          issue,
+          refreshMarginSeconds: settings.token.refreshMarginSeconds,
+          ...identityProviderWaitOptions(settings.token, logger),
+        }),
     });
     const exportQueue = new ExportQueue({ connection: redis, settings });
     const worker = createExportWorker({

@@ -71,6 +71,12 @@ export const settingsSchema = z
       .object({
         /** Renew a token this long before it expires (capped at a tenth of its lifetime). */
         refreshMarginSeconds: nonNegativeInt.default(30),
+        /**
+         * How long jobs wait for an identity provider that is down (5xx, refused connections) before
+         * their slices fail with AUTH_UNAVAILABLE; meanwhile it is asked with backoff, once for the
+         * whole process (or fleet), and no slice spends an attempt. 0 fails at once.
+         */
+        unavailableWaitMs: nonNegativeInt.max(86_400_000).default(300_000),
       })
       .strict()
       .prefault({}),

@@ -23,6 +23,8 @@ export const FAST_SETTINGS: SettingsInput = {
   formats: { index: 'json', 'constituent.close': 'csv' },
   concurrency: 4,
   retry: { attempts: 4, baseDelayMs: 5, maxDelayMs: 20 },
+  // An unavailable identity provider is waited for up to 5 minutes by default; tests wait 2 s.
+  token: { unavailableWaitMs: 2_000 },
   log: { level: 'info' },
 };
 

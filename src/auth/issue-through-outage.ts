@@ -1,0 +1,97 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AuthError, SyncError } from '../errors.js';
+import type { IdentityProviderOutage, OutageStore } from './identity-provider-outage.js';
+import type { IssuedToken } from './token-source.js';
+
+/** A wait for the identity provider, as reported before it starts (a warning in the log). */
+export interface OutageWait {
+  readonly code: string;
+  readonly error: string;
+  /** How long the provider has been unavailable so far. */
+  readonly outageMs: number;
+  readonly failures: number;
+  /** How long until it is asked again. */
+  readonly delayMs: number;
+}
+
+export interface IssueThroughOutageOptions {
+  /** One token request (the password grant). */
+  readonly issue: () => Promise<IssuedToken>;
+  /** Longest outage waited through (`token.unavailableWaitMs`); 0 fails at the first unavailable answer. */
+  readonly waitMs: number;
+  readonly store: OutageStore;
+  /** First delay between two requests to an unavailable provider; it doubles, with jitter. @defaultValue 1000 */
+  readonly baseDelayMs?: number;
+  /** @defaultValue 30000 */
+  readonly maxDelayMs?: number;
+  /** Called before every wait: to log it, or to keep a renewal lock alive through it. */
+  readonly onWait?: (wait: OutageWait) => Promise<void> | void;
+  /** Called once the provider answers again after an outage. */
+  readonly onRecovered?: (outageMs: number) => void;
+  /** @defaultValue Date.now */
+  readonly now?: () => number;
+  /** @defaultValue Math.random */
+  readonly random?: () => number;
+}
+
+/**
+ * Asks for a token, waiting through an identity-provider outage (`AUTH_UNAVAILABLE`: 5xx, 429,
+ * refused or broken connections) for up to `waitMs`, with exponential backoff and jitter, instead
+ * of failing every job that needs a token. Only the caller holding the renewal (single flight, or
+ * the fleet's Redis lock) calls this, so the provider sees one request per backoff step, however
+ * many jobs wait. Refused credentials (`AUTH_REJECTED`) are thrown at once. Once an outage has
+ * lasted longer than `waitMs`, callers fail at once with `AUTH_UNAVAILABLE`, and the provider is
+ * still asked at most once per backoff step until it answers.
+ */
+export async function issueThroughOutage(options: IssueThroughOutageOptions): Promise<IssuedToken> {
+  const now = options.now ?? Date.now;
+  const random = options.random ?? Math.random;
+  const baseDelayMs = options.baseDelayMs ?? 1_000;
+  const maxDelayMs = options.maxDelayMs ?? 30_000;
+  for (;;) {
+    let outage = await options.store.read();
+    // Nobody has asked for a while: whatever the provider did then, this is a new outage (or none).
+    if (outage && now() - outage.lastFailureAt > Math.max(options.waitMs, maxDelayMs)) outage = undefined;
+    if (outage?.givenUp && now() < outage.nextAskAt) throw givenUpError(outage, options.waitMs, now());
+
+    let issued: IssuedToken;
+    try {
+      issued = await options.issue();
+    } catch (error) {
+      if (!(error instanceof SyncError) || error.code !== 'AUTH_UNAVAILABLE') throw error;
+      const at = now();
+      const failures = (outage?.failures ?? 0) + 1;
+      const startedAt = outage?.startedAt ?? at;
+      const exponential = Math.min(maxDelayMs, baseDelayMs * 2 ** (failures - 1));
+      // A Retry-After from the provider is honoured, but never beyond the backoff's ceiling.
+      const delayMs = Math.round(
+        error.retryAfterMs !== undefined ? Math.min(error.retryAfterMs, maxDelayMs) : exponential / 2 + (random() * exponential) / 2,
+      );
+      const givenUp = at - startedAt >= options.waitMs;
+      const next: IdentityProviderOutage = { startedAt, lastFailureAt: at, failures, nextAskAt: at + delayMs, givenUp, lastError: error.message };
+      await options.store.write(next);
+      if (givenUp) throw givenUpError(next, options.waitMs, at, error);
+      // Ask once more right at the deadline rather than sleeping past it.
+      const sleepMs = Math.max(0, Math.min(delayMs, startedAt + options.waitMs - at));
+      await options.onWait?.({ code: error.code, error: error.message, outageMs: at - startedAt, failures, delayMs: sleepMs });
+      await sleep(sleepMs);
+      continue;
+    }
+    if (outage) {
+      await options.store.clear();
+      options.onRecovered?.(now() - outage.startedAt);
+    }
+    return issued;
+  }
+}
+
+function givenUpError(outage: IdentityProviderOutage, waitMs: number, at: number, cause?: unknown): AuthError {
+  const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+  return new AuthError(
+    'AUTH_UNAVAILABLE',
+    `identity provider unavailable for ${seconds(at - outage.startedAt)}, longer than token.unavailableWaitMs (${seconds(waitMs)}); ` +
+      `last answer: ${outage.lastError}. Check the identity provider (REPORT_AUTH_URL or REPORT_TOKEN_URL); ` +
+      'once it answers, re-run the failed slices (run again, or backfill --only-missing)',
+    { cause },
+  );
+}
