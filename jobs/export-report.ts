@@ -1,5 +1,5 @@
 import type { Settings } from '../src/config/settings-schema.js';
-import { toSyncError, type SyncError } from '../src/errors.js';
+import { SyncError, toSyncError } from '../src/errors.js';
 import { openExportRecords } from '../src/extract/open-export-records.js';
 import type { SourceRecord } from '../src/extract/source-record.js';
 import type { ExportClient } from '../src/gateway/export-client.js';
@@ -108,9 +108,9 @@ async function recordNoData(slice: Slice, format: ExportFormat, attempt: SliceAt
 }
 
 /**
- * Writes the failure to the ledger. If even that fails (the warehouse is down), the slice
- * has no ledger row for this attempt: the error reported is the warehouse's, so the operator
- * sees why the ledger could not say more.
+ * Writes the failure to the ledger. If even that fails (the warehouse is down or locked), the
+ * ledger cannot say so: the error reported (console summary, worker log) then says that the
+ * failure is not in the ledger and why, so the operator knows to re-run the slice.
  */
 async function recordFailure(slice: Slice, error: SyncError, attempt: SliceAttempt, deps: ExportReportDeps): Promise<SyncError> {
   try {
@@ -119,6 +119,10 @@ async function recordFailure(slice: Slice, error: SyncError, attempt: SliceAttem
   } catch (ledgerError) {
     const warehouseError = toSyncError(ledgerError);
     deps.logger.error({ ...sliceLogFields(slice), code: warehouseError.code, error: warehouseError.message }, 'could not record the failure in the ledger');
-    return error;
+    return new SyncError(
+      error.code,
+      `${error.message}; this failure is NOT in the ledger (${warehouseError.message}), so status shows the slice as it was before: re-run it once the warehouse is available`,
+      { cause: error, retryAfterMs: error.retryAfterMs },
+    );
   }
 }
