@@ -62,6 +62,7 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
       dispatcher,
       maxDownloadBytes: settings.limits.maxDownloadBytes,
       spoolMemoryBytes: settings.limits.spoolMemoryBytes,
+      bodyTimeoutMs: settings.http.bodyTimeoutMs,
       gate: options.gate,
     });
     return {

@@ -5,6 +5,8 @@ import { ExportError, NETWORK_ERROR_CODES, SyncError } from '../errors.js';
 import type { ExportFormat } from '../reports/report-types.js';
 import { describeSlice, type Slice } from '../slice.js';
 import { classifyExportStatus } from './classify-export-status.js';
+import { decodeContentEncoding } from './decode-content-encoding.js';
+import { guardBodyProgress } from './guard-body-progress.js';
 import { joinUrl } from './join-url.js';
 import type { RequestGate } from './request-gate.js';
 import { readSmallBody } from './read-small-body.js';
@@ -24,6 +26,11 @@ export interface ExportClientOptions {
   readonly spoolMemoryBytes: number;
   /** Admits each request at the configured rate; none means no limit. */
   readonly gate?: RequestGate;
+  /**
+   * `http.bodyTimeoutMs`: a body must deliver at least 16 KiB in every such window, or the
+   * transfer is given up (`EXPORT_TIMEOUT`, retried); none means no such check.
+   */
+  readonly bodyTimeoutMs?: number;
 }
 
 /** What the export endpoint gave for a slice. */
@@ -82,7 +89,7 @@ export class ExportClient {
     }
 
     if (response.statusCode !== 200) {
-      const text = await readSmallBody(response.body, 2048);
+      const text = await readSmallBody(this.#bodyOf(response, slice), 2048);
       throw classifyExportStatus(response.statusCode, response.headers, scrub(text, token), slice);
     }
 
@@ -97,7 +104,8 @@ export class ExportClient {
 
     let body: SpooledBody;
     try {
-      body = await SpooledBody.from(response.body, {
+      const encoding = headerText(response.headers['content-encoding']);
+      body = await SpooledBody.from(decodeContentEncoding(this.#bodyOf(response, slice), encoding, `the export for ${describeSlice(slice)}`), {
         memoryLimit: this.#options.spoolMemoryBytes,
         maxBytes: this.#options.maxDownloadBytes,
       });
@@ -115,6 +123,21 @@ export class ExportClient {
       fileName: fileNameOf(response.headers['content-disposition']),
       contentType: headerText(response.headers['content-type']),
     };
+  }
+
+  /** The response body, given up if it trickles (see {@link ExportClientOptions.bodyTimeoutMs}). */
+  #bodyOf(response: Dispatcher.ResponseData, slice: Slice): AsyncIterable<Buffer> {
+    const windowMs = this.#options.bodyTimeoutMs;
+    if (windowMs === undefined) return response.body;
+    return guardBodyProgress(
+      response.body,
+      windowMs,
+      () =>
+        new ExportError(
+          'EXPORT_TIMEOUT',
+          `export for ${describeSlice(slice)} arrived too slowly (less than 16 KiB in http.bodyTimeoutMs, ${windowMs} ms); it is retried`,
+        ),
+    );
   }
 
   async #send(url: URL, token: string, slice: Slice): Promise<Dispatcher.ResponseData> {
@@ -138,6 +161,11 @@ function transferError(error: unknown, slice: Slice): SyncError {
   const message = (error as Error).message;
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
     return new ExportError('EXPORT_TIMEOUT', `export for ${describeSlice(slice)} timed out (${code}); it is retried`, { cause: error });
+  }
+  if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+    return new ExportError('EXPORT_NETWORK', `export for ${describeSlice(slice)} broke off: its body did not match its Content-Length (${code}); it is retried`, {
+      cause: error,
+    });
   }
   if (NETWORK_ERROR_CODES.has(code) || /other side closed|premature close|aborted/i.test(message)) {
     return new ExportError('EXPORT_NETWORK', `export for ${describeSlice(slice)} broke off (${code || message}); it is retried`, {
