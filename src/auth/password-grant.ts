@@ -3,6 +3,8 @@ import type { PasswordGrantCredentials } from '../config/upstream-config.js';
 import { AuthError, NETWORK_ERROR_CODES } from '../errors.js';
 import { parseRetryAfter } from '../gateway/parse-retry-after.js';
 import { readSmallBody } from '../gateway/read-small-body.js';
+import { tlsVerificationError } from '../gateway/tls-verification-error.js';
+import { redactSecrets } from '../redact-secrets.js';
 import type { IssuedToken } from './token-source.js';
 
 export interface PasswordGrantOptions {
@@ -44,6 +46,8 @@ export async function requestPasswordGrant(options: PasswordGrantOptions): Promi
       body: form.toString(),
     });
   } catch (error) {
+    const untrusted = tlsVerificationError(error, tokenUrl);
+    if (untrusted) throw untrusted;
     const code = String((error as { code?: unknown }).code ?? '');
     const kind = NETWORK_ERROR_CODES.has(code) ? code : (error as Error).message;
     throw new AuthError('AUTH_UNAVAILABLE', `identity provider at ${tokenUrl.origin} cannot be reached (${kind})`, {
@@ -66,7 +70,8 @@ export async function requestPasswordGrant(options: PasswordGrantOptions): Promi
       `token endpoint ${tokenUrl.href} answered ${status}: check REPORT_AUTH_URL and REPORT_REALM (or REPORT_TOKEN_URL)`,
     );
   }
-  const { error, description } = readOAuthError(text);
+  // Some providers quote the submitted form back in their error: cut the credentials out before quoting it.
+  const { error, description } = readOAuthError(redactSecrets(text, [credentials.clientSecret, credentials.password, credentials.username]));
   const hint = (error && OAUTH_ERROR_HINTS[error]) ?? 'check the REPORT_CLIENT_* and REPORT_USERNAME/REPORT_PASSWORD settings';
   const named = error ? `${error}${description ? ` (${description})` : ''}` : `status ${status}`;
   throw new AuthError('AUTH_REJECTED', `identity provider refused the password grant: ${named}; ${hint}`);

@@ -1,5 +1,6 @@
 import type { DestinationStream } from 'pino';
 import { loadConfig, type AppConfig } from '../config/load-config.js';
+import { secretValues } from '../config/secret-values.js';
 import type { SettingsInput } from '../config/settings-schema.js';
 import { createLogger, type Logger } from '../logger.js';
 
@@ -39,5 +40,10 @@ export function loadCliConfig(io: CliIo, options: CommonOptions, overrides?: Set
 export function createCliLogger(config: AppConfig, io: CliIo, options: { progressBar?: boolean } = {}): Logger {
   const quietForBar = (options.progressBar ?? true) && Boolean(io.stderr.isTTY) && !io.logDestination && !config.env.LOG_LEVEL;
   const level = quietForBar && config.settings.log.level === 'info' ? 'warn' : config.settings.log.level;
-  return createLogger({ level, destination: io.logDestination, pretty: io.logDestination ? false : undefined });
+  return createLogger({
+    level,
+    destination: io.logDestination,
+    pretty: io.logDestination ? false : undefined,
+    secrets: secretValues(config.env),
+  });
 }

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
+import { secretValues } from '../config/secret-values.js';
 import { SyncError } from '../errors.js';
+import { redactSecrets } from '../redact-secrets.js';
 import { REPORT_TYPES } from '../reports/report-types.js';
 import {
   parseDateArgument,
@@ -148,12 +150,14 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 }
 
 function reportError(error: unknown, io: CliIo): number {
+  // A net under the rule that messages never hold a credential: the ones set are censored here too.
+  const secrets = secretValues(io.env);
   if (error instanceof SyncError) {
-    io.stderr.write(`report-sync: ${error.message}\n`);
+    io.stderr.write(`report-sync: ${redactSecrets(error.message, secrets)}\n`);
     return error.fatal ? 2 : 1;
   }
   const err = error instanceof Error ? error : new Error(String(error));
-  io.stderr.write(`report-sync: unexpected error: ${err.message}\n${err.stack ?? ''}\n`);
+  io.stderr.write(redactSecrets(`report-sync: unexpected error: ${err.message}\n${err.stack ?? ''}\n`, secrets));
   return 1;
 }
 

@@ -68,7 +68,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
 
   const merged = layers.reduce<Record<string, unknown>>((acc, layer) => deepMerge(acc, layer.values), {});
   const parsed = settingsSchema.safeParse(merged);
-  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, layers));
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, layers, merged));
 
   return {
     settings: parsed.data,
@@ -102,7 +102,9 @@ function readLayer(file: string): Layer {
   try {
     values = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new ConfigError(`${file} is not valid JSON: ${(error as Error).message}`);
+    // V8 quotes the start of the text in its message; a settings file with a pasted secret must not be echoed.
+    const reason = (error as Error).message.replace(/, (?:\.\.\.)?".*$/s, '');
+    throw new ConfigError(`${file} is not valid JSON (${reason}); settings files hold JSON, secrets belong in the environment or .env`);
   }
   if (!isPlainObject(values)) throw new ConfigError(`${file} must hold a JSON object of settings`);
   return { source: file, values };
@@ -122,16 +124,71 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function describeIssues(issues: readonly z.core.$ZodIssue[], layers: readonly Layer[]): string {
+function describeIssues(issues: readonly z.core.$ZodIssue[], layers: readonly Layer[], merged: Record<string, unknown>): string {
   const lines = issues.map((issue) => {
     const path = issue.path.map(String);
     const key = path.join('.') || '(top level)';
     const layer = [...layers].reverse().find((candidate) => hasPath(candidate.values, path));
     const from = layer ? ` (from ${layer.source})` : '';
-    const keys = issue.code === 'unrecognized_keys' ? `: ${issue.keys.join(', ')}` : '';
-    return `  ${key}${from}: ${issue.message}${keys}`;
+    return `  ${key}${from}: ${explainIssue(issue, path, merged)}`;
   });
   return `invalid settings:\n${lines.join('\n')}`;
+}
+
+/** The issue in words, with the value that was given and, where there is a list, what is allowed. */
+function explainIssue(issue: z.core.$ZodIssue, path: readonly string[], merged: Record<string, unknown>): string {
+  if (issue.code === 'unrecognized_keys') {
+    const allowed = allowedKeysAt(path);
+    const keys = issue.keys.map(quoteValue).join(', ');
+    return `unknown key${issue.keys.length > 1 ? 's' : ''} ${keys}${allowed ? `; use one of ${allowed.join(', ')}` : ''}`;
+  }
+  const given = valueAt(merged, path);
+  if (issue.code === 'invalid_value') {
+    return `${quoteValue(given)} is not allowed; use one of ${issue.values.map((value) => String(value)).join(', ')}`;
+  }
+  return given === undefined ? issue.message : `${issue.message} (got ${quoteValue(given)})`;
+}
+
+/** A value as it may be shown: JSON (so control characters are escaped), cut short. */
+function quoteValue(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+function valueAt(values: Record<string, unknown>, path: readonly string[]): unknown {
+  let node: unknown = values;
+  for (const part of path) {
+    if (!isPlainObject(node) && !Array.isArray(node)) return undefined;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return node;
+}
+
+/** The keys the schema accepts at `path` (an object's properties, or a record's enum keys). */
+function allowedKeysAt(path: readonly string[]): string[] | undefined {
+  let schema: z.core.$ZodType | undefined = unwrap(settingsSchema);
+  for (const part of path) {
+    const def = schema?._zod.def as { type: string; shape?: Record<string, z.core.$ZodType> } | undefined;
+    schema = def?.type === 'object' ? unwrap(def.shape?.[part]) : undefined;
+  }
+  const def = schema?._zod.def as
+    | { type: string; shape?: Record<string, unknown>; keyType?: { _zod: { def: { type: string; entries?: Record<string, string> } } } }
+    | undefined;
+  if (def?.type === 'object' && def.shape) return Object.keys(def.shape);
+  const keyDef = def?.type === 'record' ? def.keyType?._zod.def : undefined;
+  if (keyDef?.type === 'enum' && keyDef.entries) return Object.values(keyDef.entries);
+  return undefined;
+}
+
+/** Looks through defaults, prefaults and optionals to the schema they wrap. */
+function unwrap(schema: z.core.$ZodType | undefined): z.core.$ZodType | undefined {
+  let current = schema;
+  while (current) {
+    const def = current._zod.def as { type: string; innerType?: z.core.$ZodType };
+    if (!['default', 'prefault', 'optional', 'nullable', 'readonly'].includes(def.type) || !def.innerType) return current;
+    current = def.innerType;
+  }
+  return current;
 }
 
 function hasPath(values: Record<string, unknown>, path: readonly string[]): boolean {

@@ -9,8 +9,10 @@ import { decodeContentEncoding } from './decode-content-encoding.js';
 import { guardBodyProgress } from './guard-body-progress.js';
 import { joinUrl } from './join-url.js';
 import type { RequestGate } from './request-gate.js';
+import { redactSecrets } from '../redact-secrets.js';
 import { readSmallBody } from './read-small-body.js';
 import { SpooledBody } from './spooled-body.js';
+import { tlsVerificationError } from './tls-verification-error.js';
 
 export interface ExportClientOptions {
   /** `REPORT_BASE_URL`; may carry a path of its own. */
@@ -90,7 +92,12 @@ export class ExportClient {
 
     if (response.statusCode !== 200) {
       const text = await readSmallBody(this.#bodyOf(response, slice), 2048);
-      throw classifyExportStatus(response.statusCode, response.headers, scrub(text, token), slice);
+      // Error pages echo the request (its Authorization header) and redirects may carry the token.
+      // The body is cut before it is shortened (so no half token survives), the message after
+      // (it quotes the Location header too).
+      const error = classifyExportStatus(response.statusCode, response.headers, redactSecrets(text, [token]), slice);
+      error.message = redactSecrets(error.message, [token]);
+      throw error;
     }
 
     const declared = Number(response.headers['content-length']);
@@ -149,7 +156,7 @@ export class ExportClient {
         headers: { authorization: `Bearer ${token}`, 'x-client-id': this.#options.tenantId },
       });
     } catch (error) {
-      throw transferError(error, slice);
+      throw tlsVerificationError(error, url) ?? transferError(error, slice);
     }
   }
 }
@@ -198,9 +205,4 @@ function decodeURIComponentSafe(text: string): string {
   } catch {
     return text;
   }
-}
-
-/** The token must never reach a message, even if an error page echoes the request. */
-function scrub(text: string, token: string): string {
-  return token ? text.split(token).join('[redacted]') : text;
 }
