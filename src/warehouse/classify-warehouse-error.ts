@@ -28,13 +28,21 @@ const TRANSIENT_CODES: ReadonlySet<string> = new Set([
   'ETIMEDOUT',
 ]);
 
+/**
+ * pg's messages for a connection that broke: "Connection terminated unexpectedly" (during a
+ * statement); "Client has encountered a connection error and is not queryable" (the next
+ * statement, or a transaction's ROLLBACK, on a client whose server went away between statements);
+ * "timeout exceeded when trying to connect" (the pool could not get a connection in time).
+ */
+const CONNECTION_LOST = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/i;
+
 /** Wraps a database error as a {@link WarehouseError}, retryable when the trouble is transient. */
 export function classifyWarehouseError(error: unknown, action: string): WarehouseError {
   if (error instanceof WarehouseError) return error;
   const err = error instanceof Error ? error : new Error(String(error));
   const code = String((err as { code?: unknown }).code ?? '');
-  // Postgres class 08: connection exceptions.
-  const transient = TRANSIENT_CODES.has(code) || code.startsWith('08') || /Connection terminated/i.test(err.message);
+  // Postgres class 08: connection exceptions. pg's own connection-loss errors carry no code.
+  const transient = TRANSIENT_CODES.has(code) || code.startsWith('08') || CONNECTION_LOST.test(err.message);
   return new WarehouseError(
     transient ? 'WAREHOUSE_UNAVAILABLE' : 'WAREHOUSE_REJECTED',
     `warehouse ${transient ? 'unavailable' : 'refused the write'} while ${action}: ${err.message}${code ? ` (${code})` : ''}`,

@@ -102,6 +102,11 @@ function openPostgres(databaseUrl: string, options: OpenWarehouseOptions): Wareh
   // An idle client that loses its server (a Postgres restart) emits 'error' on the pool; without a
   // listener that would crash the process. The next query gets a fresh connection.
   pool.on('error', () => undefined);
+  // pg-pool takes its own listener off a client while it is checked out, and Kysely adds none: a
+  // server restart between two statements of a slice's transaction would then emit 'error' with no
+  // listener and crash the process. The loss still reaches the transaction's next statement (the
+  // client is no longer queryable), and the pool drops the client when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Warehouse>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', location, close: () => db.destroy() };
 }

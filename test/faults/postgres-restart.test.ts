@@ -1,0 +1,193 @@
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { constituentReport } from '../../src/reports/constituent-report.js';
+import type { WarehouseRow } from '../../src/reports/row-builder.js';
+import type { ReportType } from '../../src/reports/report-types.js';
+import { lazySyntheticReport } from '../../src/simulator/synthetic-reports.js';
+import type { Slice } from '../../src/slice.js';
+import { migrateWarehouse } from '../../src/warehouse/migrate-warehouse.js';
+import { classifyWarehouseError } from '../../src/warehouse/classify-warehouse-error.js';
+import { openWarehouse, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
+import { SliceLoader } from '../../src/warehouse/slice-loader.js';
+import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
+import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
+
+/*
+ * A Postgres of the test's own (never the shared one) is restarted with `pg_ctl restart -m fast`
+ * while a slice's transaction is open: the server terminates the session (57P01), refuses
+ * connections while it restarts, then answers again. The transaction is lost whole, the error is
+ * WAREHOUSE_UNAVAILABLE (retryable), the pool drops the dead connections, and the retry loads it.
+ */
+
+const CONSTITUENT_ROWS = 20_000;
+
+async function tableCounts(warehouse: WarehouseHandle) {
+  const { rows } = await sql<{ index_rows: number; constituent_rows: number; ledger_row_count: number | null }>`
+    select (select count(*) from index_report) as index_rows,
+           (select count(*) from constituent_report) as constituent_rows,
+           (select sum(row_count) from report_loads) as ledger_row_count`.execute(warehouse.db);
+  return { index: Number(rows[0]!.index_rows), constituent: Number(rows[0]!.constituent_rows), ledger: Number(rows[0]!.ledger_row_count ?? 0) };
+}
+
+async function until(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('Postgres restarted during a load', () => {
+  let server: PrivatePostgres | undefined;
+  let rig: SyncRig | undefined;
+  const warehouses: WarehouseHandle[] = [];
+  beforeAll(async () => {
+    server = await startPrivatePostgres();
+  }, 60_000);
+  afterAll(async () => {
+    await server?.destroy();
+  }, 60_000);
+  afterEach(async () => {
+    for (const warehouse of warehouses.splice(0)) await warehouse.close();
+    await rig?.close();
+    rig = undefined;
+    await server?.start();
+  });
+
+  it('report-sync run: the slice being loaded is retried after the restart and completes, once', async () => {
+    const pg = server!;
+    const database = 'restart_during_run';
+    const databaseUrl = await pg.createDatabase(database);
+    rig = await startSyncRig({
+      simulator: { constituentRows: CONSTITUENT_ROWS },
+      // Attempts spread over several seconds: a restart takes about one.
+      settings: { retry: { attempts: 8, baseDelayMs: 300, maxDelayMs: 2_000 } },
+    });
+    const args = ['run', '--from', '2024-01-02', '--to', '2024-01-02'];
+    const running = rig.cli(args, { DATABASE_URL: databaseUrl });
+    // The moment a slice's transaction is writing constituent rows.
+    await until(
+      async () =>
+        (
+          await pg.query<{ n: string }>(
+            'postgres',
+            `select count(*) as n from pg_stat_activity where datname = '${database}' and xact_start is not null and query ilike '%constituent_report%'`,
+          )
+        )[0]!.n !== '0',
+      20_000,
+      'a load into constituent_report',
+    );
+    await pg.restart();
+    const result = await running;
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/loaded\s+4/);
+    const retries = result.logLines.filter((line) => line.msg === 'attempt failed, will retry');
+    expect(retries.length).toBeGreaterThan(0);
+    for (const line of retries) {
+      expect(line.code).toBe('WAREHOUSE_UNAVAILABLE');
+      expect(String(line.error)).toMatch(/terminat|57P01|57P03|ECONNREFUSED|not queryable/i);
+    }
+    expect(retries.some((line) => line.reportType === 'constituent.close')).toBe(true);
+
+    const warehouse = await openWarehouse(databaseUrl);
+    warehouses.push(warehouse);
+    const ledger = await warehouse.db.selectFrom('report_loads').select(['portfolio_id', 'report_type', 'status', 'row_count', 'attempts']).execute();
+    expect(ledger).toHaveLength(4);
+    expect(ledger.every((row) => row.status === 'loaded')).toBe(true);
+    expect(ledger.some((row) => row.attempts > 1)).toBe(true);
+    // Exactly what the simulator serves: no row twice, none missing.
+    const served = (portfolioId: number, reportType: ReportType) =>
+      lazySyntheticReport(portfolioId, reportType, '2024-01-02', 0, { constituentRows: CONSTITUENT_ROWS }).rowCount;
+    const counts = await tableCounts(warehouse);
+    expect(counts.constituent).toBe(served(1001, 'constituent.close') + served(1002, 'constituent.close'));
+    expect(counts.index).toBe(served(1001, 'index') + served(1002, 'index'));
+    expect(counts.ledger).toBe(counts.index + counts.constituent);
+    for (const row of ledger) expect(row.row_count).toBe(served(row.portfolio_id, row.report_type as ReportType));
+  });
+
+  it('a connection lost while a transaction is idle between statements is WAREHOUSE_UNAVAILABLE, and the process survives it', async () => {
+    const pg = server!;
+    const warehouse = await openWarehouse(await pg.createDatabase('restart_idle_in_transaction'), { poolSize: 2 });
+    warehouses.push(warehouse);
+    await migrateWarehouse(warehouse);
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const failed = await warehouse.db
+        .transaction()
+        .execute(async (trx) => {
+          await trx.selectFrom('report_loads').select('status').execute();
+          // No statement is running: pg reports the loss as an 'error' event on the checked-out client.
+          await pg.restart();
+          await trx.selectFrom('report_loads').select('status').execute();
+        })
+        .catch((error: unknown) => classifyWarehouseError(error, 'reading the ledger'));
+      expect(failed).toMatchObject({ code: 'WAREHOUSE_UNAVAILABLE' });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+    // The dead client was dropped: the next statement gets a live connection.
+    expect(await warehouse.db.selectFrom('report_loads').select('status').execute()).toEqual([]);
+  });
+
+  it('a connection lost while the loader waits for more rows fails that attempt as WAREHOUSE_UNAVAILABLE, leaves nothing, and the next attempt loads the slice', async () => {
+    const pg = server!;
+    const warehouse = await openWarehouse(await pg.createDatabase('restart_between_statements'), { poolSize: 2 });
+    warehouses.push(warehouse);
+    await migrateWarehouse(warehouse);
+    const loader = new SliceLoader({ db: warehouse.db, batchRows: 100 });
+    const slice: Slice = { portfolioId: 7, reportType: 'constituent.close', reportDate: '2024-03-01' };
+    const file = { format: 'csv' as const, fileName: 'f.zip', bytes: 10, sha256: 'abc' };
+    const row = (line: number): WarehouseRow => ({
+      portfolio_id: 7,
+      report_type: 'constituent.close',
+      report_date: '2024-03-01',
+      line_number: line,
+      effective_date: '2024-03-01',
+      isin: `ISIN${line}`,
+      security_name: null,
+      security_ticker: null,
+      exchange_code: null,
+      closing_price: '1.5',
+      currency: 'EUR',
+      closing_fx: '1',
+      index_shares: '10',
+      index_weighting: '0.5',
+      extra: null,
+    });
+    // The server goes away while the loader waits for the next rows (as while the parser is busy).
+    let restarted: Promise<void> | undefined;
+    async function* restartMidway(): AsyncGenerator<WarehouseRow> {
+      for (let line = 1; line <= 250; line += 1) yield row(line);
+      restarted = pg.restart();
+      await restarted;
+      for (let line = 251; line <= 500; line += 1) yield row(line);
+    }
+    async function* whole(): AsyncGenerator<WarehouseRow> {
+      for (let line = 1; line <= 500; line += 1) yield row(line);
+    }
+
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const failed = await loader.replaceRows(slice, constituentReport, restartMidway(), file, 1).catch((error: unknown) => error);
+      expect(failed).toMatchObject({ code: 'WAREHOUSE_UNAVAILABLE' });
+      // A streaming COPY may see the loss before the restart is over.
+      await restarted;
+      // Let a late 'error' event surface, if the client had no listener for it.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+    // Nothing of the lost transaction is left, and the pool hands out a live connection again.
+    expect(await tableCounts(warehouse)).toEqual({ index: 0, constituent: 0, ledger: 0 });
+    expect(await loader.replaceRows(slice, constituentReport, whole(), file, 2)).toBe(500);
+    expect(await tableCounts(warehouse)).toEqual({ index: 0, constituent: 500, ledger: 500 });
+  });
+});

@@ -1,0 +1,92 @@
+import { execFile } from 'node:child_process';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { freePort } from './free-port.js';
+
+const run = promisify(execFile);
+const BIN = process.env.TEST_POSTGRES_BIN ?? '/usr/lib/postgresql/15/bin';
+
+/**
+ * A Postgres cluster of the test's own on a free loopback port (trust auth, user `postgres`), so
+ * a test can restart or stop it without touching the shared server. Postgres refuses to run as
+ * root, so its commands run as the `postgres` user (`runuser`) with a data directory it owns.
+ * Commands run asynchronously: the test's own event loop keeps working (loading) meanwhile.
+ * The caller must `destroy()` it, also when a test fails.
+ */
+export async function startPrivatePostgres() {
+  const dir = mkdtempSync(join(tmpdir(), 'report-sync-private-pg-'));
+  const uid = Number((await run('id', ['-u', 'postgres'])).stdout.trim());
+  const gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim());
+  chownSync(dir, uid, gid);
+  const data = join(dir, 'data');
+  const asPostgres = (command: string, args: string[]) =>
+    run('runuser', ['-u', 'postgres', '--', join(BIN, command), ...args], { cwd: dir, timeout: 60_000 });
+  const port = await freePort();
+  const pgCtl = (args: string[]) => asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '30', ...args]);
+  let running = false;
+
+  try {
+    // No fsync: the data is a test's, and initdb's syncs take seconds on a busy disk.
+    await asPostgres('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '--no-instructions']);
+    await pgCtl(['-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`, 'start']);
+    running = true;
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`could not start a private Postgres in ${dir}: ${(error as Error).message}`);
+  }
+
+  const serverUrl = `postgres://postgres@127.0.0.1:${port}`;
+  return {
+    port,
+    /** `postgres://postgres@127.0.0.1:<port>`, without a database. */
+    serverUrl,
+    /** Creates an empty database and returns its URL. */
+    async createDatabase(name: string): Promise<string> {
+      const client = new pg.Client({ connectionString: `${serverUrl}/postgres` });
+      await client.connect();
+      try {
+        await client.query(`CREATE DATABASE ${name}`);
+      } finally {
+        await client.end();
+      }
+      return `${serverUrl}/${name}`;
+    },
+    /** One query on a short-lived connection (for watching `pg_stat_activity`). */
+    async query<T extends pg.QueryResultRow>(database: string, text: string): Promise<T[]> {
+      const client = new pg.Client({ connectionString: `${serverUrl}/${database}` });
+      await client.connect();
+      try {
+        return (await client.query<T>(text)).rows;
+      } finally {
+        await client.end();
+      }
+    },
+    /** `pg_ctl restart -m fast`: sessions are terminated (57P01), new ones refused until it is back. */
+    async restart(): Promise<void> {
+      await pgCtl(['-m', 'fast', 'restart']);
+    },
+    async stop(): Promise<void> {
+      if (!running) return;
+      await pgCtl(['-m', 'immediate', 'stop']);
+      running = false;
+    },
+    async start(): Promise<void> {
+      if (running) return;
+      await pgCtl(['start']);
+      running = true;
+    },
+    /** Stops the cluster and removes its directory. */
+    async destroy(): Promise<void> {
+      try {
+        await this.stop();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+export type PrivatePostgres = Awaited<ReturnType<typeof startPrivatePostgres>>;
