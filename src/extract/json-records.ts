@@ -1,5 +1,5 @@
-import { parse } from 'lossless-json';
 import { FileFormatError } from '../errors.js';
+import { parseJsonRecord } from './parse-json-record.js';
 import type { SourceRecord } from './source-record.js';
 
 export interface JsonRecordsOptions {
@@ -23,8 +23,9 @@ const enum Phase {
 
 /**
  * Streams the records of a JSON export (a top-level array of objects). Only the current
- * record's text is held: a small scanner cuts the array into records, and each is parsed by
- * lossless-json, so numbers arrive as `LosslessNumber`s with every digit the service sent.
+ * record's text is held: a small scanner cuts the array into records, and each is parsed as
+ * lossless-json parses (see {@link parseJsonRecord}), so numbers arrive as `LosslessNumber`s with
+ * every digit the service sent.
  */
 export async function* readJsonRecords(
   input: AsyncIterable<Buffer | string>,
@@ -108,7 +109,7 @@ export async function* readJsonRecords(
   const parseRecord = (text: string, number: number): SourceRecord => {
     let values: unknown;
     try {
-      values = parse(text);
+      values = parseJsonRecord(text);
     } catch (error) {
       fail(`record ${number} is not valid JSON: ${(error as Error).message}`);
     }
