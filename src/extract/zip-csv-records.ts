@@ -1,4 +1,5 @@
 import unzipper from 'unzipper';
+import { crc32 } from 'node:zlib';
 import { ExportError, FileFormatError, SyncError } from '../errors.js';
 import { readCsvRecords } from './csv-records.js';
 import type { SourceRecord } from './source-record.js';
@@ -11,6 +12,9 @@ export interface ZipCsvRecordsOptions {
 }
 
 type ZipEntry = unzipper.File;
+
+/** Compression methods seen in the wild that unzipper cannot read (it would inflate them as deflate). */
+const METHOD_NAMES: Record<number, string> = { 9: 'deflate64', 12: 'bzip2', 14: 'lzma', 93: 'zstd', 95: 'xz', 98: 'ppmd', 99: 'WinZip AES encryption' };
 
 /**
  * Streams the records of the one CSV inside a ZIP export. The archive is read from its central
@@ -47,6 +51,15 @@ export async function* readZipCsvRecords(
   if (entry.uncompressedSize > maxUncompressedBytes) {
     throw tooLarge(fileName, entryName, `declares ${entry.uncompressedSize} bytes`, maxUncompressedBytes);
   }
+  if (entry.flags & 0x01 || entry.compressionMethod === 99) {
+    throw new FileFormatError(`${fileName}, ${entryName} is encrypted; report-sync reads only unencrypted exports: ask the service for a plain one`);
+  }
+  if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
+    const method = `${entry.compressionMethod}${METHOD_NAMES[entry.compressionMethod] ? ` (${METHOD_NAMES[entry.compressionMethod]})` : ''}`;
+    throw new FileFormatError(
+      `${fileName}, ${entryName} is compressed with method ${method}; only stored and deflate entries can be read: ask the service for a standard ZIP`,
+    );
+  }
 
   const inflated = entry.stream();
   try {
@@ -59,17 +72,38 @@ export async function* readZipCsvRecords(
   }
 }
 
+/**
+ * The inflated bytes, checked as they come: never more than the limit, never more than the entry
+ * declares (a zip bomb lies about its size; checking against the declared size stops it as soon as
+ * it lies), and at the end exactly the declared size with the declared CRC-32, which unzipper does
+ * not check: a corrupt entry could otherwise load as plausible but wrong rows.
+ */
 async function* countInflated(
   inflated: AsyncIterable<Buffer>,
   entry: ZipEntry,
   fileName: string,
   limit: number,
 ): AsyncGenerator<Buffer> {
+  const declared = entry.uncompressedSize;
   let bytes = 0;
+  let crc = 0;
   for await (const chunk of inflated) {
     bytes += chunk.length;
     if (bytes > limit) throw tooLarge(fileName, entry.path, 'inflates past the limit', limit);
+    if (bytes > declared) {
+      throw new ExportError(
+        'EXPORT_TOO_LARGE',
+        `${fileName}, ${entry.path} inflates to more than the ${declared} bytes it declares: refusing it as a possible zip bomb (or a corrupt archive)`,
+      );
+    }
+    crc = crc32(chunk, crc);
     yield chunk;
+  }
+  if (bytes !== declared) {
+    throw new FileFormatError(`${fileName}, ${entry.path} is corrupt: it inflates to ${bytes} bytes, not the ${declared} it declares`);
+  }
+  if (crc >>> 0 !== entry.crc32 >>> 0) {
+    throw new FileFormatError(`${fileName}, ${entry.path} is corrupt: its CRC-32 does not match its content; ask for the export again`);
   }
 }
 
