@@ -23,24 +23,22 @@ export async function* readCsvRecords(
   const label = options.entryName ? `${options.fileName}, ${options.entryName}` : options.fileName;
   const wherePrefix = options.entryName ? `${options.entryName} line ` : 'line ';
   const source = input instanceof Readable ? input : Readable.from(input, { objectMode: false });
-  const parser = source.pipe(
-    parse({ bom: true, skip_empty_lines: true, relax_column_count: true, info: true }),
-  );
+  // No `skip_empty_lines` and no `info`: csv-parse's per-record info object costs more than the
+  // rest of the parsing, so lines are counted here (one per record, plus the line breaks kept
+  // inside quoted values), and blank lines, which csv-parse then hands on as one empty cell, are
+  // skipped here (csv-parse's own line counter also miscounts CRLF inside quoted fields).
+  const parser = source.pipe(parse({ bom: true, relax_column_count: true }));
   // Node does not pass a source's error down a pipe: forward it, or the loop would wait forever.
   source.once('error', (error) => parser.destroy(error));
 
   let header: string[] | undefined;
-  // csv-parse's own line counter miscounts CRLF inside quoted fields, so lines are counted here:
-  // one per record, plus the line breaks kept inside its quoted values, plus the blank lines skipped.
   let nextLine = 1;
-  let emptyLinesSeen = 0;
   try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: Info }>) {
-      nextLine += info.empty_lines - emptyLinesSeen;
-      emptyLinesSeen = info.empty_lines;
+    for await (const record of parser as AsyncIterable<string[]>) {
       const line = nextLine;
       nextLine += 1;
-      for (const value of record) if (value.includes('\n')) nextLine += countNewlines(value);
+      for (let i = 0; i < record.length; i += 1) if (record[i]!.includes('\n')) nextLine += countNewlines(record[i]!);
+      if (record.length === 1 && record[0] === '') continue;
 
       if (header === undefined) {
         header = readHeader(record, label, line);

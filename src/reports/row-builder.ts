@@ -32,10 +32,17 @@ export function createRowBuilder(definition: ReportDefinition, slice: Slice, fil
     return index;
   };
   const keyIndexes = columns.flatMap((column, index) => (column.key ? [index] : []));
+  const kinds = columns.map((column) => column.kind);
+  // Scratch space reused by every record of the file: a million-row file must not allocate
+  // two arrays per row. Nothing keeps a reference to them between calls.
+  const values: (string | null)[] = new Array(columns.length).fill(null);
+  const seenAs: (string | undefined)[] = new Array(columns.length).fill(undefined);
+  // Every row of a file usually has the same effective date: check the calendar once.
+  let lastGoodDate = '';
 
   return (record, ordinal) => {
-    const values: (string | null)[] = new Array(columns.length).fill(null);
-    const seenAs: (string | undefined)[] = new Array(columns.length);
+    values.fill(null);
+    seenAs.fill(undefined);
     let extra: Record<string, unknown> | undefined;
 
     for (const sourceName in record.values) {
@@ -45,14 +52,37 @@ export function createRowBuilder(definition: ReportDefinition, slice: Slice, fil
         (extra ??= {})[sourceName] = value;
         continue;
       }
-      const column = columns[index]!;
       if (seenAs[index] !== undefined) {
         throw new FileFormatError(
-          `${fileName}, ${record.where}: fields "${seenAs[index]}" and "${sourceName}" both name column ${column.name}; the file is ambiguous`,
+          `${fileName}, ${record.where}: fields "${seenAs[index]}" and "${sourceName}" both name column ${columns[index]!.name}; the file is ambiguous`,
         );
       }
       seenAs[index] = sourceName;
-      values[index] = typeValue(value, column, sourceName, fileName, record.where);
+      if (value === null || value === undefined) continue;
+      const text = typeof value === 'string' ? value : textOf(value, columns[index]!, sourceName, fileName, record.where);
+      if (text === '') continue;
+      switch (kinds[index]) {
+        case 'text':
+          // Whitespace alone is no value; only a cell starting with a possible space can be that.
+          if (mayBeSpace(text.charCodeAt(0)) && text.trim() === '') continue;
+          values[index] = text;
+          break;
+        case 'decimal':
+          values[index] = toDecimalText(text) ?? (text.trim() === '' ? null : fail(columns[index]!, sourceName, fileName, record.where, `${quote(text)} is not a decimal number (expected digits, an optional sign, point and exponent)`));
+          break;
+        case 'date': {
+          if (text === lastGoodDate) {
+            values[index] = text;
+            break;
+          }
+          const date = text.trim();
+          if (date === '') continue;
+          if (!isIsoDate(date)) fail(columns[index]!, sourceName, fileName, record.where, `${quote(text)} is not a date in YYYY-MM-DD form`);
+          if (date === text) lastGoodDate = date;
+          values[index] = date;
+          break;
+        }
+      }
     }
 
     for (const index of keyIndexes) {
@@ -75,26 +105,20 @@ export function createRowBuilder(definition: ReportDefinition, slice: Slice, fil
   };
 }
 
-function typeValue(value: unknown, column: ReportColumn, sourceName: string, fileName: string, where: string): string | null {
-  if (value === null || value === undefined) return null;
-  const fail = (problem: string): never => {
-    throw new FileFormatError(`${fileName}, ${where}, column ${column.name} ("${sourceName}"): ${problem}`);
-  };
-  let text: string;
-  if (typeof value === 'string') text = value;
-  else if (isLosslessNumber(value)) text = value.toString();
-  else if (typeof value === 'number' || typeof value === 'boolean') text = String(value);
-  else return fail(`expected a ${column.kind}, found ${Array.isArray(value) ? 'an array' : 'an object'}`);
-  if (text.trim() === '') return null;
+/** The text of a JSON value that is not a string; objects and arrays fail. */
+function textOf(value: unknown, column: ReportColumn, sourceName: string, fileName: string, where: string): string {
+  if (isLosslessNumber(value)) return value.toString();
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return fail(column, sourceName, fileName, where, `expected a ${column.kind}, found ${Array.isArray(value) ? 'an array' : 'an object'}`);
+}
 
-  switch (column.kind) {
-    case 'text':
-      return text;
-    case 'decimal':
-      return toDecimalText(text) ?? fail(`${quote(text)} is not a decimal number (expected digits, an optional sign, point and exponent)`);
-    case 'date':
-      return isIsoDate(text.trim()) ? text.trim() : fail(`${quote(text)} is not a date in YYYY-MM-DD form`);
-  }
+function fail(column: ReportColumn, sourceName: string, fileName: string, where: string, problem: string): never {
+  throw new FileFormatError(`${fileName}, ${where}, column ${column.name} ("${sourceName}"): ${problem}`);
+}
+
+/** Every character String.prototype.trim removes is at most U+0020 or at least U+00A0. */
+function mayBeSpace(code: number): boolean {
+  return code <= 0x20 || code >= 0xa0;
 }
 
 function quote(text: string): string {

@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { ConfigError } from '../errors.js';
+import { copyingPostgresPool } from './copying-postgres-pool.js';
 import type { Warehouse } from './warehouse-schema.js';
 
 export type WarehouseDialect = 'sqlite' | 'postgres';
@@ -48,12 +49,39 @@ function openSqlite(rawPath: string, options: OpenWarehouseOptions): WarehouseHa
   // (a power cut can lose the last commits, never half of one).
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
-  const db = new Kysely<Warehouse>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Warehouse>({ dialect: new SqliteDialect({ database: cachingStatements(database) }) });
   return {
     db,
     dialect: 'sqlite',
     location: inMemory ? 'sqlite::memory:' : `sqlite:${file}`,
     close: () => db.destroy(),
+  };
+}
+
+/** Prepared statements kept per connection, by SQL text; the least recently used goes first. */
+const STATEMENT_CACHE_SIZE = 100;
+
+/**
+ * The database as Kysely's SQLite dialect sees it, but preparing each distinct SQL text once:
+ * Kysely prepares every statement it runs, and preparing the same 500-row INSERT again for each
+ * batch took 6% of a million-row slice's time.
+ * Safe because Kysely runs one statement at a time on SQLite's single connection.
+ */
+function cachingStatements(database: Database.Database): SqliteDatabase {
+  const statements = new Map<string, Database.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (statement) {
+        statements.delete(sql);
+      } else {
+        statement = database.prepare(sql);
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+      }
+      statements.set(sql, statement);
+      return statement;
+    },
   };
 }
 
@@ -107,6 +135,7 @@ function openPostgres(databaseUrl: string, options: OpenWarehouseOptions): Wareh
   // listener and crash the process. The loss still reaches the transaction's next statement (the
   // client is no longer queryable), and the pool drops the client when it is released.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const db = new Kysely<Warehouse>({ dialect: new PostgresDialect({ pool }) });
+  // The wrapper lets the slice loader stream rows with COPY inside its Kysely transaction.
+  const db = new Kysely<Warehouse>({ dialect: new PostgresDialect({ pool: copyingPostgresPool(pool) }) });
   return { db, dialect: 'postgres', location, close: () => db.destroy() };
 }

@@ -1,10 +1,12 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, PostgresIntrospector, sql, type Kysely, type Transaction } from 'kysely';
 import { SyncError } from '../errors.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
 import type { WarehouseRow } from '../reports/row-builder.js';
 import type { ExportFormat } from '../reports/report-types.js';
 import { describeSlice, type Slice } from '../slice.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
+import { CopyFromStdin } from './copy-from-stdin.js';
+import { copyTextRow } from './copy-text-row.js';
 import type { ReportLoadsRow, Warehouse } from './warehouse-schema.js';
 
 /** What is known about a downloaded export file, for the ledger. */
@@ -18,7 +20,7 @@ export interface ExportFileFacts {
 
 export interface SliceLoaderOptions {
   readonly db: Kysely<Warehouse>;
-  /** Rows per INSERT. @defaultValue 500 */
+  /** Rows per INSERT (SQLite), or per chunk of COPY data (Postgres). @defaultValue 500 */
   readonly batchRows?: number;
   /** Clock, for tests. */
   readonly now?: () => Date;
@@ -27,16 +29,26 @@ export interface SliceLoaderOptions {
 /**
  * Writes slices and their ledger rows. Each write is one transaction holding the slice's rows
  * and its ledger row together, so a crash leaves a slice either as it was or wholly new.
+ *
+ * Rows take the fastest path each dialect has, every statement still compiled by Kysely with
+ * its values as parameters or data: SQLite runs one multi-row INSERT compiled once and executed
+ * again with each batch's values (the warehouse keeps it prepared); Postgres streams the rows
+ * with `COPY … FROM STDIN` in text format (see {@link copyTextRow} for the escaping), which
+ * needs a warehouse opened by `openWarehouse`.
  */
 export class SliceLoader {
   readonly #db: Kysely<Warehouse>;
   readonly #batchRows: number;
   readonly #now: () => Date;
+  readonly #copies: boolean;
+  /** The SQL of a full batch's INSERT per table, compiled once. */
+  readonly #insertSql = new Map<string, string>();
 
   constructor(options: SliceLoaderOptions) {
     this.#db = options.db;
     this.#batchRows = options.batchRows ?? 500;
     this.#now = options.now ?? (() => new Date());
+    this.#copies = options.db.introspection instanceof PostgresIntrospector;
   }
 
   /** The slice's ledger row, if it was ever attempted. */
@@ -69,20 +81,10 @@ export class SliceLoader {
     return this.#write(`loading ${describeSlice(slice)}`, async (trx) => {
       // The first statement writes, so SQLite takes its write lock here rather than upgrading a read lock later.
       await deleteRows(trx, definition, slice);
-      let rowCount = 0;
-      let batch: WarehouseRow[] = [];
-      for await (const row of rows) {
-        batch.push(row);
-        if (batch.length >= this.#batchRows) {
-          await insertRows(trx, definition, batch);
-          rowCount += batch.length;
-          batch = [];
-        }
-      }
-      if (batch.length > 0) {
-        await insertRows(trx, definition, batch);
-        rowCount += batch.length;
-      }
+      const columns = rowColumns(definition);
+      const rowCount = this.#copies
+        ? await copyRows(trx, definition, columns, rows, this.#batchRows)
+        : await this.#insertRows(trx, definition, columns, rows);
       const now = this.#now().toISOString();
       await upsertLedger(trx, {
         ...ledgerKey(slice),
@@ -170,6 +172,34 @@ export class SliceLoader {
     });
   }
 
+  /** Multi-row INSERTs of `batchRows` rows, one SQL text for every full batch. */
+  async #insertRows(trx: Transaction<Warehouse>, definition: ReportDefinition, columns: readonly string[], rows: AsyncIterable<WarehouseRow>): Promise<number> {
+    const batchRows = this.#batchRows;
+    let fullBatchSql = this.#insertSql.get(definition.table);
+    if (fullBatchSql === undefined) {
+      fullBatchSql = compileInsert(trx, definition, columns, batchRows);
+      this.#insertSql.set(definition.table, fullBatchSql);
+    }
+    let rowCount = 0;
+    let inBatch = 0;
+    let parameters: (string | number | null)[] = [];
+    for await (const row of rows) {
+      for (let i = 0; i < columns.length; i += 1) parameters.push(row[columns[i]!] ?? null);
+      inBatch += 1;
+      if (inBatch === batchRows) {
+        await trx.executeQuery(CompiledQuery.raw(fullBatchSql, parameters));
+        rowCount += inBatch;
+        inBatch = 0;
+        parameters = [];
+      }
+    }
+    if (inBatch > 0) {
+      await trx.executeQuery(CompiledQuery.raw(compileInsert(trx, definition, columns, inBatch), parameters));
+      rowCount += inBatch;
+    }
+    return rowCount;
+  }
+
   async #write<T>(action: string, work: (trx: Transaction<Warehouse>) => Promise<T>): Promise<T> {
     try {
       return await this.#db.transaction().execute(work);
@@ -195,8 +225,60 @@ async function deleteRows(trx: Transaction<Warehouse>, definition: ReportDefinit
   await query.execute();
 }
 
-async function insertRows(trx: Transaction<Warehouse>, definition: ReportDefinition, rows: WarehouseRow[]): Promise<void> {
-  await (trx as unknown as Kysely<Record<string, WarehouseRow>>).insertInto(definition.table).values(rows).execute();
+/** The columns of the definition's rows, in table order: slice columns, typed columns, `extra`. */
+function rowColumns(definition: ReportDefinition): string[] {
+  return [
+    'portfolio_id',
+    ...(definition.storesReportType ? ['report_type'] : []),
+    'report_date',
+    ...(definition.storesLineNumber ? ['line_number'] : []),
+    ...definition.columns.map((column) => column.name),
+    'extra',
+  ];
+}
+
+/** The SQL of an INSERT of `count` rows; Kysely makes every value a parameter. */
+function compileInsert(trx: Transaction<Warehouse>, definition: ReportDefinition, columns: readonly string[], count: number): string {
+  const placeholder: WarehouseRow = Object.fromEntries(columns.map((column) => [column, null]));
+  return (trx as unknown as Kysely<Record<string, WarehouseRow>>)
+    .insertInto(definition.table)
+    .values(new Array<WarehouseRow>(count).fill(placeholder))
+    .compile().sql;
+}
+
+/**
+ * Streams the rows into the table with COPY on the transaction's connection. A row that fails
+ * to build (a bad record) aborts the COPY with that error, and the transaction rolls back.
+ * @returns the number of rows copied
+ */
+async function copyRows(
+  trx: Transaction<Warehouse>,
+  definition: ReportDefinition,
+  columns: readonly string[],
+  rows: AsyncIterable<WarehouseRow>,
+  batchRows: number,
+): Promise<number> {
+  let rowCount = 0;
+  async function* chunks(): AsyncGenerator<string> {
+    const values: (string | number | null)[] = new Array(columns.length);
+    let chunk = '';
+    let inChunk = 0;
+    for await (const row of rows) {
+      for (let i = 0; i < columns.length; i += 1) values[i] = row[columns[i]!] ?? null;
+      chunk += copyTextRow(values);
+      rowCount += 1;
+      inChunk += 1;
+      if (inChunk === batchRows) {
+        yield chunk;
+        chunk = '';
+        inChunk = 0;
+      }
+    }
+    if (chunk !== '') yield chunk;
+  }
+  const statement = sql`copy ${sql.table(definition.table)} (${sql.join(columns.map((column) => sql.ref(column)))}) from stdin`.compile(trx);
+  await trx.executeQuery(CompiledQuery.raw(statement.sql, [new CopyFromStdin(chunks())]));
+  return rowCount;
 }
 
 async function upsertLedger(trx: Transaction<Warehouse>, row: ReportLoadsRow): Promise<void> {
