@@ -24,15 +24,7 @@ export class ExportQueue {
 
   /** The options every export job gets: attempts, backoff, priority, trimming. */
   jobOptions(slice: Slice, priority: number): JobsOptions {
-    const { queue, retry } = this.#settings;
-    return {
-      jobId: sliceJobId(slice),
-      priority,
-      attempts: retry.attempts,
-      backoff: { type: SLICE_BACKOFF },
-      removeOnComplete: { age: queue.keepCompleted.ageSeconds, count: queue.keepCompleted.count },
-      removeOnFail: { age: queue.keepFailed.ageSeconds, count: queue.keepFailed.count },
-    };
+    return { ...this.#sharedJobOptions(), jobId: sliceJobId(slice), priority };
   }
 
   /**
@@ -41,21 +33,66 @@ export class ExportQueue {
    * @returns how many slices were handed to the queue
    */
   async addSlices(slices: Iterable<Slice> | AsyncIterable<Slice>, priority: number, onBatch?: (handed: number) => void): Promise<number> {
+    const batchSize = this.#settings.queue.addBatchSize;
+    // Built once and shared by every job of the call: at millions of slices, fresh copies per job
+    // cost more in garbage collection than the planning itself. BullMQ only reads them.
+    const shared = this.#sharedJobOptions();
     let handed = 0;
     let batch: { name: string; data: SliceJobData; opts: JobsOptions }[] = [];
-    const flush = async () => {
-      await this.queue.addBulk(batch);
-      handed += batch.length;
-      batch = [];
-      onBatch?.(handed);
+    let sending: Promise<void> | undefined;
+    let failure: { error: unknown } | undefined;
+    const settle = async () => {
+      await sending;
+      if (failure) throw failure.error;
     };
-    for await (const slice of slices) {
+    const flush = async () => {
+      const jobs = batch;
+      batch = [];
+      // One batch at Redis while the next one is planned: Redis runs a script per job, and waiting
+      // for it before planning on would leave this process idle half the time. Two in flight at
+      // most, so memory stays two batches deep however long the range. The rejection is caught at
+      // once and rethrown here, never left unhandled while the next batch is built.
+      await settle();
+      sending = this.queue.addBulk(jobs).then(
+        () => {
+          handed += jobs.length;
+          onBatch?.(handed);
+        },
+        (error: unknown) => {
+          failure = { error };
+        },
+      );
+    };
+    const add = (slice: Slice): boolean => {
       const data: SliceJobData = { portfolioId: slice.portfolioId, reportType: slice.reportType, reportDate: slice.reportDate };
-      batch.push({ name: EXPORT_SLICE_JOB, data, opts: this.jobOptions(slice, priority) });
-      if (batch.length >= this.#settings.queue.addBatchSize) await flush();
+      batch.push({ name: EXPORT_SLICE_JOB, data, opts: { ...shared, jobId: sliceJobId(slice), priority } });
+      return batch.length >= batchSize;
+    };
+    try {
+      // A plain generator is walked synchronously: `for await` over it would cost a promise and a
+      // microtask per slice, millions of them on a ten-year range.
+      if (Symbol.iterator in slices) {
+        for (const slice of slices) if (add(slice)) await flush();
+      } else {
+        for await (const slice of slices) if (add(slice)) await flush();
+      }
+      if (batch.length > 0) await flush();
+    } finally {
+      // Never return (or close the queue) with a batch still on its way.
+      await sending;
     }
-    if (batch.length > 0) await flush();
+    await settle();
     return handed;
+  }
+
+  #sharedJobOptions(): Omit<JobsOptions, 'jobId' | 'priority'> {
+    const { queue, retry } = this.#settings;
+    return {
+      attempts: retry.attempts,
+      backoff: { type: SLICE_BACKOFF },
+      removeOnComplete: { age: queue.keepCompleted.ageSeconds, count: queue.keepCompleted.count },
+      removeOnFail: { age: queue.keepFailed.ageSeconds, count: queue.keepFailed.count },
+    };
   }
 
   /** Export jobs not finished yet: waiting, prioritized, delayed or running. */

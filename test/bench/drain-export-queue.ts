@@ -1,0 +1,55 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import type { Settings } from '../../src/config/settings-schema.js';
+import { createLogger } from '../../src/logger.js';
+import { ExportQueue } from '../../src/queue/export-queue.js';
+import { createExportWorker } from '../../src/queue/export-worker.js';
+
+/** How a queue was drained. */
+export interface DrainResult {
+  readonly ms: number;
+  /** Jobs still in the `completed` set afterwards (what trimming kept). */
+  readonly keptCompleted: number;
+  readonly keptFailed: number;
+}
+
+/**
+ * Completes every queued export job with the product's own worker (`createExportWorker`: the
+ * queue name, prefix, lock and stalled settings of `settings`), but with an attempt that records
+ * nothing and returns `no_data` at once: the point is what Redis holds once millions of jobs are
+ * finished under the queue's trimming settings, not the exports themselves (two cores cannot run
+ * two million real exports in a benchmark). Trimming is per job (`removeOnComplete` set when the
+ * job was queued), so it is exactly what real workers would do.
+ */
+export async function drainExportQueue(options: { redisUrl: string; settings: Settings; concurrency: number; timeoutMs: number }): Promise<DrainResult> {
+  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+  const workerRedis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+  const logger = createLogger({ level: 'warn' });
+  const exportQueue = new ExportQueue({ connection: redis, settings: options.settings });
+  const startedAt = performance.now();
+  const worker = createExportWorker({
+    connection: workerRedis,
+    settings: options.settings,
+    concurrency: options.concurrency,
+    attemptSlice: async (slice, attempt) => ({ status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: 0 }),
+    planNightly: async () => [],
+    exportQueue,
+    logger,
+  });
+  worker.on('error', (error) => logger.error({ error: error.message }, 'drain worker error'));
+  try {
+    const deadline = Date.now() + options.timeoutMs;
+    while ((await exportQueue.unfinished()) > 0) {
+      if (Date.now() > deadline) throw new Error(`the queue was not drained within ${options.timeoutMs} ms`);
+      await sleep(250);
+    }
+    const ms = performance.now() - startedAt;
+    const counts = await exportQueue.queue.getJobCounts('completed', 'failed');
+    return { ms, keptCompleted: counts.completed ?? 0, keptFailed: counts.failed ?? 0 };
+  } finally {
+    await worker.close();
+    await exportQueue.close();
+    redis.disconnect();
+    workerRedis.disconnect();
+  }
+}
