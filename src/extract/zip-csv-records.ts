@@ -1,5 +1,8 @@
-import unzipper from 'unzipper';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
+import unzipper from 'unzipper';
 import { ExportError, FileFormatError, SyncError } from '../errors.js';
 import { readCsvRecords } from './csv-records.js';
 import type { SourceRecord } from './source-record.js';
@@ -28,10 +31,26 @@ export async function* readZipCsvRecords(
   zip: { readonly path: string } | { readonly buffer: Buffer },
   options: ZipCsvRecordsOptions,
 ): AsyncGenerator<SourceRecord> {
+  // unzipper never closes the file streams it opens when a reader stops early (a bad row, a zip
+  // bomb): each would hold a descriptor of the deleted spool file until the process ends. So the
+  // file streams are opened here, and all closed when the records end, however they end.
+  const opened = new Set<Readable>();
+  try {
+    yield* readEntry(zip, options, opened);
+  } finally {
+    for (const stream of opened) stream.destroy();
+  }
+}
+
+async function* readEntry(
+  zip: { readonly path: string } | { readonly buffer: Buffer },
+  options: ZipCsvRecordsOptions,
+  opened: Set<Readable>,
+): AsyncGenerator<SourceRecord> {
   const { fileName, maxUncompressedBytes } = options;
   let directory: unzipper.CentralDirectory;
   try {
-    directory = 'path' in zip ? await unzipper.Open.file(zip.path) : await unzipper.Open.buffer(zip.buffer);
+    directory = 'path' in zip ? await unzipper.Open.custom(fileSource(zip.path, opened)) : await unzipper.Open.buffer(zip.buffer);
   } catch (error) {
     throw new FileFormatError(`${fileName} is not a readable ZIP archive: ${(error as Error).message}`, { cause: error });
   }
@@ -70,6 +89,19 @@ export async function* readZipCsvRecords(
   } finally {
     inflated.destroy();
   }
+}
+
+/** A ZIP file as unzipper reads it (as its own `Open.file` does), keeping every stream it opens. */
+function fileSource(path: string, opened: Set<Readable>) {
+  return {
+    size: async () => (await stat(path)).size,
+    stream: (start: number, length: number): Readable => {
+      const stream = createReadStream(path, { start, end: length ? start + length : undefined });
+      opened.add(stream);
+      stream.once('close', () => opened.delete(stream));
+      return stream;
+    },
+  };
 }
 
 /**
