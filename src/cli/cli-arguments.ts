@@ -8,13 +8,22 @@ export function parseDateArgument(value: string): string {
   return value;
 }
 
+/**
+ * The items of a comma-separated list, trimmed. An empty item (`1001,,1002`, a trailing comma) is
+ * refused rather than skipped: it is more often a value lost to a shell variable than a typo.
+ */
+function listItems(value: string, what: string): string[] {
+  const items = value.split(',').map((part) => part.trim());
+  if (items.some((item) => item === '')) throw new InvalidArgumentError(`${what} has an empty item; separate values with single commas`);
+  return items;
+}
+
 /** `--portfolios 1,2,3`: positive integer ids, comma-separated. */
 export function parsePortfoliosArgument(value: string): number[] {
-  const ids = value.split(',').map((part) => part.trim()).filter((part) => part !== '');
-  if (ids.length === 0) throw new InvalidArgumentError('expected portfolio ids separated by commas, e.g. 1001,1002');
+  const ids = listItems(value, 'the portfolio list');
   return ids.map((id) => {
     if (!/^\d{1,10}$/.test(id) || Number(id) < 1 || Number(id) > 2_147_483_647) {
-      throw new InvalidArgumentError(`"${id}" is not a portfolio id (a positive integer)`);
+      throw new InvalidArgumentError(`${quote(id)} is not a portfolio id (a whole number from 1 to 2147483647)`);
     }
     return Number(id);
   });
@@ -22,14 +31,19 @@ export function parsePortfoliosArgument(value: string): number[] {
 
 /** `--report-types index,constituent.close`: values the export endpoint accepts. */
 export function parseReportTypesArgument(value: string): ReportType[] {
-  const types = value.split(',').map((part) => part.trim()).filter((part) => part !== '');
-  if (types.length === 0) throw new InvalidArgumentError(`expected report types separated by commas: ${REPORT_TYPES.join(', ')}`);
+  const types = listItems(value, 'the report type list');
   for (const type of types) {
     if (!isReportType(type)) {
-      throw new InvalidArgumentError(`"${type.slice(0, 60)}" is not a report type; use one of ${REPORT_TYPES.join(', ')}`);
+      throw new InvalidArgumentError(`${quote(type)} is not a report type; use one of ${REPORT_TYPES.join(', ')}`);
     }
   }
   return [...new Set(types)] as ReportType[];
+}
+
+/** A value from the command line as it may be shown: JSON-quoted (control characters escaped), cut short. */
+function quote(value: string): string {
+  const text = JSON.stringify(value);
+  return text.length > 62 ? `${text.slice(0, 61)}…` : text;
 }
 
 /** `--concurrency N` and other counts: a positive integer. */

@@ -1,11 +1,11 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings-schema.js';
-import type { SyncError } from '../errors.js';
+import { SyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { backoffDelay } from '../runner/backoff-delay.js';
 import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
-import { sliceLogFields, type Slice } from '../slice.js';
+import { parseSlice, sliceLogFields, type Slice } from '../slice.js';
 import { SLICE_BACKOFF, type ExportQueue } from './export-queue.js';
 import { EXPORT_SLICE_JOB, NIGHTLY_JOB, type SliceJobData } from './slice-job.js';
 
@@ -36,6 +36,21 @@ class SliceAttemptError extends Error {
 }
 
 /**
+ * The job's slice, checked: job data sits in Redis, where anyone who can reach it can change it,
+ * and it is about to become a URL and a query. A bad one fails the job for good; it is not written
+ * to the ledger, whose key it would be.
+ */
+function sliceOfJob(job: Job<SliceJobData>, logger: Logger): Slice {
+  try {
+    return parseSlice(job.data);
+  } catch (error) {
+    if (!(error instanceof SyncError)) throw error;
+    logger.error({ jobId: job.id, code: error.code, error: error.message }, 'refused a job whose data is not a valid slice');
+    throw new UnrecoverableError(`${error.code}: job data is not a valid slice: ${error.message}`);
+  }
+}
+
+/**
  * The BullMQ worker: its processor is the very export job `run` uses in-process. Final failures
  * (permanent, or out of attempts) are already in the ledger and become `UnrecoverableError`s so
  * BullMQ does not retry them; retryable ones use BullMQ attempts with the same backoff as
@@ -54,7 +69,7 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
     }
     if (job.name !== EXPORT_SLICE_JOB) throw new UnrecoverableError(`unknown job name ${job.name}`);
 
-    const slice = job.data;
+    const slice = sliceOfJob(job, logger);
     const attempts = job.opts.attempts ?? 1;
     const number = job.attemptsMade + 1;
     const outcome = await options.attemptSlice(slice, { number, isLast: number >= attempts });
