@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { copyTextRow } from '../../../src/warehouse/copy-text-row.js';
+
+describe('copyTextRow', () => {
+  it('separates fields with tabs, ends the line, and writes NULL as \\N', () => {
+    expect(copyTextRow([7, 'constituent.close', null, '1.50', undefined])).toBe('7\tconstituent.close\t\\N\t1.50\t\\N\n');
+  });
+
+  it('keeps an empty string empty, distinct from NULL', () => {
+    expect(copyTextRow(['', null])).toBe('\t\\N\n');
+  });
+
+  it('escapes the four characters COPY text format reads specially, and nothing else', () => {
+    expect(copyTextRow(['back\\slash', 'tab\there', 'line\nbreak', 'carriage\rreturn'])).toBe(
+      'back\\\\slash\ttab\\there\tline\\nbreak\tcarriage\\rreturn\n',
+    );
+    expect(copyTextRow(['\\N', '\\.', 'a,b "c" \'d\' Société 😀'])).toBe('\\\\N\t\\\\.\ta,b "c" \'d\' Société 😀\n');
+  });
+});
