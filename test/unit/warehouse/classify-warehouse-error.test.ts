@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { classifyWarehouseError } from '../../../src/warehouse/classify-warehouse-error.js';
+
+function withCode(message: string, code?: string): Error {
+  return Object.assign(new Error(message), code === undefined ? {} : { code });
+}
+
+describe('classifyWarehouseError', () => {
+  it.each([
+    ['SQLite lock held by another process', withCode('database is locked', 'SQLITE_BUSY')],
+    ['Postgres restart: session terminated', withCode('terminating connection due to administrator command', '57P01')],
+    ['Postgres starting up or shutting down', withCode('the database system is starting up', '57P03')],
+    ['Postgres not listening', withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')],
+    ['connection class 08', withCode('connection failure', '08006')],
+    ['pg: connection lost during a statement', withCode('Connection terminated unexpectedly')],
+    ['pg: next statement on a client whose server went away', withCode('Client has encountered a connection error and is not queryable')],
+    ['pg pool: no connection in time', withCode('timeout exceeded when trying to connect')],
+  ])('%s is WAREHOUSE_UNAVAILABLE (retried)', (_name, error) => {
+    const classified = classifyWarehouseError(error, 'loading a slice');
+    expect(classified.code).toBe('WAREHOUSE_UNAVAILABLE');
+    expect(classified.retryable).toBe(true);
+    expect(classified.message).toContain('while loading a slice');
+  });
+
+  it.each([
+    ['a constraint', withCode('duplicate key value violates unique constraint', '23505')],
+    ['a value the column refuses', withCode('invalid input syntax for type numeric', '22P02')],
+    ['SQLite constraint', withCode('NOT NULL constraint failed', 'SQLITE_CONSTRAINT_NOTNULL')],
+  ])('%s is WAREHOUSE_REJECTED (final)', (_name, error) => {
+    const classified = classifyWarehouseError(error, 'loading a slice');
+    expect(classified.code).toBe('WAREHOUSE_REJECTED');
+    expect(classified.retryable).toBe(false);
+  });
+});
