@@ -19,7 +19,7 @@ import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
  * WAREHOUSE_UNAVAILABLE (retryable), the pool drops the dead connections, and the retry loads it.
  */
 
-const CONSTITUENT_ROWS = 20_000;
+const CONSTITUENT_ROWS = 30_000;
 
 async function tableCounts(warehouse: WarehouseHandle) {
   const { rows } = await sql<{ index_rows: number; constituent_rows: number; ledger_row_count: number | null }>`
