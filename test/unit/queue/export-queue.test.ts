@@ -1,0 +1,74 @@
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { settingsSchema, type Settings } from '../../../src/config/settings-schema.js';
+import { planSlices, type SliceRange } from '../../../src/plan-slices.js';
+import { ExportQueue } from '../../../src/queue/export-queue.js';
+import type { Slice } from '../../../src/slice.js';
+import { TEST_REDIS_URL, testPrefix } from '../../helpers/test-redis.js';
+
+// 40 days × 7 portfolios × 2 report types = 560 slices: six batches of 100, the last one short.
+const RANGE: SliceRange = { from: '2024-01-01', to: '2024-02-09', portfolios: [1, 2, 3, 4, 5, 6, 7], reportTypes: ['index', 'constituent.close'] };
+
+async function* lazily(slices: Iterable<Slice>): AsyncGenerator<Slice> {
+  for (const slice of slices) {
+    await Promise.resolve();
+    yield slice;
+  }
+}
+
+describe('ExportQueue.addSlices against a real Redis', () => {
+  let scope: ReturnType<typeof testPrefix>;
+  let redis: Redis;
+  let exportQueue: ExportQueue;
+  let settings: Settings;
+
+  beforeEach(() => {
+    scope = testPrefix();
+    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    settings = settingsSchema.parse({ queue: { prefix: scope.prefix, addBatchSize: 100, keepCompleted: { ageSeconds: 60, count: 7 } } });
+    exportQueue = new ExportQueue({ connection: redis, settings });
+  });
+  afterEach(async () => {
+    await exportQueue.close();
+    redis.disconnect();
+    await scope.cleanup();
+  });
+
+  it('queues every slice of a plain generator once, in batches, with the job options of one slice', async () => {
+    const handed: number[] = [];
+    expect(await exportQueue.addSlices(planSlices(RANGE), 10, (count) => handed.push(count))).toBe(560);
+    expect(handed).toEqual([100, 200, 300, 400, 500, 560]);
+    expect(await exportQueue.queue.getPrioritizedCount()).toBe(560);
+
+    const job = await exportQueue.queue.getJob('slice-3-constituent.close-2024-01-20');
+    expect(job?.data).toEqual({ portfolioId: 3, reportType: 'constituent.close', reportDate: '2024-01-20' });
+    expect(job?.opts).toMatchObject({
+      priority: 10,
+      attempts: settings.retry.attempts,
+      removeOnComplete: { age: 60, count: 7 },
+      removeOnFail: { age: settings.queue.keepFailed.ageSeconds, count: settings.queue.keepFailed.count },
+    });
+  });
+
+  it('queues an async source the same way, and nothing twice when the range is added again', async () => {
+    expect(await exportQueue.addSlices(lazily(planSlices(RANGE)), 10)).toBe(560);
+    expect(await exportQueue.addSlices(planSlices(RANGE), 10)).toBe(560);
+    expect(await exportQueue.unfinished()).toBe(560);
+  });
+
+  it('rejects with the failure of a batch that was in flight while the next was planned', async () => {
+    // BullMQ refuses priorities above 2,097,152 when the batch is sent.
+    await expect(exportQueue.addSlices(planSlices(RANGE), 3_000_000)).rejects.toThrow(/priority/i);
+    expect(await exportQueue.unfinished()).toBe(0);
+  });
+
+  it('stops at the first failing batch and still rethrows an error of the source itself', async () => {
+    async function* failing(): AsyncGenerator<Slice> {
+      yield* lazily([...planSlices(RANGE)].slice(0, 250));
+      throw new Error('ledger unreachable');
+    }
+    await expect(exportQueue.addSlices(failing(), 10)).rejects.toThrow('ledger unreachable');
+    // The two full batches were sent before the source failed; the partial third was not.
+    expect(await exportQueue.unfinished()).toBe(200);
+  });
+});
