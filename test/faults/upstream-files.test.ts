@@ -109,6 +109,12 @@ const BAD_FILES: BadFile[] = [
     body: async () => patchEntry(await makeZip({ 'c.csv': `${CONSTITUENT_HEADER}\n${ROW('XS1')}\n` }), { uncompressedSize: 5000 }),
     says: /c\.csv is corrupt: it inflates to \d+ bytes, not the 5000 it declares/,
   },
+  {
+    name: 'a CSV in Latin-1 rather than UTF-8',
+    reportType: 'constituent.close',
+    body: () => makeZip({ 'c.csv': Buffer.from(`${CONSTITUENT_HEADER}\n${ROW('XS1')}\n2024-05-06,XS2,Soci\u00e9t\u00e9 G\u00e9n\u00e9rale,GLE,XPAR,1,EUR,1,1,0.1\n`, 'latin1') }),
+    says: /bad-file\.zip, c\.csv is not UTF-8 text \(an invalid byte after byte \d+ of the CSV/,
+  },
   { name: 'JSON nested too deep', reportType: 'index', body: async () => `[{"effectiveDate":"2024-05-06","indexId":"x","more":${'['.repeat(100)}${']'.repeat(100)}}]`, contentType: 'application/json', says: /bad-file\.zip: record 1 is nested deeper than 64 levels \(limits\.maxJsonDepth\)/ },
   { name: 'JSON records that are arrays', reportType: 'index', body: async () => '[["2024-05-06","x"]]', contentType: 'application/json', says: /bad-file\.zip: record 1 is an array, not an object/ },
   { name: 'a JSON NaN', reportType: 'index', body: async () => '[{"effectiveDate":"2024-05-06","indexId":"x","indexValue":NaN}]', contentType: 'application/json', says: /bad-file\.zip: record 1 is not valid JSON/ },
@@ -274,6 +280,16 @@ describe('upstream faults: the files', () => {
       const strip = (rows: Record<string, unknown>[]) => rows.map(({ portfolio_id: _, ...rest }) => rest);
       expect(a.rows).toHaveLength(3);
       expect(strip(a.rows)).toEqual(strip(b.rows));
+    });
+
+    it('a UTF-8 CSV whose characters straddle the inflater\'s chunks', async () => {
+      const slice = fault.slice('constituent.close');
+      // 3-byte and 4-byte characters at every offset: some are cut between two 16 KiB chunks.
+      const names = Array.from({ length: 3000 }, (_, i) => `${'€'.repeat(i % 4)}S\u{1F600}ciété ${i}`);
+      const csv = `${CONSTITUENT_HEADER}\n${names.map((name, i) => `2024-05-06,XS${i},"${name}",T,,1,EUR,1,1,0.1`).join('\n')}\n`;
+      serveOnce(slice, await makeZip({ 'c.csv': csv }), 'application/zip');
+      const { rows } = await expectSliceLoaded(fault, slice, await fault.run(slice), { attempts: 1, withinMs: 5_000 });
+      expect(rows.map((row) => row.security_name)).toEqual(names);
     });
 
     it('JSON decimals of 40 digits and exponent forms such as 1.5E+3', async () => {
