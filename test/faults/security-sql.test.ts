@@ -1,0 +1,320 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeZip } from '../helpers/make-zip.js';
+import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
+import { DIALECTS } from '../helpers/temp-warehouse.js';
+
+/*
+ * Every SQL statement goes through Kysely with its values as parameters. Two halves:
+ *
+ * 1. A scan of src/ and jobs/ (TypeScript syntax trees, not text search) for every way around
+ *    that: raw SQL (`sql.raw`, `sql.lit`, `CompiledQuery.raw`), identifiers from code (`sql.id`,
+ *    `sql.table`, `sql.ref`, `.dynamic`), `sql` templates with interpolations, driver calls
+ *    (`.prepare`, `.exec`, `.query`, `.pragma`), SQL text built by concatenation, and imports of a
+ *    database driver. Each use must be on the allow-list below, with its reason; an entry that no
+ *    longer matches anything fails too, so the list stays honest.
+ * 2. Hostile text inside export files (SQL and COPY metacharacters, quotes, backslashes) loaded
+ *    end to end into both warehouses arrives verbatim, and the tables are intact.
+ */
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+type FindingKind = 'raw-sql' | 'identifier' | 'sql-template' | 'driver-call' | 'concatenated-sql' | 'driver-import';
+
+interface Finding {
+  readonly file: string;
+  readonly line: number;
+  readonly kind: FindingKind;
+  readonly text: string;
+}
+
+interface Allowed {
+  readonly file: string;
+  readonly kind: FindingKind;
+  /** A piece of the flagged code that identifies it. */
+  readonly code: string;
+  readonly reason: string;
+}
+
+const ALLOWED: readonly Allowed[] = [
+  {
+    file: 'src/warehouse/open-warehouse.ts',
+    kind: 'driver-import',
+    code: 'better-sqlite3',
+    reason: 'opens the SQLite file and hands it to Kysely’s SqliteDialect',
+  },
+  { file: 'src/warehouse/open-warehouse.ts', kind: 'driver-import', code: "'pg'", reason: 'builds the pg pool Kysely’s PostgresDialect runs on' },
+  {
+    file: 'src/warehouse/open-warehouse.ts',
+    kind: 'driver-call',
+    code: "database.pragma('journal_mode = WAL')",
+    reason: 'constant text: connection setting, no data',
+  },
+  {
+    file: 'src/warehouse/open-warehouse.ts',
+    kind: 'driver-call',
+    code: "database.pragma('synchronous = NORMAL')",
+    reason: 'constant text: connection setting, no data',
+  },
+  {
+    file: 'src/warehouse/open-warehouse.ts',
+    kind: 'driver-call',
+    code: 'database.prepare(sql)',
+    reason: 'statement cache under Kysely’s SqliteDialect: prepares the SQL text Kysely compiled, values stay parameters',
+  },
+  {
+    file: 'src/warehouse/copying-postgres-pool.ts',
+    kind: 'driver-import',
+    code: 'pg-copy-streams',
+    reason: 'COPY FROM STDIN for the slice loader: the statement is compiled by Kysely, the rows travel as COPY data, not SQL',
+  },
+  {
+    file: 'src/warehouse/copying-postgres-pool.ts',
+    kind: 'driver-import',
+    code: "'pg'",
+    reason: 'types of the pool it wraps for Kysely’s PostgresDialect',
+  },
+  {
+    file: 'src/warehouse/copying-postgres-pool.ts',
+    kind: 'driver-call',
+    code: 'client.query(copyFrom(statement))',
+    reason: 'runs the COPY statement Kysely compiled (table and columns from the report definition, quoted by Kysely); rows are streamed as data',
+  },
+  {
+    file: 'src/warehouse/slice-loader.ts',
+    kind: 'raw-sql',
+    code: 'CompiledQuery.raw(fullBatchSql, parameters)',
+    reason: 're-runs the multi-row INSERT Kysely compiled once (compileInsert) with fresh parameters: values are never in the text',
+  },
+  {
+    file: 'src/warehouse/slice-loader.ts',
+    kind: 'raw-sql',
+    code: 'CompiledQuery.raw(compileInsert(trx, definition, columns, inBatch), parameters)',
+    reason: 'the last, shorter batch: SQL text compiled by Kysely, values as parameters',
+  },
+  {
+    file: 'src/warehouse/slice-loader.ts',
+    kind: 'raw-sql',
+    code: 'CompiledQuery.raw(statement.sql, [new CopyFromStdin(chunks())])',
+    reason: 'the COPY statement Kysely compiled; its one parameter is the row stream, sent as COPY text data (copyTextRow escapes it)',
+  },
+  {
+    file: 'src/warehouse/slice-loader.ts',
+    kind: 'sql-template',
+    code: 'sql`copy ${sql.table(definition.table)}',
+    reason: 'table and columns come from the report definition (code), quoted by Kysely; no data is interpolated',
+  },
+  {
+    file: 'src/warehouse/slice-loader.ts',
+    kind: 'identifier',
+    code: 'sql.table(definition.table)',
+    reason: 'table name from the report definition (code), not from data',
+  },
+  {
+    file: 'src/warehouse/slice-loader.ts',
+    kind: 'identifier',
+    code: 'sql.ref(column)',
+    reason: 'column names from the report definition (code), not from data',
+  },
+  {
+    file: 'src/cli/demo-command.ts',
+    kind: 'raw-sql',
+    code: 'sql.raw(DEMO_QUERY)',
+    reason: 'the demo’s example query: a constant in the source, no data',
+  },
+  {
+    file: 'src/cli/demo-command.ts',
+    kind: 'sql-template',
+    code: '${sql.raw(DEMO_QUERY)}',
+    reason: 'the template only wraps the constant demo query',
+  },
+];
+
+const DRIVERS = new Set(['pg', 'better-sqlite3', 'pg-copy-streams', 'pg-cursor', 'sqlite3', 'postgres', 'mysql2']);
+const DRIVER_METHODS = new Set(['prepare', 'exec', 'query', 'pragma']);
+const RAW_BUILDERS = new Set(['raw', 'lit']);
+const IDENTIFIER_BUILDERS = new Set(['id', 'table', 'ref']);
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return /\.(ts|mts|js|mjs)$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+function isSqlTag(node: ts.Expression): boolean {
+  return ts.isIdentifier(node) && node.text === 'sql';
+}
+
+/** Text built at run time from pieces: a `+` with a string in it, or a template with interpolations. */
+function isBuiltText(node: ts.Node): boolean {
+  if (ts.isTemplateExpression(node)) return true;
+  if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.PlusToken) return true;
+  if (ts.isParenthesizedExpression(node)) return isBuiltText(node.expression);
+  return false;
+}
+
+/** What a syntax node is, if it is one of the uses the allow-list must explain. */
+function kindsOf(node: ts.Node): FindingKind[] {
+  const kinds: FindingKind[] = [];
+  if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier) && DRIVERS.has(node.moduleSpecifier.text)) kinds.push('driver-import');
+  if (ts.isTaggedTemplateExpression(node) && isSqlTag(node.tag) && ts.isTemplateExpression(node.template)) kinds.push('sql-template');
+  if (ts.isPropertyAccessExpression(node) && node.name.text === 'dynamic') kinds.push('identifier');
+  if (!ts.isCallExpression(node)) return kinds;
+  if (ts.isIdentifier(node.expression) && node.expression.text === 'require') {
+    const [first] = node.arguments;
+    if (first && ts.isStringLiteral(first) && DRIVERS.has(first.text)) kinds.push('driver-import');
+  }
+  if (!ts.isPropertyAccessExpression(node.expression)) return kinds;
+  const { expression: receiver, name } = node.expression;
+  const method = name.text;
+  const rawBuilder = (isSqlTag(receiver) && RAW_BUILDERS.has(method)) || (ts.isIdentifier(receiver) && receiver.text === 'CompiledQuery' && method === 'raw');
+  if (rawBuilder) kinds.push('raw-sql');
+  if (isSqlTag(receiver) && IDENTIFIER_BUILDERS.has(method)) kinds.push('identifier');
+  // RegExp#exec is not SQL: a regex literal, or a constant named in capitals as this code base names its patterns.
+  const regexExec = method === 'exec' && (ts.isRegularExpressionLiteral(receiver) || (ts.isIdentifier(receiver) && /^[A-Z][A-Z0-9_]*$/.test(receiver.text)));
+  const driverCall = DRIVER_METHODS.has(method) && !regexExec;
+  if (driverCall) kinds.push('driver-call');
+  if ((driverCall || rawBuilder) && node.arguments.some(isBuiltText)) kinds.push('concatenated-sql');
+  return kinds;
+}
+
+function scanSource(text: string, file: string): Finding[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const findings: Finding[] = [];
+  const visit = (node: ts.Node): void => {
+    for (const kind of kindsOf(node)) {
+      findings.push({ file, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, kind, text: node.getText(source) });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return findings;
+}
+
+function scan(file: string): Finding[] {
+  return scanSource(readFileSync(file, 'utf8'), relative(ROOT, file));
+}
+
+describe('every SQL statement goes through Kysely with parameters', () => {
+  const findings = ['src', 'jobs'].flatMap((dir) => sourceFiles(join(ROOT, dir))).flatMap(scan);
+  const allowedFor = (finding: Finding) =>
+    ALLOWED.find((entry) => entry.file === finding.file && entry.kind === finding.kind && finding.text.includes(entry.code));
+
+  it('finds the known uses (the scanner works)', () => {
+    expect(findings.length).toBeGreaterThan(5);
+    expect(findings.some((finding) => finding.kind === 'driver-import' && finding.file === 'src/warehouse/open-warehouse.ts')).toBe(true);
+  });
+
+  it('has no raw SQL, driver call, SQL built from strings or driver import outside the allow-list', () => {
+    const unexplained = findings
+      .filter((finding) => allowedFor(finding) === undefined)
+      .map((finding) => `${finding.file}:${finding.line} ${finding.kind}: ${finding.text.replace(/\s+/g, ' ').slice(0, 160)}`);
+    expect(unexplained, 'add a reason to ALLOWED only if no data can reach the SQL text').toEqual([]);
+  });
+
+  it('has no allow-list entry that matches nothing', () => {
+    const stale = ALLOWED.filter((entry) => !findings.some((finding) => allowedFor(finding) === entry)).map((entry) => `${entry.file} ${entry.kind}: ${entry.code}`);
+    expect(stale).toEqual([]);
+  });
+
+  it('flags what it should (the scanner is not blind)', () => {
+    const kinds = scanSource(
+      [
+        "import Database from 'better-sqlite3';",
+        'db.exec("DELETE FROM t WHERE id = " + id);',
+        'sql.raw(`DELETE FROM ${table}`);',
+        'await sql`select * from t where a = ${value}`.execute(db);',
+        'client.query(`select ${column} from t`);',
+        'CompiledQuery.raw(text, []);',
+        'db.dynamic.ref(name);',
+        'sql.id(name);',
+        'const m = /x/.exec(text); const n = PATTERN.exec(text);',
+      ].join('\n'),
+      'probe.ts',
+    ).map((finding) => finding.kind);
+    expect(kinds).toEqual(
+      expect.arrayContaining(['driver-import', 'driver-call', 'concatenated-sql', 'raw-sql', 'sql-template', 'identifier']),
+    );
+    expect(kinds.filter((kind) => kind === 'driver-call')).toHaveLength(2); // db.exec and client.query, not the two RegExp#exec
+  });
+});
+
+
+const DAY = '2024-05-06'; // a Monday
+/** Text that breaks naive SQL, COPY text format, CSV and JSON handling. */
+const HOSTILE_TEXT = [
+  "'); DROP TABLE report_loads;--",
+  'Robert"); DROP TABLE constituent_report; --',
+  "quote ' double \" backslash \\ and \\' end\\",
+  '\\N',
+  '\\.',
+  'tab\there',
+  'line\nbreak and\r\ncrlf',
+  '$1 $$ ? :name @p0 %s {0}',
+  '-- comment /* open',
+  '1; SELECT pg_sleep(10)',
+  'Ünïcödé 💥 \u2028 \u{1F600}',
+];
+const HEADER = ['Effective Date', 'ISIN', 'Security Name', 'Security Ticker', 'Exchange Code', 'Closing Price', 'Currency', 'Closing Fx', 'Index Shares', 'Index Weighting', "Note'); DROP TABLE index_report;--"];
+
+function csvField(value: string): string {
+  return `"${value.replaceAll('"', '""')}"`;
+}
+
+describe.each(DIALECTS)('hostile text in a file round-trips verbatim into %s', (dialect) => {
+  let rig: SyncRig;
+  beforeAll(async () => {
+    rig = await startSyncRig({ dialect, settings: { portfolios: [1001], reportTypes: ['index', 'constituent.close'] } });
+  });
+  afterAll(async () => {
+    await rig?.close();
+  });
+
+  it('in CSV cells and JSON strings, keys and unknown fields, with every table intact', async () => {
+    const lines = HOSTILE_TEXT.map((text, i) =>
+      [DAY, `XS${i}'--`, text, text, text, '1.5', text, '', '', '', text].map(csvField).join(','),
+    );
+    const csv = `${HEADER.map(csvField).join(',')}\r\n${lines.join('\r\n')}\r\n`;
+    rig.simulator.script(1001, 'constituent.close', DAY, [
+      { status: 200, body: await makeZip({ "x'; DROP TABLE report_loads;--.csv": csv }), headers: { 'Content-Type': 'application/zip', 'Content-Disposition': 'attachment; filename="a\'); DROP TABLE report_loads;--.zip"' } },
+    ]);
+    const records = HOSTILE_TEXT.map((text, i) => ({
+      effectiveDate: DAY,
+      indexId: `${text} #${i}`,
+      indexName: text,
+      currency: text,
+      [`weird"); DROP TABLE index_report;-- ${i}`]: { nested: text, list: [text] },
+    }));
+    rig.simulator.script(1001, 'index', DAY, [{ status: 200, body: JSON.stringify(records), headers: { 'Content-Type': 'application/json' } }]);
+
+    const result = await rig.cli(['run', '--from', DAY, '--to', DAY]);
+    expect(result.code, result.stdout).toBe(0);
+
+    const { db } = await rig.warehouse();
+    const constituents = await db.selectFrom('constituent_report').selectAll().where('report_date', '=', DAY).orderBy('line_number').execute();
+    expect(constituents.map((row) => [row.isin, row.security_name, row.security_ticker, row.exchange_code, row.currency])).toEqual(
+      HOSTILE_TEXT.map((text, i) => [`XS${i}'--`, text, text, text, text]),
+    );
+    expect(constituents.map((row) => JSON.parse(row.extra ?? 'null'))).toEqual(HOSTILE_TEXT.map((text) => ({ [HEADER[10]!]: text })));
+
+    const indexes = await db.selectFrom('index_report').selectAll().where('report_date', '=', DAY).execute();
+    const byId = new Map(indexes.map((row) => [row.index_id, row]));
+    HOSTILE_TEXT.forEach((text, i) => {
+      const row = byId.get(`${text} #${i}`);
+      expect(row, `index ${i}`).toBeDefined();
+      expect([row!.index_name, row!.currency]).toEqual([text, text]);
+      expect(JSON.parse(row!.extra ?? 'null')).toEqual({ [`weird"); DROP TABLE index_report;-- ${i}`]: { nested: text, list: [text] } });
+    });
+
+    // The tables are all there, and the ledger holds both slices as loaded, file name verbatim.
+    const ledger = await db.selectFrom('report_loads').select(['report_type', 'status', 'row_count', 'file_name']).orderBy('report_type').execute();
+    expect(ledger).toEqual([
+      { report_type: 'constituent.close', status: 'loaded', row_count: HOSTILE_TEXT.length, file_name: "a'); DROP TABLE report_loads;--.zip" },
+      { report_type: 'index', status: 'loaded', row_count: HOSTILE_TEXT.length, file_name: null },
+    ]);
+  });
+});
