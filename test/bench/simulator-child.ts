@@ -1,0 +1,38 @@
+// Entry point of a simulator process of its own (see bench-simulator-process.ts): serves the
+// bundled gateway simulator with the options given as JSON in argv[2] and prints where it listens
+// as one JSON line. Commands on standard input, one per line: "reset" zeroes the counters and the
+// CPU clock, "usage" prints the CPU time and counters since; when standard input closes it exits.
+import { createGatewaySimulator, type GatewaySimulatorOptions } from '../../src/simulator/gateway-simulator.js';
+
+const options = JSON.parse(process.argv[2] ?? '{}') as GatewaySimulatorOptions;
+const simulator = await createGatewaySimulator({ ...options, port: 0 });
+const cpuAtStart = process.cpuUsage();
+process.stdout.write(
+  `${JSON.stringify({ url: simulator.url, authUrl: simulator.authUrl, realm: simulator.realm, credentials: simulator.credentials })}\n`,
+);
+let cpuBase = cpuAtStart;
+const usage = () => {
+  const cpu = process.cpuUsage(cpuBase);
+  return `${JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, counters: simulator.counters })}\n`;
+};
+let pending = '';
+process.stdin.on('data', (data: Buffer) => {
+  pending += data.toString();
+  let newline = pending.indexOf('\n');
+  while (newline >= 0) {
+    const command = pending.slice(0, newline).trim();
+    pending = pending.slice(newline + 1);
+    if (command === 'reset') {
+      simulator.resetCounters();
+      cpuBase = process.cpuUsage();
+      process.stdout.write('{"reset":true}\n');
+    } else if (command === 'usage') {
+      process.stdout.write(usage());
+    }
+    newline = pending.indexOf('\n');
+  }
+});
+process.stdin.on('end', () => {
+  process.stdout.write(usage());
+  void simulator.close().then(() => process.exit(0));
+});

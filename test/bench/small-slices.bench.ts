@@ -1,0 +1,171 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SettingsInput } from '../../src/config/settings-schema.js';
+import type { BenchResult, Benchmark } from './bench-result.js';
+import { startSimulatorProcess } from './bench-simulator-process.js';
+import { runProductInProcess } from './run-product-in-process.js';
+import { runProductWorkers } from './run-product-workers.js';
+import { runRawJsonSlices } from './raw-json-slices.js';
+import { weekdayIndexSlices } from './weekday-index-slices.js';
+
+const CONCURRENCY = 16;
+const RECORDS_PER_SLICE = 50;
+
+/** The settings both product sides run with: the issue's concurrency, index as JSON, quick retries. */
+const SETTINGS: SettingsInput = {
+  portfolios: [1001],
+  reportTypes: ['index'],
+  formats: { index: 'json' },
+  concurrency: CONCURRENCY,
+  retry: { attempts: 3, baseDelayMs: 50, maxDelayMs: 500 },
+  log: { level: 'info' },
+};
+
+interface Measured {
+  readonly perSecond: number;
+  /** CPU ms per slice of the measured process(es). */
+  readonly cpuPerSlice: number;
+  /** Share of one core the simulator used during the measured span. */
+  readonly simulatorLoad: number;
+}
+
+/**
+ * Issue #5, benchmark 1: many small JSON slices from the simulator (its own process, no latency,
+ * no faults), concurrency 16, into SQLite. The product runs as `run` in-process and as BullMQ
+ * worker processes (one, then two); the raw baseline is undici + `JSON.parse` + one prepared-
+ * statement transaction per slice. Sides alternate and the best round of each is kept, so a
+ * burst of load from elsewhere on the machine does not decide the ratio.
+ */
+export const benchmark: Benchmark = {
+  name: 'small-slices',
+  order: 1,
+  async run(size) {
+    const full = size === 'full';
+    const count = full ? 5_000 : 150;
+    const rounds = full ? 2 : 1;
+    const slices = weekdayIndexSlices(count);
+    const dir = mkdtempSync(join(tmpdir(), 'report-sync-bench-small-'));
+    const simulator = await startSimulatorProcess({ indexRecords: RECORDS_PER_SLICE });
+    let closed = false;
+    try {
+      let runs = 0;
+      const fresh = () => {
+        runs += 1;
+        return mkdtempSync(join(dir, `run-${runs}-`));
+      };
+      const measure = async (work: () => Promise<{ durationMs: number; cpuMs: number }>): Promise<Measured> => {
+        await simulator.reset();
+        const { durationMs, cpuMs } = await work();
+        // The simulator idles outside the measured span (worker start-up), so its busy share is of that span.
+        const usage = await simulator.usage();
+        return { perSecond: (count * 1000) / durationMs, cpuPerSlice: cpuMs / count, simulatorLoad: usage.cpuMs / durationMs };
+      };
+
+      const raw = async () =>
+        measure(async () => {
+          const cpuAtStart = process.cpuUsage();
+          const result = await runRawJsonSlices({ upstream: simulator.upstream, slices, concurrency: CONCURRENCY, sqliteFile: join(fresh(), 'raw.sqlite') });
+          if (result.rows !== count * RECORDS_PER_SLICE) throw new Error(`raw baseline loaded ${result.rows} rows, expected ${count * RECORDS_PER_SLICE}`);
+          const cpu = process.cpuUsage(cpuAtStart);
+          return { durationMs: result.durationMs, cpuMs: (cpu.user + cpu.system) / 1000 };
+        });
+      const inProcess = async () =>
+        measure(async () => {
+          const result = await runProductInProcess({ env: simulator.env, slices, dir: fresh(), settings: SETTINGS });
+          const { report } = result;
+          if (result.exitCode !== 0 || report.loaded !== count || report.rowsWritten.index_report !== count * RECORDS_PER_SLICE) {
+            throw new Error(`in-process run did not load every slice: exit ${result.exitCode}, ${report.loaded} loaded, ${report.failed} failed`);
+          }
+          return { durationMs: report.durationMs, cpuMs: result.cpuMs };
+        });
+      const workers = async (processes: number) =>
+        measure(async () => {
+          const result = await runProductWorkers({
+            env: simulator.env,
+            slices,
+            workers: processes,
+            dir: fresh(),
+            settings: SETTINGS,
+            timeoutMs: full ? 300_000 : 60_000,
+          });
+          if (result.loaded !== count || result.failed > 0) {
+            throw new Error(`${processes} worker(s) did not load every slice: ${result.loaded} loaded, ${result.failed} failed`);
+          }
+          return { durationMs: result.durationMs, cpuMs: result.workerCpuMs };
+        });
+
+      // JIT warm-up of the simulator and of this process, on a part of the same work.
+      if (full) await runRawJsonSlices({ upstream: simulator.upstream, slices: slices.slice(0, 1_000), concurrency: CONCURRENCY, sqliteFile: join(fresh(), 'warm.sqlite') });
+      const rawRuns: Measured[] = [];
+      const inProcessRuns: Measured[] = [];
+      const oneWorkerRuns: Measured[] = [];
+      const twoWorkerRuns: Measured[] = [];
+      for (let round = 0; round < rounds; round += 1) {
+        rawRuns.push(await raw());
+        inProcessRuns.push(await inProcess());
+        oneWorkerRuns.push(await workers(1));
+        twoWorkerRuns.push(await workers(2));
+      }
+      closed = true;
+      await simulator.close();
+
+      const rawBest = best(rawRuns);
+      const inProcessBest = best(inProcessRuns);
+      const oneBest = best(oneWorkerRuns);
+      const twoBest = best(twoWorkerRuns);
+      const sizeNote = `${count.toLocaleString('en-US')} index slices × ${RECORDS_PER_SLICE} records (JSON), concurrency ${CONCURRENCY}, SQLite, simulator in its own process; best of ${rounds}`;
+      const inProcessRatio = inProcessBest.perSecond / rawBest.perSecond;
+      const oneRatio = oneBest.perSecond / rawBest.perSecond;
+      const twoRatio = twoBest.perSecond / oneBest.perSecond;
+      return [
+        {
+          benchmark: 'small slices: run, in-process',
+          product: rate(inProcessBest),
+          baseline: `${rate(rawBest)} (raw)`,
+          ratio: inProcessRatio,
+          target: '≥ 0.7 × raw',
+          pass: inProcessRatio >= 0.7,
+          note: `${sizeNote}. CPU per slice: product ${cpu(inProcessBest)}, raw ${cpu(rawBest)}; simulator busy ${load(inProcessBest)} of a core (raw run: ${load(rawBest)})`,
+        },
+        {
+          benchmark: 'small slices: BullMQ, 1 worker',
+          product: rate(oneBest),
+          baseline: `${rate(rawBest)} (raw)`,
+          ratio: oneRatio,
+          target: '≥ 0.5 × raw',
+          pass: oneRatio >= 0.5,
+          note: `worker process, concurrency ${CONCURRENCY}, one SQLite file; first job started to last finished (BullMQ timestamps). Worker CPU per slice ${cpu(oneBest)} (start-up included); simulator busy ${load(oneBest)}`,
+        },
+        {
+          benchmark: 'small slices: BullMQ, 2 workers',
+          product: rate(twoBest),
+          baseline: `${rate(oneBest)} (1 worker)`,
+          ratio: twoRatio,
+          target: '> 1 × one worker',
+          pass: twoRatio > 1,
+          note: `2 worker processes × concurrency ${CONCURRENCY} writing the same SQLite file (WAL, busy timeout). Worker CPU per slice ${cpu(twoBest)}; simulator busy ${load(twoBest)}`,
+        },
+      ] satisfies BenchResult[];
+    } finally {
+      if (!closed) await simulator.close().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};
+
+function best(runs: readonly Measured[]): Measured {
+  return runs.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
+}
+
+function rate(measured: Measured): string {
+  return `${Math.round(measured.perSecond).toLocaleString('en-US')} slices/s`;
+}
+
+function cpu(measured: Measured): string {
+  return `${measured.cpuPerSlice.toFixed(2)} ms`;
+}
+
+function load(measured: Measured): string {
+  return `${Math.round(measured.simulatorLoad * 100)}%`;
+}
