@@ -50,7 +50,7 @@ describe('TokenRefresher while the identity provider is down', () => {
     expect(error.message).toMatch(/identity provider unavailable for [\d.]+ s, longer than token\.unavailableWaitMs \(0\.3 s\); last answer: .*answered 503/);
     const asked = idp.asked.length;
     // Slices retrying now fail at once: the provider is not asked once per attempt.
-    const again = await Promise.all(Array.from({ length: 20 }, () => refresher.getToken().catch((e: unknown) => e as AuthError)));
+    const again = (await Promise.all(Array.from({ length: 20 }, () => refresher.getToken().catch((e: unknown) => e)))) as AuthError[];
     expect(again.every((e) => e.code === 'AUTH_UNAVAILABLE')).toBe(true);
     expect(idp.asked.length).toBe(asked);
   });
@@ -112,7 +112,9 @@ describe('RedisTokenSource while the identity provider is down', () => {
   it('gives up fleet-wide after unavailableWaitMs: other processes then fail at once, without asking', async () => {
     const idp = provider(60_000);
     const [first, second, third] = fleet(3, idp.issue, { unavailableWaitMs: 300 });
-    const results = await Promise.all([first!, second!].flatMap((source) => Array.from({ length: 4 }, () => source.getToken().catch((e: unknown) => e as AuthError))));
+    const results = (await Promise.all(
+      [first!, second!].flatMap((source) => Array.from({ length: 4 }, () => source.getToken().catch((e: unknown) => e))),
+    )) as AuthError[];
     expect(results.every((error) => error.code === 'AUTH_UNAVAILABLE' && /token\.unavailableWaitMs/.test(error.message))).toBe(true);
     const asked = idp.asked.length;
     expect(asked).toBeLessThanOrEqual(10);
