@@ -20,6 +20,10 @@ export class ExportQueue {
   constructor(options: ExportQueueOptions) {
     this.#settings = options.settings;
     this.queue = new Queue(options.settings.queue.name, { connection: options.connection, prefix: options.settings.queue.prefix });
+    // A BullMQ queue with no 'error' listener prints every failed reconnect as a raw stack trace on
+    // stderr. The connection's own listener (createRedisConnection) already logs Redis trouble,
+    // once per 10 s, and commands wait for the reconnect; nothing is lost by staying quiet here.
+    this.queue.on('error', () => undefined);
   }
 
   /** The options every export job gets: attempts, backoff, priority, trimming. */
