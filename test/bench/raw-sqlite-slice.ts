@@ -1,0 +1,66 @@
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { parse } from 'csv-parse';
+import { request } from 'undici';
+import unzipper from 'unzipper';
+import { sideResult, type BigSliceSideResult } from './big-slice-side.js';
+
+/** What the raw SQLite side is given by the benchmark. */
+export interface RawSqliteSliceInput {
+  /** The export URL of the slice (the simulator's). */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** A migrated SQLite file. */
+  readonly databasePath: string;
+  readonly slice: { readonly portfolioId: number; readonly reportType: string; readonly reportDate: string };
+}
+
+/**
+ * The raw baseline of the big slice into SQLite, on one thread: download the ZIP to a file,
+ * unzipper (central directory) → csv-parse → one prepared INSERT in one transaction. No row
+ * typing, no checks, no ledger: the floor of what these libraries cost for this work.
+ */
+export async function rawSqliteSlice(input: RawSqliteSliceInput): Promise<BigSliceSideResult> {
+  const started = performance.now();
+  const dir = await mkdtemp(join(tmpdir(), 'raw-sqlite-slice-'));
+  const db = new Database(input.databasePath);
+  try {
+    const zipPath = join(dir, 'export.zip');
+    const response = await request(input.url, { headers: input.headers });
+    if (response.statusCode !== 200) throw new Error(`export answered ${response.statusCode}`);
+    await pipeline(response.body, createWriteStream(zipPath));
+
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    const insert = db.prepare(
+      `insert into constituent_report (portfolio_id, report_type, report_date, line_number, effective_date, isin, security_name,
+         security_ticker, exchange_code, closing_price, currency, closing_fx, index_shares, index_weighting, extra)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null)`,
+    );
+    const directory = await unzipper.Open.file(zipPath);
+    const entry = directory.files.find((file) => file.path.endsWith('.csv'));
+    if (!entry) throw new Error('no CSV in the ZIP');
+    const { portfolioId, reportType, reportDate } = input.slice;
+    let rows = 0;
+    db.exec('begin immediate');
+    for await (const record of entry.stream().pipe(parse({ bom: true, from_line: 2 })) as AsyncIterable<string[]>) {
+      rows += 1;
+      insert.run(portfolioId, reportType, reportDate, rows, ...record.map((value) => (value === '' ? null : value)));
+    }
+    db.exec('commit');
+    return sideResult(rows, performance.now() - started);
+  } finally {
+    db.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const result = await rawSqliteSlice(JSON.parse(process.argv[2]!) as RawSqliteSliceInput);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
