@@ -53,14 +53,22 @@ export async function* readJsonRecords(
     for (let i = 0; i < text.length; i += 1) {
       const c = text.charCodeAt(i);
       if (phase === Phase.InRecord) {
-        if (inString) {
-          if (escaped) escaped = false;
-          else if (c === 0x5c /* \ */) escaped = true;
-          else if (c === 0x22 /* " */) inString = false;
+        if (inString || c === 0x22 /* " */) {
+          // Most of a record is inside strings: jump to the closing quote rather than test each character.
+          let from = inString ? i : i + 1;
+          if (escaped) {
+            escaped = false;
+            from += 1;
+          }
+          i = closingQuote(text, from);
+          inString = i < 0;
+          if (inString) {
+            escaped = endsInEscape(text, from);
+            i = text.length;
+          }
           continue;
         }
-        if (c === 0x22) inString = true;
-        else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+        if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
           depth += 1;
           if (depth > maxDepth) fail(`record ${recordNumber} is nested deeper than ${maxDepth} levels (limits.maxJsonDepth)`);
         } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
@@ -147,6 +155,26 @@ export async function* readJsonRecords(
   if (phase === Phase.Start) return; // empty or whitespace-only: nothing in it
   if (phase === Phase.InRecord) fail(`the file ends inside record ${recordNumber}: it was cut short`);
   if (phase !== Phase.Done) fail(`the file ends before the closing "]" of the array (after record ${recordNumber}): it was cut short`);
+}
+
+/**
+ * Where the string that goes on at `from` ends: the next quote not escaped by a backslash, or -1
+ * when the text ends first. Backslashes before `from` were dealt with by the caller.
+ */
+function closingQuote(text: string, from: number): number {
+  for (let quote = text.indexOf('"', from); quote >= 0; quote = text.indexOf('"', quote + 1)) {
+    let backslashes = 0;
+    for (let k = quote - 1; k >= from && text.charCodeAt(k) === 0x5c; k -= 1) backslashes += 1;
+    if (backslashes % 2 === 0) return quote;
+  }
+  return -1;
+}
+
+/** True when the text (from `from` on, inside a string) ends with an odd run of backslashes: the next character is escaped. */
+function endsInEscape(text: string, from: number): boolean {
+  let backslashes = 0;
+  for (let k = text.length - 1; k >= from && text.charCodeAt(k) === 0x5c; k -= 1) backslashes += 1;
+  return backslashes % 2 === 1;
 }
 
 function describeValueStart(text: string, at: number): string {

@@ -35,6 +35,16 @@ describe('readJsonRecords', () => {
     expect(second.values.emoji).toBe('€ 😀');
   });
 
+  it('finds string ends across chunk boundaries, whatever the run of backslashes before a quote', async () => {
+    const strings = ['\\', '\\\\', 'a\\"', '\\"}]', 'x\\\\\\"y', '"', ''];
+    const text = `[${strings.map((value, n) => JSON.stringify({ n, value, after: '}]' })).join(',')}]`;
+    for (let chunkSize = 1; chunkSize <= 12; chunkSize += 1) {
+      const records = await read(text, chunkSize);
+      expect(records.map((record) => record.values.value)).toEqual(strings);
+      expect(records.every((record) => record.values.after === '}]')).toBe(true);
+    }
+  });
+
   it('yields nothing for an empty array or an empty file', async () => {
     expect(await read('[]')).toEqual([]);
     expect(await read(' [ ] ')).toEqual([]);
