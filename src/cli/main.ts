@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
+import { readEnvironment } from '../config/load-config.js';
 import { secretValues } from '../config/secret-values.js';
 import { SyncError } from '../errors.js';
 import { redactSecrets } from '../redact-secrets.js';
@@ -151,7 +152,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 
 function reportError(error: unknown, io: CliIo): number {
   // A net under the rule that messages never hold a credential: the ones set are censored here too.
-  const secrets = secretValues(io.env);
+  const secrets = secretValues(environmentForCensor(io));
   if (error instanceof SyncError) {
     io.stderr.write(`report-sync: ${redactSecrets(error.message, secrets)}\n`);
     return error.fatal ? 2 : 1;
@@ -159,6 +160,15 @@ function reportError(error: unknown, io: CliIo): number {
   const err = error instanceof Error ? error : new Error(String(error));
   io.stderr.write(redactSecrets(`report-sync: unexpected error: ${err.message}\n${err.stack ?? ''}\n`, secrets));
   return 1;
+}
+
+/** The variables whose secrets the censor must know: `.env`'s too, unless it cannot be read (then the real ones). */
+function environmentForCensor(io: CliIo): Record<string, string | undefined> {
+  try {
+    return readEnvironment(io.env ?? process.env, io.cwd ?? process.cwd(), true);
+  } catch {
+    return { ...(io.env ?? process.env) };
+  }
 }
 
 /** The process entry point: real streams, signals, exit code. */

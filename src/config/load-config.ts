@@ -80,7 +80,8 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   };
 }
 
-function readEnvironment(
+/** The environment a command sees: `processEnv` over the variables of `cwd`'s `.env` (if present and `readDotEnv`). */
+export function readEnvironment(
   processEnv: Readonly<Record<string, string | undefined>>,
   cwd: string,
   readDotEnv: boolean,
@@ -94,7 +95,9 @@ function readEnvironment(
     throw new ConfigError(`cannot read ${dotEnvFile}: ${(error as Error).message}`);
   }
   // The real environment wins, as with every dotenv tool: a deployment can override the file.
-  return { ...fromFile, ...processEnv };
+  // A variable present but undefined (as an embedding program may pass) does not hide the file's value.
+  const set = Object.entries(processEnv).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  return { ...fromFile, ...Object.fromEntries(set) };
 }
 
 function readLayer(file: string): Layer {
@@ -128,7 +131,9 @@ function describeIssues(issues: readonly z.core.$ZodIssue[], layers: readonly La
   const lines = issues.map((issue) => {
     const path = issue.path.map(String);
     const key = path.join('.') || '(top level)';
-    const layer = [...layers].reverse().find((candidate) => hasPath(candidate.values, path));
+    // An unknown key is reported at its parent's path; the layer to blame is the one holding the key itself.
+    const blamed = issue.code === 'unrecognized_keys' && issue.keys.length > 0 ? [...path, issue.keys[0]!] : path;
+    const layer = [...layers].reverse().find((candidate) => hasPath(candidate.values, blamed));
     const from = layer ? ` (from ${layer.source})` : '';
     return `  ${key}${from}: ${explainIssue(issue, path, merged)}`;
   });

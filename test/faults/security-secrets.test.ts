@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorCredentials } from '../../src/simulator/gateway-simulator.js';
@@ -175,6 +175,22 @@ describe('secrets stay out of the output, the messages and the ledger', () => {
     expect(missing.stderr).toMatch(/missing environment variables: REPORT_BASE_URL, REPORT_TENANT_ID/);
     for (const [name, result] of [['bad setting', badSetting], ['pasted .env', pasted], ['missing variables', missing]] as const) {
       expectNothingSecret(`${result.stdout}${result.stderr}${result.logs}`, name, tokens);
+    }
+  });
+
+  it('in error messages, when the secret comes from .env rather than the environment', async () => {
+    // A settings file whose unknown key is the password (pasted in the wrong place): the error names the key.
+    const password = CREDENTIALS.password!;
+    // Single quotes: dotenv keeps the value literally, backslashes and double quotes included.
+    writeFileSync(join(rig.dir, '.env'), `REPORT_PASSWORD='${password}'\n`);
+    writeFileSync(join(rig.dir, 'pasted-key.json'), JSON.stringify({ [password]: true }));
+    try {
+      const result = await rig.cli(['run', '--config', 'pasted-key.json'], { ...gateway.env, REPORT_PASSWORD: undefined });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/pasted-key\.json/);
+      expectNothingSecret(`${result.stdout}${result.stderr}${result.logs}`, 'an error about a key read from .env', []);
+    } finally {
+      rmSync(join(rig.dir, '.env'), { force: true });
     }
   });
 });
