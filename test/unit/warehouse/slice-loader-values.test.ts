@@ -1,8 +1,11 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { constituentReport } from '../../../src/reports/constituent-report.js';
 import type { WarehouseRow } from '../../../src/reports/row-builder.js';
 import type { Slice } from '../../../src/slice.js';
 import { SliceLoader } from '../../../src/warehouse/slice-loader.js';
+import type { Warehouse } from '../../../src/warehouse/warehouse-schema.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
 
 const slice: Slice = { portfolioId: 9, reportType: 'constituent.close', reportDate: '2024-03-04' };
@@ -110,6 +113,23 @@ describe('COPY into Postgres', () => {
       expect(stored).toEqual([{ security_name: 'kept' }]);
       expect((await loader.ledgerEntry(slice))?.content_sha256).toBe('x');
     } finally {
+      await warehouse.close();
+    }
+  });
+});
+
+describe('COPY through a Kysely that openWarehouse did not open', () => {
+  it('fails clearly instead of sending the rows as a mangled parameter', async () => {
+    const warehouse = await createTempWarehouse('postgres');
+    const plain = new Kysely<Warehouse>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: warehouse.databaseUrl, max: 1 }) }) });
+    try {
+      const loader = new SliceLoader({ db: plain });
+      const error = await loader.replaceRows(slice, constituentReport, (async function* () { yield row(1, 'a', null); })(), file, 1).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'WAREHOUSE_REJECTED' });
+      expect((error as Error).message).toContain('open the warehouse with openWarehouse()');
+      expect(await warehouse.db.selectFrom('constituent_report').select('isin').execute()).toEqual([]);
+    } finally {
+      await plain.destroy();
       await warehouse.close();
     }
   });
