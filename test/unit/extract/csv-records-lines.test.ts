@@ -1,9 +1,10 @@
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { readCsvRecords } from '../../../src/extract/csv-records.js';
 
 async function wheres(csv: string): Promise<string[]> {
   const found: string[] = [];
-  for await (const record of readCsvRecords([Buffer.from(csv)], { fileName: 'x.zip', entryName: 'data.csv' })) found.push(record.where);
+  for await (const record of readCsvRecords(Readable.from([Buffer.from(csv)]), { fileName: 'x.zip', entryName: 'data.csv' })) found.push(record.where);
   return found;
 }
 
@@ -15,7 +16,7 @@ describe('readCsvRecords line numbers', () => {
 
   it('counts the line breaks inside quoted values, and keeps empty cells as empty strings', async () => {
     const records: Record<string, unknown>[] = [];
-    for await (const record of readCsvRecords([Buffer.from('a,b\n"x\n\ny",\n,"2"\n')], { fileName: 'x.csv' })) records.push({ where: record.where, ...record.values });
+    for await (const record of readCsvRecords(Readable.from([Buffer.from('a,b\n"x\n\ny",\n,"2"\n')]), { fileName: 'x.csv' })) records.push({ where: record.where, ...record.values });
     expect(records).toEqual([
       { where: 'line 2', a: 'x\n\ny', b: '' },
       { where: 'line 5', a: '', b: '2' },
