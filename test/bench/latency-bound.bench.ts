@@ -5,6 +5,7 @@ import type { BenchResult, Benchmark } from './bench-result.js';
 import { startSimulatorProcess } from './bench-simulator-process.js';
 import { runProductInProcess } from './run-product-in-process.js';
 import { runRawJsonSlices } from './raw-json-slices.js';
+import { watchUndiciInFlight } from './undici-in-flight.js';
 import { weekdayIndexSlices } from './weekday-index-slices.js';
 
 const CONCURRENCY = 64;
@@ -28,6 +29,7 @@ export const benchmark: Benchmark = {
     const dir = mkdtempSync(join(tmpdir(), 'report-sync-bench-latency-'));
     const simulator = await startSimulatorProcess({ indexRecords: RECORDS_PER_SLICE, latencyMs: LATENCY_MS });
     try {
+      const rawWatch = watchUndiciInFlight();
       const raw = await runRawJsonSlices({
         upstream: simulator.upstream,
         slices,
@@ -35,9 +37,11 @@ export const benchmark: Benchmark = {
         connections: CONCURRENCY,
         sqliteFile: join(mkdtempSync(join(dir, 'raw-')), 'raw.sqlite'),
       });
+      const rawInFlight = rawWatch.stop();
       if (raw.rows !== count * RECORDS_PER_SLICE) throw new Error(`raw baseline loaded ${raw.rows} rows, expected ${count * RECORDS_PER_SLICE}`);
 
       await simulator.reset();
+      const productWatch = watchUndiciInFlight();
       const product = await runProductInProcess({
         env: simulator.env,
         slices,
@@ -52,6 +56,7 @@ export const benchmark: Benchmark = {
           log: { level: 'info' },
         },
       });
+      const productInFlight = productWatch.stop();
       const usage = await simulator.usage();
       const { report } = product;
       if (product.exitCode !== 0 || report.loaded !== count || usage.counters.exportRequests !== count) {
@@ -69,7 +74,7 @@ export const benchmark: Benchmark = {
           ratio,
           target: '≥ 0.85 × ideal',
           pass: ratio >= 0.85,
-          note: `${count.toLocaleString('en-US')} index slices × ${RECORDS_PER_SLICE} records, simulator latency ${LATENCY_MS} ms, concurrency ${CONCURRENCY}, http.connections ${CONCURRENCY}, SQLite; raw baseline the same way: ${Math.round(rawRate)} slices/s (${(rawRate / ideal).toFixed(2)} × ideal); product CPU ${(product.cpuMs / count).toFixed(2)} ms per slice`,
+          note: `${count.toLocaleString('en-US')} index slices × ${RECORDS_PER_SLICE} records, simulator latency ${LATENCY_MS} ms, concurrency ${CONCURRENCY}, http.connections ${CONCURRENCY}, SQLite; raw baseline the same way: ${Math.round(rawRate)} slices/s (${(rawRate / ideal).toFixed(2)} × ideal). Requests waiting for their answer: product mean ${productInFlight.mean.toFixed(1)}, max ${productInFlight.max}; raw mean ${rawInFlight.mean.toFixed(1)}, max ${rawInFlight.max}. Product CPU ${(product.cpuMs / count).toFixed(2)} ms per slice`,
         },
       ] satisfies BenchResult[];
     } finally {
