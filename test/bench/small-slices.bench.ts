@@ -134,6 +134,12 @@ export const benchmark: Benchmark = {
       const sizeNote = `${count.toLocaleString('en-US')} index slices × ${RECORDS_PER_SLICE} records (JSON), concurrency ${CONCURRENCY}, SQLite, simulator in its own process; best of ${rounds}`;
       const inProcessRatio = inProcessBest.perSecond / rawBest.perSecond;
       const oneRatio = oneBest.perSecond / rawBest.perSecond;
+      // On a shared machine a side's slices/s depends on what else ran at that moment; CPU time per
+      // slice does not. A row passes only when both ratios meet the target, so a baseline that was
+      // unlucky in every round cannot make the product look good.
+      const rawCpu = leastCpu(rawRuns);
+      const inProcessCpuRatio = rawCpu / leastCpu(inProcessRuns);
+      const oneCpuRatio = rawCpu / leastCpu(oneWorkerRuns);
       const twoRatio = twoBest.perSecond / oneBest.perSecond;
       return [
         {
@@ -142,8 +148,8 @@ export const benchmark: Benchmark = {
           baseline: `${rate(rawBest)} (raw)`,
           ratio: inProcessRatio,
           target: '≥ 0.7 × raw',
-          pass: inProcessRatio >= 0.7,
-          note: `${sizeNote}. CPU per slice: product ${cpu(inProcessBest)}, raw ${cpu(rawBest)}; simulator busy ${load(inProcessBest)} of a core (raw run: ${load(rawBest)})`,
+          pass: inProcessRatio >= 0.7 && inProcessCpuRatio >= 0.7,
+          note: `${sizeNote}. CPU per slice: product ${leastCpu(inProcessRuns).toFixed(2)} ms, raw ${rawCpu.toFixed(2)} ms (CPU ratio ${inProcessCpuRatio.toFixed(2)}; the row needs both ratios); simulator busy ${load(inProcessBest)} of a core (raw run: ${load(rawBest)})`,
         },
         {
           benchmark: 'small slices: BullMQ, 1 worker',
@@ -151,8 +157,8 @@ export const benchmark: Benchmark = {
           baseline: `${rate(rawBest)} (raw)`,
           ratio: oneRatio,
           target: '≥ 0.5 × raw',
-          pass: oneRatio >= 0.5,
-          note: `worker process, concurrency ${CONCURRENCY}, SQLite; first job started to last finished (BullMQ timestamps). Worker CPU per slice ${cpu(oneBest)}; simulator busy ${load(oneBest)}`,
+          pass: oneRatio >= 0.5 && oneCpuRatio >= 0.5,
+          note: `worker process, concurrency ${CONCURRENCY}, SQLite; first job started to last finished (BullMQ timestamps). Worker CPU per slice ${leastCpu(oneWorkerRuns).toFixed(2)} ms (CPU ratio to raw ${oneCpuRatio.toFixed(2)}; the row needs both ratios); simulator busy ${load(oneBest)}`,
         },
         {
           benchmark: 'small slices: BullMQ, 2 workers',
@@ -173,6 +179,10 @@ export const benchmark: Benchmark = {
 
 function best(runs: readonly Measured[]): Measured {
   return runs.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
+}
+
+function leastCpu(runs: readonly Measured[]): number {
+  return Math.min(...runs.map((run) => run.cpuPerSlice));
 }
 
 function rate(measured: Measured): string {
