@@ -13,16 +13,9 @@ import {
   parseReportTypesArgument,
 } from './cli-arguments.js';
 import type { CliIo } from './cli-io.js';
-import { backfillCommand } from './backfill-command.js';
-import { demoCommand } from './demo-command.js';
-import { migrateCommand } from './migrate-command.js';
-import { nightlyCommand } from './nightly-command.js';
-import { runCommand } from './run-command.js';
-import { schedulerCommand } from './scheduler-command.js';
-import { simulateCommand } from './simulate-command.js';
-import { statusCommand } from './status-command.js';
-import { workerCommand } from './worker-command.js';
 
+// Each command's module is imported when it runs: `run` then never loads BullMQ, ioredis or pg's
+// neighbours it does not use, which keeps a big slice's peak memory well under its budget.
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 /**
@@ -54,7 +47,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .description('create or update the warehouse tables (runs automatically before every sync)')
     .addOption(configOption())
     .action(async (options) => {
-      exitCode = await migrateCommand(options, io);
+      exitCode = await (await import('./migrate-command.js')).migrateCommand(options, io);
     });
 
   program
@@ -67,7 +60,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addOption(concurrencyOption())
     .addOption(configOption())
     .action(async (options) => {
-      exitCode = await runCommand(options, io);
+      exitCode = await (await import('./run-command.js')).runCommand(options, io);
     });
 
   program
@@ -76,7 +69,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addOption(concurrencyOption())
     .addOption(configOption())
     .action(async (options) => {
-      exitCode = await nightlyCommand(options, io);
+      exitCode = await (await import('./nightly-command.js')).nightlyCommand(options, io);
     });
 
   program
@@ -89,7 +82,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .option('--json', 'print JSON instead of tables')
     .addOption(configOption())
     .action(async (options) => {
-      exitCode = await statusCommand(options, io);
+      exitCode = await (await import('./status-command.js')).statusCommand(options, io);
     });
 
   program
@@ -98,7 +91,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addOption(concurrencyOption())
     .addOption(configOption())
     .action(async (options) => {
-      exitCode = await workerCommand(options, io);
+      exitCode = await (await import('./worker-command.js')).workerCommand(options, io);
     });
 
   program
@@ -112,7 +105,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .option('--wait', 'follow progress until every queued slice has an outcome, then summarise (exit codes as run)')
     .addOption(configOption())
     .action(async (options) => {
-      exitCode = await backfillCommand(options, io);
+      exitCode = await (await import('./backfill-command.js')).backfillCommand(options, io);
     });
 
   program
@@ -120,7 +113,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .description('register the nightly schedule (cron and time zone from config) with the queue, idempotently')
     .addOption(configOption())
     .action(async (options) => {
-      exitCode = await schedulerCommand(options, io);
+      exitCode = await (await import('./scheduler-command.js')).schedulerCommand(options, io);
     });
 
   program
@@ -129,14 +122,14 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addOption(new Option('--port <port>', 'port to listen on (0: any free port)').argParser(parsePortArgument).default(8080))
     .addOption(new Option('--token-lifetime <seconds>', 'lifetime of issued tokens').argParser(parsePositiveIntArgument).default(300))
     .action(async (options) => {
-      exitCode = await simulateCommand(options, io);
+      exitCode = await (await import('./simulate-command.js')).simulateCommand(options, io);
     });
 
   program
     .command('demo')
     .description('start the simulator, sync a week of two portfolios into ./data/demo.sqlite, and query it')
     .action(async () => {
-      exitCode = await demoCommand(io);
+      exitCode = await (await import('./demo-command.js')).demoCommand(io);
     });
 
   try {
