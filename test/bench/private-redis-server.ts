@@ -13,6 +13,8 @@ export interface PrivateRedisServer {
   readonly port: number;
   /** `INFO memory` → `used_memory`, in bytes. */
   usedMemory(): Promise<number>;
+  /** CPU time the server has used so far (`INFO cpu`, user + system), in ms. */
+  cpuMs(): Promise<number>;
   /** Empties the server (it is ours alone). */
   flush(): Promise<void>;
   /** Stops the server and removes its directory. */
@@ -78,6 +80,13 @@ export async function startPrivateRedisServer(): Promise<PrivateRedisServer> {
       const match = /^used_memory:(\d+)/m.exec(info);
       if (!match) throw new Error('INFO memory has no used_memory line');
       return Number(match[1]);
+    },
+    async cpuMs() {
+      const info = await client.info('cpu');
+      const user = /^used_cpu_user:([\d.]+)/m.exec(info);
+      const system = /^used_cpu_sys:([\d.]+)/m.exec(info);
+      if (!user || !system) throw new Error('INFO cpu has no used_cpu_user / used_cpu_sys line');
+      return (Number(user[1]) + Number(system[1])) * 1000;
     },
     async flush() {
       await client.flushall();

@@ -15,11 +15,13 @@ export interface MeasuredChild {
   readonly wallMs: number;
   /** The child's own peak resident set size, in bytes. */
   readonly peakRssBytes: number;
+  /** The child's own CPU time, user + system, in ms (less disturbed by other load than wall time). */
+  readonly cpuMs: number;
 }
 
 /**
- * Runs `node <nodeArgs…>` in a process of its own and reports its wall time and its own peak RSS
- * (measured inside the child at exit, so the parent's memory never counts).
+ * Runs `node <nodeArgs…>` in a process of its own and reports its wall time, its own peak RSS and
+ * CPU time (measured inside the child at exit, so the parent never counts).
  */
 export async function runMeasuredChild(
   nodeArgs: readonly string[],
@@ -42,13 +44,13 @@ export async function runMeasuredChild(
     const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
     clearTimeout(timeout);
     const wallMs = performance.now() - startedAt;
-    let peakRssBytes = Number.NaN;
+    let usage = { peakRssBytes: Number.NaN, cpuMs: Number.NaN };
     try {
-      peakRssBytes = Number(readFileSync(rssFile, 'utf8'));
+      usage = JSON.parse(readFileSync(rssFile, 'utf8')) as typeof usage;
     } catch {
       // The child died before its exit handler ran; the caller sees NaN and the exit code.
     }
-    return { code, stdout, stderr, wallMs, peakRssBytes };
+    return { code, stdout, stderr, wallMs, ...usage };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -70,8 +70,10 @@ export const benchmark: Benchmark = {
       const seconds = durationMs / 1000;
       const usableSeconds = TOKEN_LIFETIME_SECONDS - MARGIN_SECONDS;
       // A token is renewed no sooner than `usable` seconds after the previous one was asked for,
-      // so a window of `seconds` holds at most floor(seconds / usable) + 1 requests.
-      const ideal = Math.floor(seconds / usableSeconds) + 1;
+      // so from the first request to the end of the window there are at most floor(that / usable) + 1
+      // requests. The first one's time is sampled up to 10 ms late: counted as 10 ms earlier.
+      const firstMs = Math.max(0, (tokenTimes[0] ?? 0) - 10);
+      const ideal = Math.floor((durationMs - firstMs) / 1000 / usableSeconds) + 1;
       const lifetimes = seconds / TOKEN_LIFETIME_SECONDS;
       const gaps = tokenTimes.slice(1).map((time, i) => time - tokenTimes[i]!);
       const shortestGap = gaps.length > 0 ? Math.min(...gaps) / 1000 : Number.NaN;
@@ -91,8 +93,9 @@ export const benchmark: Benchmark = {
             `${WORKERS} worker processes × concurrency ${CONCURRENCY}, ${TOKEN_LIFETIME_SECONDS} s token renewed ${MARGIN_SECONDS.toFixed(1)} s early, ` +
             `${(tokenRequests / lifetimes).toFixed(2)} requests per ${TOKEN_LIFETIME_SECONDS} s lifetime, ` +
             `shortest gap between requests ${shortestGap.toFixed(2)} s, ${rejected} export 401s, ` +
-            `${exportRequests} export requests at ${LATENCY_MS} ms latency (≥ ${busyJobs.toFixed(1)} of ${WORKERS * CONCURRENCY} jobs busy on average` +
-            `${busyAllWindow ? '' : '; the queue ran dry before the window ended'})`,
+            `first request ${(firstMs / 1000).toFixed(1)} s into the window, ` +
+            `${exportRequests} export requests at ${LATENCY_MS} ms latency (on average ≥ ${busyJobs.toFixed(1)} of ${WORKERS * CONCURRENCY} jobs waiting on the service, ` +
+            `${busyAllWindow ? 'the queue never ran dry' : 'the queue ran dry before the window ended'})`,
         },
       ];
     } finally {
