@@ -148,7 +148,7 @@ export class ExportClient {
   }
 
   async #send(url: URL, token: string, slice: Slice): Promise<Dispatcher.ResponseData> {
-    await this.#options.gate?.acquire();
+    const permit = await this.#options.gate?.acquire();
     try {
       return await request(url, {
         dispatcher: this.#options.dispatcher,
@@ -157,6 +157,8 @@ export class ExportClient {
       });
     } catch (error) {
       throw tlsVerificationError(error, url) ?? transferError(error, slice);
+    } finally {
+      await permit?.answered();
     }
   }
 }
