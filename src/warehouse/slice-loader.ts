@@ -7,6 +7,7 @@ import { describeSlice, type Slice } from '../slice.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { CopyFromStdin } from './copy-from-stdin.js';
 import { copyTextRow } from './copy-text-row.js';
+import { ReusableStatement } from './reusable-statement.js';
 import type { ReportLoadsRow, Warehouse } from './warehouse-schema.js';
 
 /** What is known about a downloaded export file, for the ledger. */
@@ -34,33 +35,72 @@ export interface SliceLoaderOptions {
  * its values as parameters or data: SQLite runs one multi-row INSERT compiled once and executed
  * again with each batch's values (the warehouse keeps it prepared); Postgres streams the rows
  * with `COPY … FROM STDIN` in text format (see {@link copyTextRow} for the escaping), which
- * needs a warehouse opened by `openWarehouse`.
+ * needs a warehouse opened by `openWarehouse`. The small statements every slice runs (the
+ * slice's DELETE, the ledger's SELECT, upsert and update) are built and compiled by Kysely once
+ * per loader and re-run with each slice's values (see {@link ReusableStatement}).
  */
 export class SliceLoader {
   readonly #db: Kysely<Warehouse>;
   readonly #batchRows: number;
   readonly #now: () => Date;
   readonly #copies: boolean;
-  /** The SQL of a full batch's INSERT per table, compiled once. */
+  /** The SQL of an INSERT per table and row count, compiled once: full batches, and the last, shorter batch of each slice. */
   readonly #insertSql = new Map<string, string>();
+  /** The slice's DELETE per table, compiled once. */
+  readonly #deletes = new Map<string, ReusableStatement<SliceKey>>();
+  readonly #selectLedger: ReusableStatement<SliceKey>;
+  readonly #upsertLedger: ReusableStatement<ReportLoadsRow>;
+  readonly #touchLedger: ReusableStatement<SliceKey & Pick<ReportLoadsRow, 'checked_at' | 'attempts'>>;
 
   constructor(options: SliceLoaderOptions) {
-    this.#db = options.db;
+    const db = options.db;
+    this.#db = db;
     this.#batchRows = options.batchRows ?? 500;
     this.#now = options.now ?? (() => new Date());
-    this.#copies = options.db.introspection instanceof PostgresIntrospector;
+    this.#copies = db.introspection instanceof PostgresIntrospector;
+    this.#selectLedger = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) =>
+      db
+        .selectFrom('report_loads')
+        .selectAll()
+        .where('portfolio_id', '=', key.portfolio_id)
+        .where('report_type', '=', key.report_type)
+        .where('report_date', '=', key.report_date),
+    );
+    this.#upsertLedger = ReusableStatement.compile<ReportLoadsRow>(LEDGER_COLUMNS, (row) =>
+      db
+        .insertInto('report_loads')
+        .values(row)
+        .onConflict((oc) =>
+          oc.columns(['portfolio_id', 'report_type', 'report_date']).doUpdateSet((eb) => ({
+            status: eb.ref('excluded.status'),
+            row_count: eb.ref('excluded.row_count'),
+            format: eb.ref('excluded.format'),
+            file_name: eb.ref('excluded.file_name'),
+            bytes: eb.ref('excluded.bytes'),
+            content_sha256: eb.ref('excluded.content_sha256'),
+            attempts: eb.ref('excluded.attempts'),
+            error: eb.ref('excluded.error'),
+            first_loaded_at: sql`coalesce(report_loads.first_loaded_at, excluded.first_loaded_at)`,
+            updated_at: eb.ref('excluded.updated_at'),
+            checked_at: eb.ref('excluded.checked_at'),
+          })),
+        ),
+    );
+    this.#touchLedger = ReusableStatement.compile<SliceKey & Pick<ReportLoadsRow, 'checked_at' | 'attempts'>>([...SLICE_KEY, 'checked_at', 'attempts'], (values) =>
+      db
+        .updateTable('report_loads')
+        .set({ checked_at: values.checked_at, attempts: values.attempts })
+        .where('portfolio_id', '=', values.portfolio_id)
+        .where('report_type', '=', values.report_type)
+        .where('report_date', '=', values.report_date),
+    );
   }
 
   /** The slice's ledger row, if it was ever attempted. */
   async ledgerEntry(slice: Slice): Promise<ReportLoadsRow | undefined> {
     try {
-      return await this.#db
-        .selectFrom('report_loads')
-        .selectAll()
-        .where('portfolio_id', '=', slice.portfolioId)
-        .where('report_type', '=', slice.reportType)
-        .where('report_date', '=', slice.reportDate)
-        .executeTakeFirst();
+      const result = await this.#db.executeQuery(this.#selectLedger.with<ReportLoadsRow>(ledgerKey(slice)));
+      return result.rows[0];
     } catch (error) {
       throw classifyWarehouseError(error, `reading the ledger for ${describeSlice(slice)}`);
     }
@@ -80,13 +120,13 @@ export class SliceLoader {
   ): Promise<number> {
     return this.#write(`loading ${describeSlice(slice)}`, async (trx) => {
       // The first statement writes, so SQLite takes its write lock here rather than upgrading a read lock later.
-      await deleteRows(trx, definition, slice);
+      await trx.executeQuery(this.#deleteRows(definition).with(ledgerKey(slice)));
       const columns = rowColumns(definition);
       const rowCount = this.#copies
         ? await copyRows(trx, definition, columns, rows, this.#batchRows)
         : await this.#insertRows(trx, definition, columns, rows);
       const now = this.#now().toISOString();
-      await upsertLedger(trx, {
+      await trx.executeQuery(this.#upsertLedger.with({
         ...ledgerKey(slice),
         status: 'loaded',
         row_count: rowCount,
@@ -99,7 +139,7 @@ export class SliceLoader {
         first_loaded_at: now,
         updated_at: now,
         checked_at: now,
-      });
+      }));
       return rowCount;
     });
   }
@@ -107,9 +147,9 @@ export class SliceLoader {
   /** Records `no_data` (an empty body) and removes any rows the slice had. */
   async recordNoData(slice: Slice, definition: ReportDefinition, format: ExportFormat, attempts: number): Promise<void> {
     await this.#write(`recording no data for ${describeSlice(slice)}`, async (trx) => {
-      await deleteRows(trx, definition, slice);
+      await trx.executeQuery(this.#deleteRows(definition).with(ledgerKey(slice)));
       const now = this.#now().toISOString();
-      await upsertLedger(trx, {
+      await trx.executeQuery(this.#upsertLedger.with({
         ...ledgerKey(slice),
         status: 'no_data',
         row_count: 0,
@@ -122,20 +162,14 @@ export class SliceLoader {
         first_loaded_at: null,
         updated_at: now,
         checked_at: now,
-      });
+      }));
     });
   }
 
   /** Notes that the slice was fetched again and nothing changed: only `checked_at` and `attempts` move. */
   async recordUnchanged(slice: Slice, attempts: number): Promise<void> {
     await this.#write(`updating the ledger for ${describeSlice(slice)}`, async (trx) => {
-      await trx
-        .updateTable('report_loads')
-        .set({ checked_at: this.#now().toISOString(), attempts })
-        .where('portfolio_id', '=', slice.portfolioId)
-        .where('report_type', '=', slice.reportType)
-        .where('report_date', '=', slice.reportDate)
-        .execute();
+      await trx.executeQuery(this.#touchLedger.with({ ...ledgerKey(slice), checked_at: this.#now().toISOString(), attempts }));
     });
   }
 
@@ -175,11 +209,7 @@ export class SliceLoader {
   /** Multi-row INSERTs of `batchRows` rows, one SQL text for every full batch. */
   async #insertRows(trx: Transaction<Warehouse>, definition: ReportDefinition, columns: readonly string[], rows: AsyncIterable<WarehouseRow>): Promise<number> {
     const batchRows = this.#batchRows;
-    let fullBatchSql = this.#insertSql.get(definition.table);
-    if (fullBatchSql === undefined) {
-      fullBatchSql = compileInsert(trx, definition, columns, batchRows);
-      this.#insertSql.set(definition.table, fullBatchSql);
-    }
+    const fullBatchSql = this.#insertSqlFor(trx, definition, columns, batchRows);
     let rowCount = 0;
     let inBatch = 0;
     let parameters: (string | number | null)[] = [];
@@ -194,10 +224,40 @@ export class SliceLoader {
       }
     }
     if (inBatch > 0) {
-      await trx.executeQuery(CompiledQuery.raw(compileInsert(trx, definition, columns, inBatch), parameters));
+      await trx.executeQuery(CompiledQuery.raw(this.#insertSqlFor(trx, definition, columns, inBatch), parameters));
       rowCount += inBatch;
     }
     return rowCount;
+  }
+
+  /**
+   * The INSERT of `count` rows into the definition's table, compiled on first use. At most
+   * `batchRows` texts per table: small slices all end in a shorter batch, usually of a few sizes.
+   */
+  #insertSqlFor(trx: Transaction<Warehouse>, definition: ReportDefinition, columns: readonly string[], count: number): string {
+    const key = `${definition.table} ${count}`;
+    let text = this.#insertSql.get(key);
+    if (text === undefined) {
+      text = compileInsert(trx, definition, columns, count);
+      this.#insertSql.set(key, text);
+    }
+    return text;
+  }
+
+  /** The DELETE of a slice's rows from the definition's table. */
+  #deleteRows(definition: ReportDefinition): ReusableStatement<SliceKey> {
+    let statement = this.#deletes.get(definition.table);
+    if (statement === undefined) {
+      // The table is chosen by the definition, so Kysely cannot know its row type here.
+      const db = this.#db as unknown as Kysely<Record<string, WarehouseRow>>;
+      statement = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) => {
+        let query = db.deleteFrom(definition.table).where('portfolio_id', '=', key.portfolio_id).where('report_date', '=', key.report_date);
+        if (definition.storesReportType) query = query.where('report_type', '=', key.report_type);
+        return query;
+      });
+      this.#deletes.set(definition.table, statement);
+    }
+    return statement;
   }
 
   async #write<T>(action: string, work: (trx: Transaction<Warehouse>) => Promise<T>): Promise<T> {
@@ -211,18 +271,29 @@ export class SliceLoader {
   }
 }
 
-function ledgerKey(slice: Slice): Pick<ReportLoadsRow, 'portfolio_id' | 'report_type' | 'report_date'> {
-  return { portfolio_id: slice.portfolioId, report_type: slice.reportType, report_date: slice.reportDate };
-}
+/** A slice as the warehouse's columns name it. */
+type SliceKey = Pick<ReportLoadsRow, 'portfolio_id' | 'report_type' | 'report_date'>;
 
-async function deleteRows(trx: Transaction<Warehouse>, definition: ReportDefinition, slice: Slice): Promise<void> {
-  // The table is chosen by the definition, so Kysely cannot know its row type here.
-  let query = (trx as unknown as Kysely<Record<string, WarehouseRow>>)
-    .deleteFrom(definition.table)
-    .where('portfolio_id', '=', slice.portfolioId)
-    .where('report_date', '=', slice.reportDate);
-  if (definition.storesReportType) query = query.where('report_type', '=', slice.reportType);
-  await query.execute();
+const SLICE_KEY: readonly (keyof SliceKey)[] = ['portfolio_id', 'report_type', 'report_date'];
+
+/** Every column of the ledger, in table order. */
+const LEDGER_COLUMNS: readonly (keyof ReportLoadsRow)[] = [
+  ...SLICE_KEY,
+  'status',
+  'row_count',
+  'format',
+  'file_name',
+  'bytes',
+  'content_sha256',
+  'attempts',
+  'error',
+  'first_loaded_at',
+  'updated_at',
+  'checked_at',
+];
+
+function ledgerKey(slice: Slice): SliceKey {
+  return { portfolio_id: slice.portfolioId, report_type: slice.reportType, report_date: slice.reportDate };
 }
 
 /** The columns of the definition's rows, in table order: slice columns, typed columns, `extra`. */
@@ -279,26 +350,4 @@ async function copyRows(
   const statement = sql`copy ${sql.table(definition.table)} (${sql.join(columns.map((column) => sql.ref(column)))}) from stdin`.compile(trx);
   await trx.executeQuery(CompiledQuery.raw(statement.sql, [new CopyFromStdin(chunks())]));
   return rowCount;
-}
-
-async function upsertLedger(trx: Transaction<Warehouse>, row: ReportLoadsRow): Promise<void> {
-  await trx
-    .insertInto('report_loads')
-    .values(row)
-    .onConflict((oc) =>
-      oc.columns(['portfolio_id', 'report_type', 'report_date']).doUpdateSet((eb) => ({
-        status: eb.ref('excluded.status'),
-        row_count: eb.ref('excluded.row_count'),
-        format: eb.ref('excluded.format'),
-        file_name: eb.ref('excluded.file_name'),
-        bytes: eb.ref('excluded.bytes'),
-        content_sha256: eb.ref('excluded.content_sha256'),
-        attempts: eb.ref('excluded.attempts'),
-        error: eb.ref('excluded.error'),
-        first_loaded_at: sql`coalesce(report_loads.first_loaded_at, excluded.first_loaded_at)`,
-        updated_at: eb.ref('excluded.updated_at'),
-        checked_at: eb.ref('excluded.checked_at'),
-      })),
-    )
-    .execute();
 }
