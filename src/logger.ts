@@ -1,40 +1,9 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 import pretty from 'pino-pretty';
-import { redactSecrets } from './redact-secrets.js';
+import { censorSecretFields } from './censor-secret-fields.js';
+import { secretRedactor } from './secret-redactor.js';
 
 export type { Logger };
-
-/**
- * Paths pino censors wherever they appear. The code never logs credentials or tokens on purpose;
- * this is the net under that rule, for objects that reach a log by accident (a request's headers,
- * an error's options).
- */
-export const REDACTED_PATHS: readonly string[] = [
-  'password',
-  'clientSecret',
-  'client_secret',
-  'token',
-  'accessToken',
-  'access_token',
-  'refresh_token',
-  'authorization',
-  'Authorization',
-  'headers.authorization',
-  'headers.Authorization',
-  '*.password',
-  '*.clientSecret',
-  '*.client_secret',
-  '*.token',
-  '*.accessToken',
-  '*.access_token',
-  '*.refresh_token',
-  '*.authorization',
-  '*.Authorization',
-  '*.headers.authorization',
-  '*.headers.Authorization',
-  'credentials',
-  '*.credentials',
-];
 
 export interface LoggerOptions {
   level: LevelWithSilent;
@@ -51,7 +20,8 @@ export interface LoggerOptions {
 
 /**
  * The root logger: JSON lines on standard error (pretty on a terminal), secrets redacted twice:
- * by field name (pino's paths) and, as a net for text an upstream echoed into a message, by value
+ * by field name (see {@link censorSecretFields}: the fields of every object a line is given, and of
+ * every child logger's bindings) and, as a net for text an upstream echoed into a message, by value
  * and pattern over each finished line.
  */
 export function createLogger(options: LoggerOptions): Logger {
@@ -65,16 +35,32 @@ export function createLogger(options: LoggerOptions): Logger {
         translateTime: 'SYS:HH:MM:ss.l',
       })
     : (options.destination ?? pino.destination({ dest: 2, sync: true }));
-  const secrets = options.secrets ?? [];
+  // Built once: the secrets' encoded forms are the same for every line.
+  const redact = secretRedactor(options.secrets ?? []);
   // The JSON line is censored before pino-pretty sees it, so both outputs get the same net.
-  const destination: DestinationStream = { write: (line: string) => output.write(redactSecrets(line, secrets)) };
-  return pino(
+  const destination: DestinationStream = { write: (line: string) => output.write(redact(line)) };
+  const logger = pino(
     {
       level: options.level,
-      redact: { paths: [...REDACTED_PATHS], censor: '[redacted]' },
       base: { service: 'report-sync' },
       serializers: { err: pino.stdSerializers.err },
+      // Every object a log call is given (the line's fields, or values for %j / %o) and every
+      // child's bindings pass the field-name net before pino serialises them.
+      hooks: {
+        logMethod(args, method) {
+          for (let i = 0; i < args.length; i += 1) if (typeof args[i] === 'object') args[i] = censorSecretFields(args[i]);
+          method.apply(this, args);
+        },
+      },
+      formatters: { bindings: (bindings) => censorSecretFields(bindings) },
     },
     destination,
   );
+  // pino applies the bindings formatter to the root's bindings only; a child's are serialised as
+  // given. Children inherit from the root (and from each other), so this covers every generation.
+  const child = logger.child;
+  logger.child = function censoredChild(this: Logger, bindings, childOptions) {
+    return child.call(this, censorSecretFields(bindings), childOptions);
+  } as Logger['child'];
+  return logger;
 }
