@@ -22,17 +22,40 @@ const enum Phase {
 }
 
 /**
+ * Files up to this size, when they are already in memory, are parsed in one piece: for small
+ * files the scanner and the per-record parse cost more than the records themselves. The parsed
+ * records of a file this size take a few MiB at most.
+ */
+const AT_ONCE_MAX_BYTES = 256 * 1024;
+
+/**
  * Streams the records of a JSON export (a top-level array of objects). Only the current
  * record's text is held: a small scanner cuts the array into records, and each is parsed as
  * lossless-json parses (see {@link parseJsonRecord}), so numbers arrive as `LosslessNumber`s with
  * every digit the service sent.
+ *
+ * Given the whole file as one Buffer (a body held in memory), a small file is parsed at once the
+ * same way; if anything about it is unusual (bad UTF-8 or JSON, an element that is not an object,
+ * nesting past `maxDepth`, a duplicate key) it is read by the scanner instead, which names the
+ * record and the problem exactly as for a streamed file.
  */
 export async function* readJsonRecords(
-  input: AsyncIterable<Buffer | string>,
+  input: AsyncIterable<Buffer | string> | Buffer,
   options: JsonRecordsOptions,
 ): AsyncGenerator<SourceRecord> {
   const { fileName } = options;
   const maxDepth = options.maxDepth ?? 64;
+  if (Buffer.isBuffer(input)) {
+    const whole = input;
+    const records = whole.length <= AT_ONCE_MAX_BYTES ? parseAtOnce(whole, maxDepth) : undefined;
+    if (records !== undefined) {
+      for (let i = 0; i < records.length; i += 1) yield { where: `record ${i + 1}`, values: records[i]! };
+      return;
+    }
+    input = (async function* () {
+      yield whole;
+    })();
+  }
   const decoder = new TextDecoder('utf-8', { fatal: true });
   const fail = (problem: string): never => {
     throw new FileFormatError(`${fileName}: ${problem}`);
@@ -155,6 +178,24 @@ export async function* readJsonRecords(
   if (phase === Phase.Start) return; // empty or whitespace-only: nothing in it
   if (phase === Phase.InRecord) fail(`the file ends inside record ${recordNumber}: it was cut short`);
   if (phase !== Phase.Done) fail(`the file ends before the closing "]" of the array (after record ${recordNumber}): it was cut short`);
+}
+
+/**
+ * The records of a whole JSON file, or undefined when it is anything but a well-formed array of
+ * objects nested at most `maxDepth` deep inside it (then the scanner reads it and says what is wrong).
+ */
+function parseAtOnce(bytes: Buffer, maxDepth: number): Record<string, unknown>[] | undefined {
+  let value: unknown;
+  try {
+    // The decoder drops a leading BOM, as the streaming decoder does.
+    value = parseJsonRecord(new TextDecoder('utf-8', { fatal: true }).decode(bytes), maxDepth + 1);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(value)) return undefined;
+  // A record is a plain object as JSON.parse makes it (a number is a LosslessNumber object by now).
+  for (const record of value) if (record === null || typeof record !== 'object' || Object.getPrototypeOf(record) !== Object.prototype) return undefined;
+  return value as Record<string, unknown>[];
 }
 
 /**

@@ -39,7 +39,7 @@ export async function openExportRecords(body: SpooledBody, options: OpenExportOp
     return { kind: 'records', format: 'csv', records };
   }
   if (first === 0x5b /* [ */ || first === 0x7b /* { */) {
-    return { kind: 'records', format: 'json', records: readJsonRecords(body.stream(), { fileName: options.fileName, maxDepth: options.maxJsonDepth }) };
+    return { kind: 'records', format: 'json', records: readJsonRecords(body.inMemory() ?? body.stream(), { fileName: options.fileName, maxDepth: options.maxJsonDepth }) };
   }
   if (first === 0x3c /* < */) {
     throw new FileFormatError(

@@ -27,9 +27,14 @@ const MARK_CODE = 0x01;
  * `LosslessNumber`s. Anything unusual (a parse error, a number token JSON does not allow, fewer
  * keys than counted, meaning a duplicate key) is handed to lossless-json itself, so its
  * behaviour and messages stay exactly as they were.
+ *
+ * `maxDepth` bounds the nesting of the value (an array holding objects is 2 deep): the quick pass
+ * throws as soon as it meets deeper text, before the recursive walk could. The reader that streams
+ * records checks the depth itself; the one that parses a whole small file at once (an array of
+ * records) relies on this, and on any throw falls back to the streaming reader.
  */
-export function parseJsonRecord(text: string): unknown {
-  const rewritten = rewrite(text);
+export function parseJsonRecord(text: string, maxDepth = Infinity): unknown {
+  const rewritten = rewrite(text, maxDepth);
   if (rewritten !== undefined) {
     let value: unknown;
     try {
@@ -44,9 +49,12 @@ export function parseJsonRecord(text: string): unknown {
   return parse(text);
 }
 
-/** The text with numbers marked, and the number of object keys; undefined if not JSON-shaped. */
-function rewrite(text: string): { text: string; keys: number } | undefined {
-  // Which containers are open: true for an object. Depth is already bounded by the caller.
+/**
+ * The text with numbers marked, and the number of object keys; undefined if not JSON-shaped.
+ * @throws Error when containers nest deeper than `maxDepth`
+ */
+function rewrite(text: string, maxDepth: number): { text: string; keys: number } | undefined {
+  // Which containers are open: true for an object.
   const inObject: boolean[] = [];
   let expectingKey = false;
   let keys = 0;
@@ -79,10 +87,10 @@ function rewrite(text: string): { text: string; keys: number } | undefined {
       copied = j;
       i = j - 1;
     } else if (c === OPEN_BRACE) {
-      inObject.push(true);
+      if (inObject.push(true) > maxDepth) throw new Error(`nested deeper than ${maxDepth} levels`);
       expectingKey = true;
     } else if (c === OPEN_BRACKET) {
-      inObject.push(false);
+      if (inObject.push(false) > maxDepth) throw new Error(`nested deeper than ${maxDepth} levels`);
       expectingKey = false;
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
       inObject.pop();

@@ -89,6 +89,11 @@ export class SpooledBody {
     return Buffer.concat(parts);
   }
 
+  /** The whole body, when it is held in memory (not spooled to a file): parsers can skip the stream. */
+  inMemory(): Buffer | undefined {
+    return this.#buffer;
+  }
+
   /** A fresh stream of the whole body. */
   stream(): Readable {
     return this.#buffer ? Readable.from([this.#buffer]) : createReadStream(this.#file!, { highWaterMark: 256 * 1024 });

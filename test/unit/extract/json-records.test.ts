@@ -90,3 +90,47 @@ describe('readJsonRecords', () => {
     expect((error as Error).message).toContain('not valid UTF-8');
   });
 });
+
+describe('readJsonRecords given a whole file in memory', () => {
+  async function readWhole(text: string | Buffer, maxDepth?: number): Promise<SourceRecord[]> {
+    const records: SourceRecord[] = [];
+    for await (const record of readJsonRecords(Buffer.isBuffer(text) ? text : Buffer.from(text), { fileName: 'x.json', maxDepth })) records.push(record);
+    return records;
+  }
+  const plain = (records: SourceRecord[]) =>
+    records.map((record) => ({ where: record.where, values: JSON.stringify(record.values, (_k, v: unknown) => (isLosslessNumber(v) ? `#${String(v)}` : v)) }));
+
+  it.each([
+    '\uFEFF [\n {"effectiveDate":"2024-03-01","indexValue":1234.56789012345678901,"name":"a \\"q\\" ] }","nested":{"a":[1,{"b":2}]}},\r\n\t{"indexValue":-1.5E-7,"emoji":"€ 😀"} ] \n',
+    '[]',
+    '[{"\\u0001x":"\\u0001","n":-0.0e+5,"__proto__":{"a":1},"t":true,"z":null}]',
+    '[{"a":1,"a":1}]',
+  ])('yields what the streaming reader yields (%#)', async (text) => {
+    expect(plain(await readWhole(text))).toEqual(plain(await read(text, 3)));
+  });
+
+  it.each([
+    ['{"a":1}', undefined],
+    ['[{"a":1}, 42]', undefined],
+    ['[{"a":[[[[1]]]]}]', 4],
+    ['[{"a":1},{"b":', undefined],
+    ['[{"a":1},', undefined],
+    ['[{"a":1},{"b" 2}]', undefined],
+    ['[{"a":1},{"a":NaN}]', undefined],
+    ['[{"a":1,"a":2}]', undefined],
+    ['[{"a":01}]', undefined],
+    ['[{"a":1}] x', undefined],
+    ['[{"a":1},]', undefined],
+    ['[{"a":1} {"b":2}]', undefined],
+  ] as const)('refuses %s with the streaming reader’s message', async (text, maxDepth) => {
+    const whole = await readWhole(text, maxDepth).catch((e: unknown) => e);
+    expect(whole).toBeInstanceOf(FileFormatError);
+    expect((whole as Error).message).toBe(await failure(text, maxDepth));
+  });
+
+  it('takes nesting up to the limit, and refuses bytes that are not UTF-8', async () => {
+    expect(await readWhole('[{"a":[[[1]]]}]', 4)).toHaveLength(1);
+    const error = await readWhole(Buffer.from([0x5b, 0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d, 0x5d])).catch((e: unknown) => e);
+    expect((error as Error).message).toContain('not valid UTF-8');
+  });
+});
