@@ -26,7 +26,7 @@ export class ExportQueue {
     this.queue.on('error', () => undefined);
   }
 
-  /** The options every export job gets: attempts, backoff, priority, trimming. */
+  /** The options every export job gets: attempts, backoff, priority. */
   jobOptions(slice: Slice, priority: number): JobsOptions {
     return { ...this.#sharedJobOptions(), jobId: sliceJobId(slice), priority };
   }
@@ -90,13 +90,10 @@ export class ExportQueue {
   }
 
   #sharedJobOptions(): Omit<JobsOptions, 'jobId' | 'priority'> {
-    const { queue, retry } = this.#settings;
-    return {
-      attempts: retry.attempts,
-      backoff: { type: SLICE_BACKOFF },
-      removeOnComplete: { age: queue.keepCompleted.ageSeconds, count: queue.keepCompleted.count },
-      removeOnFail: { age: queue.keepFailed.ageSeconds, count: queue.keepFailed.count },
-    };
+    // Trimming (queue.keepCompleted / keepFailed) is the workers' option, not each job's: BullMQ
+    // packs and stores per-job options with every job, which cost ~20% of Redis's CPU and ~100 bytes
+    // a job on a 2.2 M-slice backfill.
+    return { attempts: this.#settings.retry.attempts, backoff: { type: SLICE_BACKOFF } };
   }
 
   /** Export jobs not finished yet: waiting, prioritized, delayed or running. */

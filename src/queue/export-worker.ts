@@ -100,6 +100,9 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
     stalledInterval: settings.queue.stalledIntervalMs,
     maxStalledCount: 3,
     limiter: rateLimit.max > 0 ? { max: rateLimit.max, duration: rateLimit.durationMs } : undefined,
+    // Applies to every job that does not carry its own (the nightly fan-out job does).
+    removeOnComplete: { age: settings.queue.keepCompleted.ageSeconds, count: settings.queue.keepCompleted.count },
+    removeOnFail: { age: settings.queue.keepFailed.ageSeconds, count: settings.queue.keepFailed.count },
     settings: {
       backoffStrategy: (attemptsMade, type, err) =>
         type === SLICE_BACKOFF ? backoffDelay(attemptsMade, settings.retry, (err as SliceAttemptError | undefined)?.retryAfterMs) : 0,

@@ -18,8 +18,8 @@ export interface DrainResult {
  * queue name, prefix, lock and stalled settings of `settings`), but with an attempt that records
  * nothing and returns `no_data` at once: the point is what Redis holds once millions of jobs are
  * finished under the queue's trimming settings, not the exports themselves (two cores cannot run
- * two million real exports in a benchmark). Trimming is per job (`removeOnComplete` set when the
- * job was queued), so it is exactly what real workers would do.
+ * two million real exports in a benchmark). Trimming is the worker's option (`removeOnComplete` /
+ * `removeOnFail` from `settings.queue`), so it is exactly what real workers do.
  */
 export async function drainExportQueue(options: { redisUrl: string; settings: Settings; concurrency: number; timeoutMs: number }): Promise<DrainResult> {
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });

@@ -42,12 +42,10 @@ describe('ExportQueue.addSlices against a real Redis', () => {
 
     const job = await exportQueue.queue.getJob('slice-3-constituent.close-2024-01-20');
     expect(job?.data).toEqual({ portfolioId: 3, reportType: 'constituent.close', reportDate: '2024-01-20' });
-    expect(job?.opts).toMatchObject({
-      priority: 10,
-      attempts: settings.retry.attempts,
-      removeOnComplete: { age: 60, count: 7 },
-      removeOnFail: { age: settings.queue.keepFailed.ageSeconds, count: settings.queue.keepFailed.count },
-    });
+    expect(job?.opts).toMatchObject({ priority: 10, attempts: settings.retry.attempts, backoff: { type: 'report-sync' } });
+    // Trimming is the workers' option (queue.keepCompleted / keepFailed), not stored with every job.
+    expect(job?.opts.removeOnComplete).toBeUndefined();
+    expect(job?.opts.removeOnFail).toBeUndefined();
   });
 
   it('queues an async source the same way, and nothing twice when the range is added again', async () => {
