@@ -49,7 +49,8 @@ export function createRowBuilder(definition: ReportDefinition, slice: Slice, fil
       const value = record.values[sourceName];
       const index = indexOf(sourceName);
       if (index < 0) {
-        (extra ??= {})[sourceName] = value;
+        // No prototype: a field named "__proto__" must be kept as data, not set the prototype.
+        (extra ??= Object.create(null) as Record<string, unknown>)[sourceName] = value;
         continue;
       }
       if (seenAs[index] !== undefined) {
@@ -59,6 +60,12 @@ export function createRowBuilder(definition: ReportDefinition, slice: Slice, fil
       }
       seenAs[index] = sourceName;
       if (value === null || value === undefined) continue;
+      if (kinds[index] === 'decimal' && isLosslessNumber(value)) {
+        // A JSON number, already checked against JSON's grammar (stricter than a decimal's): only
+        // the finiteness check of toDecimalText can still fail it.
+        values[index] = finiteNumberText(value.toString()) ?? fail(columns[index]!, sourceName, fileName, record.where, `${quote(value.toString())} is not a decimal number (expected digits, an optional sign, point and exponent)`);
+        continue;
+      }
       const text = typeof value === 'string' ? value : textOf(value, columns[index]!, sourceName, fileName, record.where);
       if (text === '') continue;
       switch (kinds[index]) {
@@ -100,9 +107,35 @@ export function createRowBuilder(definition: ReportDefinition, slice: Slice, fil
     row.report_date = slice.reportDate;
     if (definition.storesLineNumber) row.line_number = ordinal;
     for (let index = 0; index < columns.length; index += 1) row[columns[index]!.name] = values[index]!;
-    row.extra = extra === undefined ? null : stringify(extra) ?? null;
+    row.extra = extra === undefined ? null : stringifyExtra(extra);
     return row;
   };
+}
+
+/**
+ * `extra` as lossless-json's `stringify` writes it (numbers with every digit), written directly
+ * when every value is flat (a string, a number, a boolean or null), as unlisted fields almost
+ * always are; lossless-json's generic walk cost more than typing the rest of the row.
+ */
+function stringifyExtra(extra: Record<string, unknown>): string | null {
+  let out = '{';
+  // Object.keys, as lossless-json takes them: own keys only.
+  for (const key of Object.keys(extra)) {
+    const value = extra[key];
+    let text: string;
+    if (typeof value === 'string') text = JSON.stringify(value);
+    else if (isLosslessNumber(value)) text = value.toString();
+    else if (value === null || typeof value === 'boolean') text = String(value);
+    else return stringify(extra) ?? null;
+    out += out.length === 1 ? `${JSON.stringify(key)}:${text}` : `,${JSON.stringify(key)}:${text}`;
+  }
+  return `${out}}`;
+}
+
+/** The text of a JSON number if it is finite as a double (see {@link toDecimalText}), else undefined. */
+function finiteNumberText(text: string): string | undefined {
+  if (text.length < 300 && text.indexOf('e') < 0 && text.indexOf('E') < 0) return text;
+  return toDecimalText(text);
 }
 
 /** The text of a JSON value that is not a string; objects and arrays fail. */

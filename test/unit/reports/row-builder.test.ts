@@ -1,4 +1,4 @@
-import { LosslessNumber, parse } from 'lossless-json';
+import { LosslessNumber, parse, stringify } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import { FileFormatError } from '../../../src/errors.js';
 import { constituentReport } from '../../../src/reports/constituent-report.js';
@@ -86,5 +86,21 @@ describe('createRowBuilder', () => {
     expect(error).toBeInstanceOf(FileFormatError);
     expect((error as Error).message).toMatch(/^export\.zip, data\.csv line 9/);
     expect((error as Error).message).toMatch(message);
+  });
+});
+
+describe('extra, as lossless-json writes it', () => {
+  it.each([
+    '{"a":"x \\"q\\" \\\\ \\u0001 € 😀","b":1.50000000000000000001,"c":-2E+5,"d":true,"e":false,"f":null}',
+    '{"nested":{"n":1.10,"list":[1,"two",{"x":null}]},"flat":"y"}',
+    '{"__proto__":{"inherited":1},"own":2}',
+    '{"1":"one","b":"bee","0":"zero"}',
+  ])('for %s', (json) => {
+    const values = { effectiveDate: '2024-03-01', indexId: 'a-1', ...(parse(json) as Record<string, unknown>) };
+    const row = createRowBuilder(indexReport, indexSlice, 'f.json')({ where: 'record 1', values }, 1);
+    const extra = { ...values } as Record<string, unknown>;
+    delete extra.effectiveDate;
+    delete extra.indexId;
+    expect(row.extra).toBe(stringify(extra));
   });
 });
