@@ -160,3 +160,21 @@ describe('ExportClient', () => {
     expect(grown.message).toContain('limits.maxDownloadBytes');
   });
 });
+
+describe('ExportClient.urlFor', () => {
+  it.each([
+    ['http://gw:8080', 'http://gw:8080/api/v1/report-service/report/generate/portfolio/42/export?reportType=constituent.close&date=2024-03-01&format=csv'],
+    ['https://gw/prefix/', 'https://gw/prefix/api/v1/report-service/report/generate/portfolio/42/export?reportType=constituent.close&date=2024-03-01&format=csv'],
+    ['https://gw/a b', 'https://gw/a%20b/api/v1/report-service/report/generate/portfolio/42/export?reportType=constituent.close&date=2024-03-01&format=csv'],
+    ['https://gw/p?key=1', 'https://gw/p/api/v1/report-service/report/generate/portfolio/42/export?key=1&reportType=constituent.close&date=2024-03-01&format=csv'],
+    ['https://gw/p#x', 'https://gw/p/api/v1/report-service/report/generate/portfolio/42/export?reportType=constituent.close&date=2024-03-01&format=csv#x'],
+  ])('keeps the path, query and fragment of %s', async (base, expected) => {
+    const dispatcher = new Agent();
+    try {
+      const client = new ExportClient({ baseUrl: new URL(base), tenantId: 't', tokens: fixedTokens(), dispatcher, maxDownloadBytes: 1, spoolMemoryBytes: 1 });
+      expect(client.urlFor(slice, 'csv').href).toBe(expected);
+    } finally {
+      await dispatcher.close();
+    }
+  });
+});
