@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { BenchResult, Benchmark } from './bench-result.js';
 import { startSimulatorProcess } from './bench-simulator-process.js';
 import { runProductInProcess } from './run-product-in-process.js';
@@ -30,6 +31,8 @@ export const benchmark: Benchmark = {
     const simulator = await startSimulatorProcess({ indexRecords: RECORDS_PER_SLICE, latencyMs: LATENCY_MS });
     try {
       const rawWatch = watchUndiciInFlight();
+      const rawLoop = watchEventLoop();
+      const rawCpuAtStart = process.cpuUsage();
       const raw = await runRawJsonSlices({
         upstream: simulator.upstream,
         slices,
@@ -37,11 +40,15 @@ export const benchmark: Benchmark = {
         connections: CONCURRENCY,
         sqliteFile: join(mkdtempSync(join(dir, 'raw-')), 'raw.sqlite'),
       });
+      const rawCpu = process.cpuUsage(rawCpuAtStart);
+      const rawLoopDelay = rawLoop.stop();
       const rawInFlight = rawWatch.stop();
+      const rawUsage = await simulator.usage();
       if (raw.rows !== count * RECORDS_PER_SLICE) throw new Error(`raw baseline loaded ${raw.rows} rows, expected ${count * RECORDS_PER_SLICE}`);
 
       await simulator.reset();
       const productWatch = watchUndiciInFlight();
+      const productLoop = watchEventLoop();
       const product = await runProductInProcess({
         env: simulator.env,
         slices,
@@ -56,6 +63,7 @@ export const benchmark: Benchmark = {
           log: { level: 'info' },
         },
       });
+      const productLoopDelay = productLoop.stop();
       const productInFlight = productWatch.stop();
       const usage = await simulator.usage();
       const { report } = product;
@@ -74,7 +82,7 @@ export const benchmark: Benchmark = {
           ratio,
           target: '≥ 0.85 × ideal',
           pass: ratio >= 0.85,
-          note: `${count.toLocaleString('en-US')} index slices × ${RECORDS_PER_SLICE} records, simulator latency ${LATENCY_MS} ms, concurrency ${CONCURRENCY}, http.connections ${CONCURRENCY}, SQLite; raw baseline the same way: ${Math.round(rawRate)} slices/s (${(rawRate / ideal).toFixed(2)} × ideal). Requests waiting for their answer: product mean ${productInFlight.mean.toFixed(1)}, max ${productInFlight.max}; raw mean ${rawInFlight.mean.toFixed(1)}, max ${rawInFlight.max}. Product CPU ${(product.cpuMs / count).toFixed(2)} ms per slice`,
+          note: `${count.toLocaleString('en-US')} index slices × ${RECORDS_PER_SLICE} records, simulator latency ${LATENCY_MS} ms, concurrency ${CONCURRENCY}, http.connections ${CONCURRENCY}, SQLite; raw baseline the same way: ${Math.round(rawRate)} slices/s (${(rawRate / ideal).toFixed(2)} × ideal). Requests waiting for their answer: product mean ${productInFlight.mean.toFixed(1)}, max ${productInFlight.max}; raw mean ${rawInFlight.mean.toFixed(1)}, max ${rawInFlight.max}. Request time (Little's law: in flight / rate): product ${((productInFlight.mean / productRate) * 1000).toFixed(0)} ms, raw ${((rawInFlight.mean / rawRate) * 1000).toFixed(0)} ms. CPU per slice: product ${(product.cpuMs / count).toFixed(2)} ms, raw ${((rawCpu.user + rawCpu.system) / 1000 / count).toFixed(2)} ms; simulator ${(usage.cpuMs / count).toFixed(2)} ms (product), ${(rawUsage.cpuMs / count).toFixed(2)} ms (raw). Event-loop delay p99: product ${productLoopDelay.p99.toFixed(1)} ms, raw ${rawLoopDelay.p99.toFixed(1)} ms`,
         },
       ] satisfies BenchResult[];
     } finally {
@@ -83,3 +91,15 @@ export const benchmark: Benchmark = {
     }
   },
 };
+
+/** The event-loop delay of this process while watched (timer lateness: how long ready I/O waits behind running code). */
+function watchEventLoop(): { stop(): { readonly p99: number; readonly mean: number } } {
+  const histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  return {
+    stop() {
+      histogram.disable();
+      return { p99: histogram.percentile(99) / 1e6, mean: histogram.mean / 1e6 };
+    },
+  };
+}
