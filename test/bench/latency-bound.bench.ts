@@ -30,6 +30,8 @@ export const benchmark: Benchmark = {
     const dir = mkdtempSync(join(tmpdir(), 'report-sync-bench-latency-'));
     const simulator = await startSimulatorProcess({ indexRecords: RECORDS_PER_SLICE, latencyMs: LATENCY_MS });
     try {
+      // Counters and the CPU clock from here, so the simulator's CPU per slice compares between the runs.
+      await simulator.reset();
       const rawWatch = watchUndiciInFlight();
       const rawLoop = watchEventLoop();
       const rawCpuAtStart = process.cpuUsage();
