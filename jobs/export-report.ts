@@ -5,7 +5,7 @@ import type { SourceRecord } from '../src/extract/source-record.js';
 import type { ExportClient } from '../src/gateway/export-client.js';
 import type { Logger } from '../src/logger.js';
 import { reportDefinitionFor } from '../src/reports/report-definition-for.js';
-import { createRowBuilder, type WarehouseRow } from '../src/reports/row-builder.js';
+import { createRowValuesBuilder, type RowValues } from '../src/reports/row-builder.js';
 import type { ExportFormat } from '../src/reports/report-types.js';
 import type { SliceAttempt, SliceOutcome } from '../src/slice-outcome.js';
 import { sliceLogFields, type Slice } from '../src/slice.js';
@@ -86,14 +86,14 @@ async function fetchAndLoad(slice: Slice, attempt: SliceAttempt, deps: ExportRep
       await loader.recordUnchanged(slice, attempt.number);
       return { status: 'loaded', final: true, slice, attempt: attempt.number, durationMs: elapsed(), rowCount: previous.row_count, bytes: body.bytes, format: content.format, fileName: download.fileName, unchanged: true };
     }
-    const rowCount = await loader.replaceRows(slice, definition, toRows(content.records, createRowBuilder(definition, slice, fileName)), facts, attempt.number);
+    const rowCount = await loader.replaceRowValues(slice, definition, toRows(content.records, createRowValuesBuilder(definition, slice, fileName)), facts, attempt.number);
     return { status: 'loaded', final: true, slice, attempt: attempt.number, durationMs: elapsed(), rowCount, bytes: body.bytes, format: content.format, fileName: download.fileName, unchanged: false };
   } finally {
     await body.dispose();
   }
 }
 
-async function* toRows(records: AsyncIterable<SourceRecord>, build: ReturnType<typeof createRowBuilder>): AsyncGenerator<WarehouseRow> {
+async function* toRows(records: AsyncIterable<SourceRecord>, build: ReturnType<typeof createRowValuesBuilder>): AsyncGenerator<RowValues> {
   let ordinal = 0;
   for await (const record of records) {
     ordinal += 1;

@@ -34,61 +34,54 @@ export async function* readZipCsvRecords(
 ): AsyncGenerator<SourceRecord> {
   // unzipper never closes the file streams it opens when a reader stops early (a bad row, a zip
   // bomb): each would hold a descriptor of the deleted spool file until the process ends. So the
-  // file streams are opened here, and all closed when the records end, however they end.
+  // file streams are opened here, and all closed when the records end, however they end. (One
+  // generator, not two: each level of `yield*` costs every record another await.)
   const opened = new Set<Readable>();
   try {
-    yield* readEntry(zip, options, opened);
+    const { fileName, maxUncompressedBytes } = options;
+    let directory: unzipper.CentralDirectory;
+    try {
+      directory = 'path' in zip ? await unzipper.Open.custom(fileSource(zip.path, opened)) : await unzipper.Open.buffer(zip.buffer);
+    } catch (error) {
+      throw new FileFormatError(`${fileName} is not a readable ZIP archive: ${(error as Error).message}`, { cause: error });
+    }
+
+    const files = directory.files.filter((file) => file.type === 'File');
+    const csvs = files.filter((file) => !file.path.startsWith('__MACOSX/') && file.path.toLowerCase().endsWith('.csv'));
+    if (csvs.length !== 1) {
+      const listed = files.length === 0 ? 'it has no entries' : `entries: ${files.map((file) => file.path).slice(0, 10).join(', ')}`;
+      throw new FileFormatError(
+        csvs.length === 0
+          ? `${fileName} holds no CSV file (${listed}); expected exactly one`
+          : `${fileName} holds ${csvs.length} CSV files (${csvs.map((file) => file.path).join(', ')}); expected exactly one`,
+      );
+    }
+    const entry = csvs[0]!;
+    const entryName = entry.path;
+    if (entry.uncompressedSize > maxUncompressedBytes) {
+      throw tooLarge(fileName, entryName, `declares ${entry.uncompressedSize} bytes`, maxUncompressedBytes);
+    }
+    if (entry.flags & 0x01 || entry.compressionMethod === 99) {
+      throw new FileFormatError(`${fileName}, ${entryName} is encrypted; report-sync reads only unencrypted exports: ask the service for a plain one`);
+    }
+    if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
+      const method = `${entry.compressionMethod}${METHOD_NAMES[entry.compressionMethod] ? ` (${METHOD_NAMES[entry.compressionMethod]})` : ''}`;
+      throw new FileFormatError(
+        `${fileName}, ${entryName} is compressed with method ${method}; only stored and deflate entries can be read: ask the service for a standard ZIP`,
+      );
+    }
+
+    const inflated = entry.stream();
+    try {
+      yield* readCsvRecords(countInflated(inflated, entry, fileName, maxUncompressedBytes), { fileName, entryName });
+    } catch (error) {
+      if (error instanceof SyncError) throw error;
+      throw new FileFormatError(`${fileName}, ${entryName}: cannot inflate the entry: ${(error as Error).message}`, { cause: error });
+    } finally {
+      inflated.destroy();
+    }
   } finally {
     for (const stream of opened) stream.destroy();
-  }
-}
-
-async function* readEntry(
-  zip: { readonly path: string } | { readonly buffer: Buffer },
-  options: ZipCsvRecordsOptions,
-  opened: Set<Readable>,
-): AsyncGenerator<SourceRecord> {
-  const { fileName, maxUncompressedBytes } = options;
-  let directory: unzipper.CentralDirectory;
-  try {
-    directory = 'path' in zip ? await unzipper.Open.custom(fileSource(zip.path, opened)) : await unzipper.Open.buffer(zip.buffer);
-  } catch (error) {
-    throw new FileFormatError(`${fileName} is not a readable ZIP archive: ${(error as Error).message}`, { cause: error });
-  }
-
-  const files = directory.files.filter((file) => file.type === 'File');
-  const csvs = files.filter((file) => !file.path.startsWith('__MACOSX/') && file.path.toLowerCase().endsWith('.csv'));
-  if (csvs.length !== 1) {
-    const listed = files.length === 0 ? 'it has no entries' : `entries: ${files.map((file) => file.path).slice(0, 10).join(', ')}`;
-    throw new FileFormatError(
-      csvs.length === 0
-        ? `${fileName} holds no CSV file (${listed}); expected exactly one`
-        : `${fileName} holds ${csvs.length} CSV files (${csvs.map((file) => file.path).join(', ')}); expected exactly one`,
-    );
-  }
-  const entry = csvs[0]!;
-  const entryName = entry.path;
-  if (entry.uncompressedSize > maxUncompressedBytes) {
-    throw tooLarge(fileName, entryName, `declares ${entry.uncompressedSize} bytes`, maxUncompressedBytes);
-  }
-  if (entry.flags & 0x01 || entry.compressionMethod === 99) {
-    throw new FileFormatError(`${fileName}, ${entryName} is encrypted; report-sync reads only unencrypted exports: ask the service for a plain one`);
-  }
-  if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
-    const method = `${entry.compressionMethod}${METHOD_NAMES[entry.compressionMethod] ? ` (${METHOD_NAMES[entry.compressionMethod]})` : ''}`;
-    throw new FileFormatError(
-      `${fileName}, ${entryName} is compressed with method ${method}; only stored and deflate entries can be read: ask the service for a standard ZIP`,
-    );
-  }
-
-  const inflated = entry.stream();
-  try {
-    yield* readCsvRecords(countInflated(inflated, entry, fileName, maxUncompressedBytes), { fileName, entryName });
-  } catch (error) {
-    if (error instanceof SyncError) throw error;
-    throw new FileFormatError(`${fileName}, ${entryName}: cannot inflate the entry: ${(error as Error).message}`, { cause: error });
-  } finally {
-    inflated.destroy();
   }
 }
 

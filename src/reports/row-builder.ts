@@ -13,12 +13,42 @@ export type WarehouseRow = Record<string, string | number | null>;
 /** Turns one source record into a row; `ordinal` is its 1-based position in the file. */
 export type RowBuilder = (record: SourceRecord, ordinal: number) => WarehouseRow;
 
+/** A row's values in the order of {@link rowColumns}: what the slice loader writes. */
+export type RowValues = (string | number | null)[];
+
+/** Turns one source record into a row's values, in the order of {@link rowColumns}. */
+export type RowValuesBuilder = (record: SourceRecord, ordinal: number) => RowValues;
+
+/** The columns of the definition's rows, in table order: slice columns, typed columns, `extra`. */
+export function rowColumns(definition: ReportDefinition): string[] {
+  return [
+    'portfolio_id',
+    ...(definition.storesReportType ? ['report_type'] : []),
+    'report_date',
+    ...(definition.storesLineNumber ? ['line_number'] : []),
+    ...definition.columns.map((column) => column.name),
+    'extra',
+  ];
+}
+
+/** The row typer of {@link createRowValuesBuilder}, handing each row as an object keyed by column. */
+export function createRowBuilder(definition: ReportDefinition, slice: Slice, fileName: string): RowBuilder {
+  const columns = rowColumns(definition);
+  const build = createRowValuesBuilder(definition, slice, fileName);
+  return (record, ordinal) => {
+    const values = build(record, ordinal);
+    const row: WarehouseRow = {};
+    for (let i = 0; i < columns.length; i += 1) row[columns[i]!] = values[i]!;
+    return row;
+  };
+}
+
 /**
  * Builds the row typer for one file of one slice. Source names are mapped to columns by their
  * normalised name (never by position), so CSV headers and JSON keys feed the same columns; a
  * field no column claims is kept in `extra` under its source name.
  */
-export function createRowBuilder(definition: ReportDefinition, slice: Slice, fileName: string): RowBuilder {
+export function createRowValuesBuilder(definition: ReportDefinition, slice: Slice, fileName: string): RowValuesBuilder {
   const columns = definition.columns;
   const byName = new Map(columns.map((column, index) => [column.name, index]));
   // Per file: source names repeat on every record, so each is normalised once.
@@ -33,6 +63,7 @@ export function createRowBuilder(definition: ReportDefinition, slice: Slice, fil
   };
   const keyIndexes = columns.flatMap((column, index) => (column.key ? [index] : []));
   const kinds = columns.map((column) => column.kind);
+  const { storesReportType, storesLineNumber } = definition;
   // Scratch space reused by every record of the file: a million-row file must not allocate
   // two arrays per row. Nothing keeps a reference to them between calls.
   const values: (string | null)[] = new Array(columns.length).fill(null);
@@ -102,12 +133,13 @@ export function createRowBuilder(definition: ReportDefinition, slice: Slice, fil
       }
     }
 
-    const row: WarehouseRow = { portfolio_id: slice.portfolioId };
-    if (definition.storesReportType) row.report_type = slice.reportType;
-    row.report_date = slice.reportDate;
-    if (definition.storesLineNumber) row.line_number = ordinal;
-    for (let index = 0; index < columns.length; index += 1) row[columns[index]!.name] = values[index]!;
-    row.extra = extra === undefined ? null : stringifyExtra(extra);
+    // The values in rowColumns order, handed on as they are: no object per row for the loader to walk again.
+    const row: RowValues = [slice.portfolioId];
+    if (storesReportType) row.push(slice.reportType);
+    row.push(slice.reportDate);
+    if (storesLineNumber) row.push(ordinal);
+    for (let index = 0; index < columns.length; index += 1) row.push(values[index]!);
+    row.push(extra === undefined ? null : stringifyExtra(extra));
     return row;
   };
 }

@@ -8,15 +8,34 @@ const ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '
  * (backslash, tab, line feed, carriage return) written as their backslash escapes, so a value
  * reaches its column byte for byte (an empty string stays an empty string, distinct from NULL).
  * Numbers are written in JavaScript's shortest round-trip form; decimals arrive here as text.
+ *
+ * Almost no value holds one of the four, so the row's text values are tested once, together,
+ * rather than one by one; only a row that holds one is written again with the escapes.
  */
 export function copyTextRow(values: readonly (string | number | null | undefined)[]): string {
+  let line = '';
+  let text = '';
+  for (let i = 0; i < values.length; i += 1) {
+    const value = values[i];
+    if (i > 0) line += '\t';
+    if (value === null || value === undefined) line += '\\N';
+    else if (typeof value === 'number') line += String(value);
+    else {
+      line += value;
+      text += value;
+    }
+  }
+  return SPECIAL.test(text) ? escapedRow(values) : `${line}\n`;
+}
+
+function escapedRow(values: readonly (string | number | null | undefined)[]): string {
   let line = '';
   for (let i = 0; i < values.length; i += 1) {
     const value = values[i];
     if (i > 0) line += '\t';
     if (value === null || value === undefined) line += '\\N';
     else if (typeof value === 'number') line += String(value);
-    else line += SPECIAL.test(value) ? value.replace(SPECIAL_ALL, (char) => ESCAPES[char]!) : value;
+    else line += value.replace(SPECIAL_ALL, (char) => ESCAPES[char]!);
   }
   return `${line}\n`;
 }

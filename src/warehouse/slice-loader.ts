@@ -1,7 +1,7 @@
 import { CompiledQuery, PostgresIntrospector, sql, type Kysely, type Transaction } from 'kysely';
 import { SyncError } from '../errors.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
-import type { WarehouseRow } from '../reports/row-builder.js';
+import { rowColumns, type RowValues, type WarehouseRow } from '../reports/row-builder.js';
 import type { ExportFormat } from '../reports/report-types.js';
 import { describeSlice, type Slice } from '../slice.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
@@ -118,6 +118,26 @@ export class SliceLoader {
     file: ExportFileFacts,
     attempts: number,
   ): Promise<number> {
+    const columns = rowColumns(definition);
+    async function* values(): AsyncGenerator<RowValues> {
+      for await (const row of rows) yield columns.map((column) => row[column] ?? null);
+    }
+    return this.replaceRowValues(slice, definition, values(), file, attempts);
+  }
+
+  /**
+   * {@link replaceRows} with each row's values in the order of `rowColumns(definition)` (as
+   * `createRowValuesBuilder` hands them), the way a big file is loaded: no object per row.
+   * Each array is read before the next is asked for, and not kept.
+   * @returns the number of rows written
+   */
+  async replaceRowValues(
+    slice: Slice,
+    definition: ReportDefinition,
+    rows: AsyncIterable<RowValues>,
+    file: ExportFileFacts,
+    attempts: number,
+  ): Promise<number> {
     return this.#write(`loading ${describeSlice(slice)}`, async (trx) => {
       // The first statement writes, so SQLite takes its write lock here rather than upgrading a read lock later.
       await trx.executeQuery(this.#deleteRows(definition).with(ledgerKey(slice)));
@@ -207,14 +227,14 @@ export class SliceLoader {
   }
 
   /** Multi-row INSERTs of `batchRows` rows, one SQL text for every full batch. */
-  async #insertRows(trx: Transaction<Warehouse>, definition: ReportDefinition, columns: readonly string[], rows: AsyncIterable<WarehouseRow>): Promise<number> {
+  async #insertRows(trx: Transaction<Warehouse>, definition: ReportDefinition, columns: readonly string[], rows: AsyncIterable<RowValues>): Promise<number> {
     const batchRows = this.#batchRows;
     const fullBatchSql = this.#insertSqlFor(trx, definition, columns, batchRows);
     let rowCount = 0;
     let inBatch = 0;
     let parameters: (string | number | null)[] = [];
     for await (const row of rows) {
-      for (let i = 0; i < columns.length; i += 1) parameters.push(row[columns[i]!] ?? null);
+      for (let i = 0; i < columns.length; i += 1) parameters.push(row[i] ?? null);
       inBatch += 1;
       if (inBatch === batchRows) {
         await trx.executeQuery(CompiledQuery.raw(fullBatchSql, parameters));
@@ -296,18 +316,6 @@ function ledgerKey(slice: Slice): SliceKey {
   return { portfolio_id: slice.portfolioId, report_type: slice.reportType, report_date: slice.reportDate };
 }
 
-/** The columns of the definition's rows, in table order: slice columns, typed columns, `extra`. */
-function rowColumns(definition: ReportDefinition): string[] {
-  return [
-    'portfolio_id',
-    ...(definition.storesReportType ? ['report_type'] : []),
-    'report_date',
-    ...(definition.storesLineNumber ? ['line_number'] : []),
-    ...definition.columns.map((column) => column.name),
-    'extra',
-  ];
-}
-
 /** The SQL of an INSERT of `count` rows; Kysely makes every value a parameter. */
 function compileInsert(trx: Transaction<Warehouse>, definition: ReportDefinition, columns: readonly string[], count: number): string {
   const placeholder: WarehouseRow = Object.fromEntries(columns.map((column) => [column, null]));
@@ -326,17 +334,15 @@ async function copyRows(
   trx: Transaction<Warehouse>,
   definition: ReportDefinition,
   columns: readonly string[],
-  rows: AsyncIterable<WarehouseRow>,
+  rows: AsyncIterable<RowValues>,
   batchRows: number,
 ): Promise<number> {
   let rowCount = 0;
   async function* chunks(): AsyncGenerator<string> {
-    const values: (string | number | null)[] = new Array(columns.length);
     let chunk = '';
     let inChunk = 0;
     for await (const row of rows) {
-      for (let i = 0; i < columns.length; i += 1) values[i] = row[columns[i]!] ?? null;
-      chunk += copyTextRow(values);
+      chunk += copyTextRow(row);
       rowCount += 1;
       inChunk += 1;
       if (inChunk === batchRows) {
