@@ -30,11 +30,14 @@ export async function* readCsvRecords(
   const parser = source.pipe(parse({ bom: true, relax_column_count: true }));
   // Node does not pass a source's error down a pipe: forward it, or the loop would wait forever.
   source.once('error', (error) => parser.destroy(error));
+  // The parser's error is read from `parser.errored` by nextBatch (thrown from the loop below); it
+  // may come while no batch is awaited, when it would otherwise be an uncaught 'error' event.
+  parser.on('error', () => {});
 
   let header: string[] | undefined;
   let nextLine = 1;
   try {
-    for await (const record of parser as AsyncIterable<string[]>) {
+    for (let batch = await nextBatch(parser); batch !== null; batch = await nextBatch(parser)) for (const record of batch) {
       const line = nextLine;
       nextLine += 1;
       for (let i = 0; i < record.length; i += 1) if (record[i]!.includes('\n')) nextLine += countNewlines(record[i]!);
@@ -63,6 +66,33 @@ export async function* readCsvRecords(
   } finally {
     parser.destroy();
     source.destroy();
+  }
+}
+
+/**
+ * The records the parser holds now, waiting for some if it holds none; `null` once it has ended.
+ * Read this way rather than with `for await` over the stream, which costs an await per record
+ * where this costs one per batch; the parser's error, if it fails, is thrown.
+ */
+async function nextBatch(parser: Readable): Promise<string[][] | null> {
+  for (;;) {
+    if (parser.errored) throw parser.errored;
+    const batch: string[][] = [];
+    for (let record = parser.read() as string[] | null; record !== null; record = parser.read() as string[] | null) batch.push(record);
+    if (batch.length > 0) return batch;
+    if (parser.errored) throw parser.errored;
+    if (parser.readableEnded || parser.destroyed) return null;
+    await new Promise<void>((resolve, reject) => {
+      const done = () => {
+        parser.off('readable', done).off('end', done).off('close', done).off('error', failed);
+        resolve();
+      };
+      const failed = (error: Error) => {
+        parser.off('readable', done).off('end', done).off('close', done).off('error', failed);
+        reject(error);
+      };
+      parser.once('readable', done).once('end', done).once('close', done).once('error', failed);
+    });
   }
 }
 
