@@ -2,6 +2,23 @@ import type { Settings } from '../config/settings-schema.js';
 import type { Logger } from '../logger.js';
 import type { OutageWait } from './issue-through-outage.js';
 
+/** How a token source waits through an identity-provider outage; both token sources take these. */
+export interface IdentityProviderWaitOptions {
+  /**
+   * Longest identity-provider outage (5xx, 429, refused connections) callers wait through before
+   * failing with `AUTH_UNAVAILABLE`. @defaultValue 300000
+   */
+  readonly unavailableWaitMs?: number;
+  /** First delay between requests to an unavailable provider, doubling with jitter. @defaultValue 1000 */
+  readonly unavailableBaseDelayMs?: number;
+  /** @defaultValue 30000 */
+  readonly unavailableMaxDelayMs?: number;
+  /** Told before every wait for the provider (to log a warning). */
+  readonly onUnavailable?: (wait: OutageWait) => void;
+  /** Told when the provider answers again after an outage. */
+  readonly onRecovered?: (outageMs: number) => void;
+}
+
 /**
  * The outage options both token sources take, from `token.*` settings, with a warning in the log
  * before every wait for the provider and a line when it answers again, so an operator watching
@@ -10,7 +27,7 @@ import type { OutageWait } from './issue-through-outage.js';
 export function identityProviderWaitOptions(
   token: Settings['token'],
   logger: Logger,
-): { unavailableWaitMs: number; onUnavailable: (wait: OutageWait) => void; onRecovered: (outageMs: number) => void } {
+): IdentityProviderWaitOptions {
   return {
     unavailableWaitMs: token.unavailableWaitMs,
     onUnavailable: (wait) =>

@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { AuthError } from '../errors.js';
+import type { IdentityProviderWaitOptions } from './identity-provider-wait-options.js';
 import type { IdentityProviderOutage, OutageStore } from './identity-provider-outage.js';
-import { issueThroughOutage, type OutageWait } from './issue-through-outage.js';
+import { issueThroughOutage } from './issue-through-outage.js';
 import type { IssuedToken, TokenSource } from './token-source.js';
 
-export interface RedisTokenSourceOptions {
+export interface RedisTokenSourceOptions extends IdentityProviderWaitOptions {
   readonly redis: Redis;
   /** Key prefix shared by the fleet (the queue's prefix). */
   readonly prefix: string;
@@ -15,19 +16,6 @@ export interface RedisTokenSourceOptions {
   readonly refreshMarginSeconds?: number;
   /** How long a process waits for another one's renewal before trying itself. @defaultValue 15000 */
   readonly lockTimeoutMs?: number;
-  /**
-   * Longest identity-provider outage the fleet waits through before jobs fail with
-   * `AUTH_UNAVAILABLE`; the renewal lock's holder does the asking, everyone else waits. @defaultValue 300000
-   */
-  readonly unavailableWaitMs?: number;
-  /** First delay between requests to an unavailable provider, doubling with jitter. @defaultValue 1000 */
-  readonly unavailableBaseDelayMs?: number;
-  /** @defaultValue 30000 */
-  readonly unavailableMaxDelayMs?: number;
-  /** Told before every wait for the provider (to log a warning). */
-  readonly onUnavailable?: (wait: OutageWait) => void;
-  /** Told when the provider answers again after an outage. */
-  readonly onRecovered?: (outageMs: number) => void;
 }
 
 // Deletes the key only if it still holds the given value: a lock or a token is only ever removed

@@ -1,25 +1,13 @@
+import type { IdentityProviderWaitOptions } from './identity-provider-wait-options.js';
 import type { IdentityProviderOutage } from './identity-provider-outage.js';
-import { issueThroughOutage, type OutageWait } from './issue-through-outage.js';
+import { issueThroughOutage } from './issue-through-outage.js';
 import type { IssuedToken, TokenSource } from './token-source.js';
 
-export interface TokenRefresherOptions {
+export interface TokenRefresherOptions extends IdentityProviderWaitOptions {
   /** Asks the identity provider for a new token (the password grant). */
   readonly issue: () => Promise<IssuedToken>;
   /** Renew this long before expiry, capped at a tenth of the token's lifetime. @defaultValue 30 */
   readonly refreshMarginSeconds?: number;
-  /**
-   * Longest identity-provider outage (5xx, refused connections) callers wait through before
-   * failing with `AUTH_UNAVAILABLE`. @defaultValue 300000
-   */
-  readonly unavailableWaitMs?: number;
-  /** First delay between requests to an unavailable provider, doubling with jitter. @defaultValue 1000 */
-  readonly unavailableBaseDelayMs?: number;
-  /** @defaultValue 30000 */
-  readonly unavailableMaxDelayMs?: number;
-  /** Told before every wait for the provider (to log a warning). */
-  readonly onUnavailable?: (wait: OutageWait) => void;
-  /** Told when the provider answers again after an outage. */
-  readonly onRecovered?: (outageMs: number) => void;
   /** Clock in milliseconds, for tests. @defaultValue Date.now */
   readonly now?: () => number;
 }
