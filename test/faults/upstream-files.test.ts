@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import yazl from 'yazl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Slice } from '../../src/slice.js';
 import type { ReportType } from '../../src/reports/report-types.js';
@@ -26,19 +25,6 @@ const ROW = (isin: string, price = '12.5', date = '2024-05-06') => `${date},${is
 
 function zipOf(csv: string): () => Promise<Buffer> {
   return () => makeZip({ 'constituents.csv': csv });
-}
-
-/** A yazl ZIP of one entry with options makeZip does not offer (stored, ZIP64). */
-function yazlZip(name: string, content: string, options: { compress?: boolean; forceZip64Format?: boolean }): Promise<Buffer> {
-  const zip = new yazl.ZipFile();
-  zip.addBuffer(Buffer.from(content), name, options);
-  zip.end();
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    zip.outputStream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    zip.outputStream.on('end', () => resolve(Buffer.concat(chunks)));
-    zip.outputStream.on('error', reject);
-  });
 }
 
 /** Rewrites fields of the (first) entry in both its local and its central header. */
@@ -89,7 +75,7 @@ const BAD_FILES: BadFile[] = [
     name: 'a stored entry whose bytes do not match its CRC',
     reportType: 'constituent.close',
     body: async () => {
-      const zip = await yazlZip('c.csv', `${CONSTITUENT_HEADER}\n${ROW('XS1', '12.5')}\n`, { compress: false });
+      const zip = await makeZip({ 'c.csv': `${CONSTITUENT_HEADER}\n${ROW('XS1', '12.5')}\n` }, { compress: false });
       const at = zip.indexOf('12.5');
       zip.write('92.5', at); // a flipped digit: still a valid CSV, but not the file that was zipped
       return zip;
@@ -316,7 +302,7 @@ describe('upstream faults: the files', () => {
       ['a ZIP64 entry', { forceZip64Format: true }],
     ])('%s', async (_name, options) => {
       const slice = fault.slice('constituent.close');
-      serveOnce(slice, await yazlZip('c.csv', `${CONSTITUENT_HEADER}\n${ROW('XS1')}\n${ROW('XS2')}\n`, options), 'application/zip');
+      serveOnce(slice, await makeZip({ 'c.csv': `${CONSTITUENT_HEADER}\n${ROW('XS1')}\n${ROW('XS2')}\n` }, options), 'application/zip');
       const run = await fault.run(slice);
       const { rows } = await expectSliceLoaded(fault, slice, run, { attempts: 1, withinMs: 3_000 });
       expect(rows.map((row) => row.isin)).toEqual(['XS1', 'XS2']);
