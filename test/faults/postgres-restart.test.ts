@@ -19,7 +19,9 @@ import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
  * WAREHOUSE_UNAVAILABLE (retryable), the pool drops the dead connections, and the retry loads it.
  */
 
-const CONSTITUENT_ROWS = 30_000;
+// Large enough that the COPY of one slice lasts well over a second even at ~90,000 rows/s, so the
+// restart lands inside it on a busy CI machine too (30,000 rows was caught only sometimes once COPY got faster).
+const CONSTITUENT_ROWS = 150_000;
 
 async function tableCounts(warehouse: WarehouseHandle) {
   const { rows } = await sql<{ index_rows: number; constituent_rows: number; ledger_row_count: number | null }>`
