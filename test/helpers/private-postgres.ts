@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,7 +7,14 @@ import pg from 'pg';
 import { freePort } from './free-port.js';
 
 const run = promisify(execFile);
-const BIN = process.env.TEST_POSTGRES_BIN ?? '/usr/lib/postgresql/15/bin';
+const BIN = process.env.TEST_POSTGRES_BIN ?? installedPostgresBin();
+
+/** The newest Debian-installed server's binaries (/usr/lib/postgresql/<major>/bin), as .ci/run starts that cluster. */
+function installedPostgresBin(): string {
+  const root = '/usr/lib/postgresql';
+  const majors = existsSync(root) ? readdirSync(root).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a)) : [];
+  return join(root, majors[0] ?? '15', 'bin');
+}
 
 /**
  * A Postgres cluster of the test's own on a free loopback port (trust auth, user `postgres`), so
