@@ -67,17 +67,17 @@ describe('Postgres restarted during a load', () => {
     });
     const args = ['run', '--from', '2024-01-02', '--to', '2024-01-02'];
     const running = rig.cli(args, { DATABASE_URL: databaseUrl });
-    // The moment a slice's transaction is writing constituent rows.
+    // The moment a slice's COPY into constituent_report has written rows and has more to write.
     await until(
       async () =>
         (
           await pg.query<{ n: string }>(
-            'postgres',
-            `select count(*) as n from pg_stat_activity where datname = '${database}' and xact_start is not null and query ilike '%constituent_report%'`,
+            database,
+            `select count(*) as n from pg_stat_progress_copy where relid = to_regclass('constituent_report') and tuples_processed between 1 and ${CONSTITUENT_ROWS / 2}`,
           )
         )[0]!.n !== '0',
       20_000,
-      'a load into constituent_report',
+      'a COPY into constituent_report under way',
     );
     await pg.restart();
     const result = await running;
@@ -91,7 +91,10 @@ describe('Postgres restarted during a load', () => {
       // What a restart looks like from the client depends on the moment it lands: all of these are it.
       expect(String(line.error)).toMatch(/terminat|57P01|57P03|ECONNREFUSED|ECONNRESET|not queryable|shutting down|starting up/i);
     }
-    expect(retries.some((line) => line.reportType === 'constituent.close')).toBe(true);
+    expect(
+      retries.some((line) => line.reportType === 'constituent.close'),
+      `the constituent slice caught mid-COPY is retried; retries logged: ${JSON.stringify(retries.map((line) => [line.portfolioId, line.reportType, line.code, line.error]))}`,
+    ).toBe(true);
 
     const warehouse = await openWarehouse(databaseUrl);
     warehouses.push(warehouse);
