@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { constituentReport } from '../../src/reports/constituent-report.js';
 import type { WarehouseRow } from '../../src/reports/row-builder.js';
@@ -9,6 +8,7 @@ import { migrateWarehouse } from '../../src/warehouse/migrate-warehouse.js';
 import { classifyWarehouseError } from '../../src/warehouse/classify-warehouse-error.js';
 import { openWarehouse, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
 import { SliceLoader } from '../../src/warehouse/slice-loader.js';
+import { countWarehouse } from '../helpers/count-warehouse.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 
@@ -24,11 +24,8 @@ import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 const CONSTITUENT_ROWS = 150_000;
 
 async function tableCounts(warehouse: WarehouseHandle) {
-  const { rows } = await sql<{ index_rows: number; constituent_rows: number; ledger_row_count: number | null }>`
-    select (select count(*) from index_report) as index_rows,
-           (select count(*) from constituent_report) as constituent_rows,
-           (select sum(row_count) from report_loads) as ledger_row_count`.execute(warehouse.db);
-  return { index: Number(rows[0]!.index_rows), constituent: Number(rows[0]!.constituent_rows), ledger: Number(rows[0]!.ledger_row_count ?? 0) };
+  const counts = await countWarehouse(warehouse.db);
+  return { index: counts.index, constituent: counts.constituent, ledger: counts.ledgerRowCount };
 }
 
 async function until(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {

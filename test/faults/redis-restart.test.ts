@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lazySyntheticReport } from '../../src/simulator/synthetic-reports.js';
+import { countWarehouse } from '../helpers/count-warehouse.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
 import { startQueueRig, type QueueRig } from '../helpers/queue-rig.js';
 
@@ -34,21 +34,8 @@ function servedRows() {
 }
 
 async function warehouseCounts(rig: QueueRig) {
-  const warehouse = await rig.warehouse();
-  const { rows } = await sql<{ index_rows: string; constituent_rows: string; ledger_rows: string; ledger_row_count: string | null; not_done: string }>`
-    select (select count(*) from index_report) as index_rows,
-           (select count(*) from constituent_report) as constituent_rows,
-           (select count(*) from report_loads) as ledger_rows,
-           (select sum(row_count) from report_loads) as ledger_row_count,
-           (select count(*) from report_loads where status not in ('loaded', 'no_data')) as not_done`.execute(warehouse.db);
-  const row = rows[0]!;
-  return {
-    index: Number(row.index_rows),
-    constituent: Number(row.constituent_rows),
-    ledger: Number(row.ledger_rows),
-    ledgerRowCount: Number(row.ledger_row_count ?? 0),
-    notDone: Number(row.not_done),
-  };
+  const { retried: _retried, ...counts } = await countWarehouse((await rig.warehouse()).db);
+  return counts;
 }
 
 /** The counts once the ledger has not changed for a second (in-flight jobs done). */

@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ReportType } from '../../src/reports/report-types.js';
 import { lazySyntheticReport } from '../../src/simulator/synthetic-reports.js';
+import { countWarehouse } from '../helpers/count-warehouse.js';
 import { holdSqliteLock } from '../helpers/hold-sqlite-lock.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 
@@ -29,21 +29,7 @@ function servedRows(dates: string[]) {
 }
 
 async function warehouseCounts(rig: SyncRig) {
-  const warehouse = await rig.warehouse();
-  const { rows } = await sql<{ index_rows: number; constituent_rows: number; ledger_rows: number; ledger_row_count: number | null; retried: number }>`
-    select (select count(*) from index_report) as index_rows,
-           (select count(*) from constituent_report) as constituent_rows,
-           (select count(*) from report_loads) as ledger_rows,
-           (select sum(row_count) from report_loads) as ledger_row_count,
-           (select count(*) from report_loads where attempts > 1) as retried`.execute(warehouse.db);
-  const row = rows[0]!;
-  return {
-    index: Number(row.index_rows),
-    constituent: Number(row.constituent_rows),
-    ledger: Number(row.ledger_rows),
-    ledgerRowCount: Number(row.ledger_row_count ?? 0),
-    retried: Number(row.retried),
-  };
+  return countWarehouse((await rig.warehouse()).db);
 }
 
 describe('SQLite warehouse locked by another process', () => {
