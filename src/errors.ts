@@ -33,6 +33,18 @@ export type SyncErrorCode =
   | 'WAREHOUSE_UNAVAILABLE'
   /** The warehouse refused the write for a reason that will not go away by itself. */
   | 'WAREHOUSE_REJECTED'
+  /**
+   * A service a command needs at start (Redis, the warehouse) did not answer within
+   * `startup.timeoutMs`: a one-shot command stops (exit 2) instead of hanging.
+   */
+  | 'SERVICE_UNREACHABLE'
+  /**
+   * The service answered 200 with no data for a slice the warehouse holds rows of: the rows are
+   * kept (an empty answer never deletes data on its own) unless `warehouse.acceptEmptyRestatements`.
+   */
+  | 'EMPTY_RESTATEMENT'
+  /** A wait (for the identity provider) was cut short by a shutdown; the slice is left as it was. */
+  | 'INTERRUPTED'
   /** Something report-sync did not expect: a bug to report, not trouble to retry. */
   | 'UNEXPECTED';
 
@@ -44,6 +56,7 @@ export const RETRYABLE_CODES: ReadonlySet<SyncErrorCode> = new Set<SyncErrorCode
   'EXPORT_NETWORK',
   'EXPORT_TIMEOUT',
   'WAREHOUSE_UNAVAILABLE',
+  'EMPTY_RESTATEMENT',
 ]);
 
 /** Codes that make continuing pointless for every other slice as well: the run stops. */
@@ -51,6 +64,7 @@ export const FATAL_CODES: ReadonlySet<SyncErrorCode> = new Set<SyncErrorCode>([
   'CONFIG_INVALID',
   'USAGE_INVALID',
   'AUTH_REJECTED',
+  'SERVICE_UNREACHABLE',
 ]);
 
 export interface SyncErrorOptions {

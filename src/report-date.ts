@@ -36,6 +36,16 @@ export function* eachIsoDate(from: string, to: string): Generator<string> {
   for (let offset = 0; offset < days; offset += 1) yield shiftIsoDate(from, offset);
 }
 
+/** True for an IANA time zone this runtime knows, such as `Europe/London`. */
+export function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Today's date in an IANA time zone, as YYYY-MM-DD. */
 export function todayIn(timeZone: string, now: Date = new Date()): string {
   // en-CA formats as YYYY-MM-DD.

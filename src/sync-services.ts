@@ -11,8 +11,8 @@ import { ExportClient } from './gateway/export-client.js';
 import type { RequestGate } from './gateway/request-gate.js';
 import type { Logger } from './logger.js';
 import { Ledger } from './warehouse/ledger.js';
-import { migrateWarehouse } from './warehouse/migrate-warehouse.js';
-import { openWarehouse, type WarehouseHandle } from './warehouse/open-warehouse.js';
+import { connectWarehouse } from './warehouse/connect-warehouse.js';
+import type { WarehouseHandle } from './warehouse/open-warehouse.js';
 import { SliceLoader } from './warehouse/slice-loader.js';
 
 /** Everything the export job needs, built once per process; `close()` releases it all. */
@@ -38,16 +38,15 @@ export interface SyncServicesOptions {
 }
 
 /**
- * Opens (and migrates) the warehouse, the keep-alive pool, the token source and the export
+ * Opens (and migrates) the warehouse (see {@link connectWarehouse}), the keep-alive pool, the token source and the export
  * client, in that order; on failure, closes what was opened.
  */
 export async function createSyncServices(options: SyncServicesOptions): Promise<SyncServices> {
   const { config, upstream, logger } = options;
   const { settings } = config;
-  const warehouse = await openWarehouse(config.databaseUrl, { cwd: config.cwd, busyTimeoutMs: settings.warehouse.busyTimeoutMs });
+  const warehouse = await connectWarehouse(config, { purpose: 'write' });
   let agent: Dispatcher | undefined;
   try {
-    await migrateWarehouse(warehouse);
     if (!settings.http.verifyTls) logger.warn('http.verifyTls is false: TLS certificates are NOT verified; use this only on a test rig');
     agent = createHttpAgent(settings.http);
     const dispatcher = agent;

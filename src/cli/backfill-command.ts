@@ -4,13 +4,12 @@ import { SyncError } from '../errors.js';
 import { planMissingSlices } from '../plan-missing-slices.js';
 import { countSlices, planSlices } from '../plan-slices.js';
 import { ExportQueue } from '../queue/export-queue.js';
-import { createRedisConnection } from '../queue/redis-connection.js';
+import { createRedisConnector } from '../queue/redis-connection.js';
 import { exitCodeOf, type RunReport } from '../runner/run-report.js';
 import { reportDefinitionFor } from '../reports/report-definition-for.js';
 import type { ReportType } from '../reports/report-types.js';
 import { Ledger } from '../warehouse/ledger.js';
-import { migrateWarehouse } from '../warehouse/migrate-warehouse.js';
-import { openWarehouse } from '../warehouse/open-warehouse.js';
+import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { createCliLogger, loadCliConfig, type CliIo } from './cli-io.js';
 import { formatRunSummary } from './format-run-summary.js';
 import { resolveRange, type RangeOptions } from './resolve-range.js';
@@ -33,11 +32,14 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
   const range = resolveRange(options, settings);
   const { from, to } = range;
   const logger = createCliLogger(config, io, { progressBar: false });
-  const warehouse = await openWarehouse(config.databaseUrl, { cwd: config.cwd, busyTimeoutMs: settings.warehouse.busyTimeoutMs });
-  const redis = createRedisConnection(config.redisUrl, logger);
-  const exportQueue = new ExportQueue({ connection: redis, settings });
+  const connector = createRedisConnector(config.redisUrl, logger);
+  const redis = connector.connect();
+  let exportQueue: ExportQueue | undefined;
+  let warehouse: Awaited<ReturnType<typeof connectWarehouse>> | undefined;
   try {
-    await migrateWarehouse(warehouse);
+    await connector.waitUntilReady(redis, { timeoutMs: settings.startup.timeoutMs, signal: io.signal });
+    warehouse = await connectWarehouse(config, { purpose: 'write' });
+    exportQueue = new ExportQueue({ connection: redis, settings });
     const ledger = new Ledger(warehouse.db);
     const startedAt = new Date().toISOString();
     const startedMs = performance.now();
@@ -53,9 +55,9 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
     io.stdout.write(formatRunSummary(report));
     return exitCodeOf(report);
   } finally {
-    await exportQueue.close();
+    await exportQueue?.close();
     redis.disconnect();
-    await warehouse.close();
+    await warehouse?.close();
   }
 }
 

@@ -1,33 +1,38 @@
 import { ExportQueue } from '../queue/export-queue.js';
-import { createRedisConnection } from '../queue/redis-connection.js';
-import { NIGHTLY_JOB, NIGHTLY_SCHEDULER_ID } from '../queue/slice-job.js';
+import { ensureNightlySchedule, nightlyPlanSettings } from '../queue/nightly-schedule.js';
+import { createRedisConnector } from '../queue/redis-connection.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 
 /**
  * `report-sync scheduler`: registers (or updates) the nightly job scheduler in Redis with the
- * configured cron pattern and time zone, then exits. The id is fixed, so running it again, or
- * from several places, leaves exactly one schedule; the workers fire it and fan out the night.
+ * configured cron pattern and time zone, and the portfolios, report types and lookback the night
+ * syncs (carried by the scheduled job, so every worker fans out the same night), then exits. The id
+ * is fixed, so running it again, or from several places, leaves exactly one schedule. Workers
+ * re-create it from their own settings if Redis loses it.
  */
 export async function schedulerCommand(options: CommonOptions, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options);
   const { settings } = config;
   const logger = createCliLogger(config, io, { progressBar: false });
-  const redis = createRedisConnection(config.redisUrl, logger);
-  const exportQueue = new ExportQueue({ connection: redis, settings });
+  const connector = createRedisConnector(config.redisUrl, logger);
+  const redis = connector.connect();
+  let exportQueue: ExportQueue | undefined;
   try {
-    await exportQueue.queue.upsertJobScheduler(
-      NIGHTLY_SCHEDULER_ID,
-      { pattern: settings.schedule.cron, tz: settings.schedule.timeZone },
-      { name: NIGHTLY_JOB, data: {}, opts: { priority: settings.queue.nightlyPriority, removeOnComplete: { count: 30 }, removeOnFail: { count: 30 } } },
-    );
-    const next = await exportQueue.queue.getJobScheduler(NIGHTLY_SCHEDULER_ID);
-    const nextRun = next?.next ? new Date(next.next).toISOString() : 'unknown';
-    io.stdout.write(
-      `Nightly schedule "${settings.schedule.cron}" (${settings.schedule.timeZone}) registered on queue ${settings.queue.name}; next run ${nextRun}.\n`,
-    );
+    await connector.waitUntilReady(redis, { timeoutMs: settings.startup.timeoutMs, signal: io.signal });
+    exportQueue = new ExportQueue({ connection: redis, settings });
+    const wanted = nightlyPlanSettings(settings);
+    const check = await ensureNightlySchedule(exportQueue.queue, wanted, { mode: 'register', priority: settings.queue.nightlyPriority });
+    const nextRun = check.nextRunAt ? new Date(check.nextRunAt).toISOString() : 'unknown';
+    const verb = { created: 'registered', replaced: 'replaced', kept: 'already registered, unchanged' }[check.action];
+    const lines = [
+      `Nightly schedule "${wanted.cron}" (${wanted.timeZone}) ${verb} on queue ${settings.queue.name}; next run ${nextRun}.`,
+      `Each night syncs yesterday and re-checks ${wanted.lookbackDays} days before it, for portfolios ${wanted.portfolios.join(', ')} × ${wanted.reportTypes.join(', ')}.`,
+    ];
+    if (check.action === 'replaced' && check.differences.length > 0) lines.push(`Changed: ${check.differences.join('; ')}.`);
+    io.stdout.write(`${lines.join('\n')}\n`);
     return 0;
   } finally {
-    await exportQueue.close();
+    await exportQueue?.close();
     redis.disconnect();
   }
 }

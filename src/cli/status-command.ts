@@ -2,8 +2,7 @@ import { countIsoDates, shiftIsoDate } from '../report-date.js';
 import type { ReportType } from '../reports/report-types.js';
 import { describeSlice } from '../slice.js';
 import { Ledger } from '../warehouse/ledger.js';
-import { migrateWarehouse } from '../warehouse/migrate-warehouse.js';
-import { openWarehouse } from '../warehouse/open-warehouse.js';
+import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 import { formatTable } from './format-table.js';
 import { resolveRange, type RangeOptions } from './resolve-range.js';
@@ -33,9 +32,8 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
   const { from, to } = resolveRange(options, settings, (last) => shiftIsoDate(last, -settings.schedule.lookbackDays));
   const days = countIsoDates(from, to);
 
-  const warehouse = await openWarehouse(config.databaseUrl, { cwd: config.cwd, busyTimeoutMs: settings.warehouse.busyTimeoutMs });
+  const warehouse = await connectWarehouse(config, { purpose: 'read' });
   try {
-    await migrateWarehouse(warehouse);
     const ledger = new Ledger(warehouse.db);
     const filter = { from, to, portfolios: options.portfolios, reportTypes: options.reportTypes };
     const counts = await ledger.countByStatus(filter);

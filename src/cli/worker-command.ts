@@ -1,13 +1,18 @@
 import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Worker } from 'bullmq';
 import { exportReport } from '../../jobs/export-report.js';
 import { planNightly } from '../../jobs/nightly.js';
 import { identityProviderWaitOptions } from '../auth/identity-provider-wait-options.js';
 import { RedisTokenSource } from '../auth/redis-token-source.js';
 import { resolveUpstreamConfig } from '../config/upstream-config.js';
-import type { SyncError } from '../errors.js';
+import { SyncError } from '../errors.js';
+import type { Settings } from '../config/settings-schema.js';
 import { ExportQueue } from '../queue/export-queue.js';
+import { ensureNightlySchedule, nightlyPlanSettings, type NightlyPlanSettings } from '../queue/nightly-schedule.js';
 import { createExportWorker } from '../queue/export-worker.js';
-import { createRedisConnection } from '../queue/redis-connection.js';
+import { createRedisConnector, type RedisConnector } from '../queue/redis-connection.js';
+import type { Logger } from '../logger.js';
 import { RedisRateGate } from '../queue/redis-rate-gate.js';
 import { createSyncServices } from '../sync-services.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
@@ -21,11 +26,20 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
   const { settings } = config;
   const upstream = resolveUpstreamConfig(config.env);
   const logger = createCliLogger(config, io, { progressBar: false });
-  const redis = createRedisConnection(config.redisUrl, logger);
-  const workerRedis = createRedisConnection(config.redisUrl, logger);
+  const connector = createRedisConnector(config.redisUrl, logger);
+  const redis = connector.connect();
+  const workerRedis = connector.connect();
   let fatal: SyncError | undefined;
   const stop = new AbortController();
+  const shutdown = AbortSignal.any([io.signal, stop.signal].filter((signal): signal is AbortSignal => signal !== undefined));
   try {
+    try {
+      await connector.waitUntilReady(redis, { signal: shutdown });
+    } catch (error) {
+      if (!(error instanceof SyncError) || error.code !== 'INTERRUPTED') throw error;
+      logger.info({ redis: connector.location }, 'worker stopped before Redis answered');
+      return 0;
+    }
     const services = await createSyncServices({
       config,
       upstream,
@@ -44,21 +58,14 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
         }),
     });
     const exportQueue = new ExportQueue({ connection: redis, settings });
+    const ownNightly = nightlyPlanSettings(settings);
     const worker = createExportWorker({
       connection: workerRedis,
       settings,
       concurrency: settings.concurrency,
       attemptSlice: (slice, attempt) => exportReport(slice, attempt, services),
-      planNightly: async () =>
-        (
-          await planNightly({
-            ledger: services.ledger,
-            portfolios: settings.portfolios,
-            reportTypes: settings.reportTypes,
-            timeZone: settings.schedule.timeZone,
-            lookbackDays: settings.schedule.lookbackDays,
-          })
-        ).slices,
+      planNightly: async (nightly) => (await planNightly({ ledger: services.ledger, ...nightly })).slices,
+      ownNightly,
       exportQueue,
       logger,
       onFatal: (error) => {
@@ -67,15 +74,22 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
         stop.abort();
       },
     });
-    worker.on('error', (error) => logger.error({ error: error.message }, 'worker error'));
+    let lastWorkerError = 0;
+    worker.on('error', (error) => {
+      // While Redis is down, BullMQ reports every failed command; the connector already says Redis is down.
+      if (connector.down || Date.now() - lastWorkerError < 10_000) return;
+      lastWorkerError = Date.now();
+      logger.error({ error: error.message }, 'worker error');
+    });
     await worker.waitUntilReady();
+    const healing = keepNightlyScheduleAlive(exportQueue, ownNightly, settings, logger, shutdown);
     logger.info({ queue: settings.queue.name, concurrency: settings.concurrency, warehouse: services.warehouse.location }, 'worker ready');
 
-    const signals = [io.signal, stop.signal].filter((signal): signal is AbortSignal => signal !== undefined);
-    if (!signals.some((signal) => signal.aborted)) await once(AbortSignal.any(signals), 'abort');
+    if (!shutdown.aborted) await once(shutdown, 'abort');
     logger.info('closing the worker: finishing the jobs in flight');
     // close() waits for the active jobs to finish; their slices are then loaded or not, never half.
-    await worker.close();
+    await closeWorker(worker, connector, logger);
+    await healing;
     await exportQueue.close();
     await services.close();
     logger.info('worker stopped');
@@ -84,5 +98,70 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
   } finally {
     redis.disconnect();
     workerRedis.disconnect();
+  }
+}
+
+/**
+ * Makes sure the nightly schedule exists, now and every `schedule.checkIntervalMs` until the
+ * shutdown: a Redis restarted without persistence loses it, and nothing else would bring it back.
+ * Says so when it had to re-create it, and (once per difference) when the registered schedule's
+ * settings are not this worker's: the schedule's own are used, never silently replaced.
+ */
+async function keepNightlyScheduleAlive(
+  exportQueue: ExportQueue,
+  own: NightlyPlanSettings,
+  settings: Settings,
+  logger: Logger,
+  shutdown: AbortSignal,
+): Promise<void> {
+  let reported = '';
+  while (!shutdown.aborted) {
+    try {
+      const check = await ensureNightlySchedule(exportQueue.queue, own, { mode: 'heal', priority: settings.queue.nightlyPriority });
+      if (check.action !== 'kept') {
+        logger.warn(
+          { cron: own.cron, timeZone: own.timeZone, nextRunAt: check.nextRunAt ? new Date(check.nextRunAt).toISOString() : undefined },
+          "the nightly schedule was missing from Redis (flushed, or restarted without persistence): re-created it from this worker's settings",
+        );
+      }
+      const differences = check.differences.join('; ');
+      if (differences !== '' && differences !== reported) {
+        logger.warn(
+          { differences: check.differences },
+          "the registered nightly schedule's settings differ from this worker's: the schedule's are used; run report-sync scheduler with the settings you want",
+        );
+      }
+      reported = differences;
+    } catch (error) {
+      // Redis trouble is already reported by the connector; the next round tries again.
+      if (!connectorTrouble(error)) logger.error({ error: (error as Error).message }, 'could not check the nightly schedule');
+    }
+    await sleep(settings.schedule.checkIntervalMs, undefined, { signal: shutdown }).catch(() => undefined);
+  }
+}
+
+function connectorTrouble(error: unknown): boolean {
+  return /Connection is closed|ECONNREFUSED|ECONNRESET|is down and this process is stopping/.test(String((error as Error)?.message ?? error));
+}
+
+/**
+ * Closes the BullMQ worker, letting the jobs in flight finish. BullMQ records each finished job
+ * in Redis and says goodbye to it: while Redis is down both would wait for it forever, so then the
+ * connections are dropped and the close forced. The slices of those jobs are in the warehouse
+ * either way; their jobs count as stalled and are taken again (unchanged) once Redis is back.
+ */
+async function closeWorker(worker: Worker, connector: RedisConnector, logger: Logger): Promise<void> {
+  const closing = worker.close();
+  for (;;) {
+    const finished = await Promise.race([closing.then(() => true), sleep(500).then(() => false)]);
+    if (finished) return;
+    if (connector.down) {
+      logger.warn({ redis: connector.location }, 'Redis is down: not waiting for it to record the jobs in flight');
+      // BullMQ's own close would wait for Redis forever; dropping every connection abandons it
+      // and leaves nothing behind to keep the process alive.
+      closing.catch(() => undefined);
+      connector.disconnectAll();
+      return;
+    }
   }
 }

@@ -1,16 +1,19 @@
+import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
+import { isTimeZone } from '../report-date.js';
 import { EXPORT_FORMATS, REPORT_TYPES } from '../reports/report-types.js';
 
 const positiveInt = z.number().int().min(1);
 const nonNegativeInt = z.number().int().min(0);
 const portfolioId = z.number().int().min(1).max(2_147_483_647);
 
-function isTimeZone(value: string): boolean {
+/** Why a cron pattern is refused, in the words of the parser BullMQ's job scheduler uses; undefined when it is fine. */
+function cronProblem(pattern: string): string | undefined {
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: value });
-    return true;
-  } catch {
-    return false;
+    CronExpressionParser.parse(pattern, { tz: 'UTC' });
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
   }
 }
 
@@ -30,11 +33,33 @@ export const settingsSchema = z
     schedule: z
       .object({
         /** Cron pattern of the nightly sync (used by the queue scheduler). */
-        cron: z.string().min(1).default('30 2 * * *'),
+        cron: z
+          .string()
+          .min(1)
+          .superRefine((pattern, context) => {
+            const problem = cronProblem(pattern);
+            if (problem) context.addIssue({ code: 'custom', message: `not a cron pattern (${problem}); e.g. "30 2 * * *" is 02:30 every day` });
+          })
+          .default('30 2 * * *'),
         /** IANA time zone that decides what "yesterday" is. */
         timeZone: z.string().refine(isTimeZone, 'not an IANA time zone such as "Europe/London"').default('UTC'),
         /** Days before yesterday whose missing, no-data and failed slices the nightly sync checks again. */
         lookbackDays: nonNegativeInt.max(366).default(7),
+        /**
+         * How often each worker makes sure the nightly schedule still exists in Redis (a Redis
+         * restarted without persistence loses it), re-creating it from its own settings if not.
+         */
+        checkIntervalMs: positiveInt.min(1_000).max(86_400_000).default(300_000),
+      })
+      .strict()
+      .prefault({}),
+    startup: z
+      .object({
+        /**
+         * How long a command waits at start for Redis and the warehouse to answer before it stops
+         * with exit 2 naming the one that did not (a worker keeps retrying instead, not ready).
+         */
+        timeoutMs: positiveInt.max(600_000).default(10_000),
       })
       .strict()
       .prefault({}),

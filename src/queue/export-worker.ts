@@ -7,6 +7,7 @@ import { backoffDelay } from '../runner/backoff-delay.js';
 import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
 import { parseSlice, sliceLogFields, type Slice } from '../slice.js';
 import { SLICE_BACKOFF, type ExportQueue } from './export-queue.js';
+import { nightlyPlanSettingsOf, type NightlyPlanSettings } from './nightly-schedule.js';
 import { EXPORT_SLICE_JOB, NIGHTLY_JOB, type SliceJobData } from './slice-job.js';
 
 export interface ExportWorkerOptions {
@@ -16,8 +17,10 @@ export interface ExportWorkerOptions {
   readonly concurrency: number;
   /** One attempt at one slice: the export job, the same as in-process. */
   readonly attemptSlice: (slice: Slice, attempt: SliceAttempt) => Promise<SliceOutcome>;
-  /** The nightly plan (yesterday plus lookback re-checks), for the scheduler's job. */
-  readonly planNightly: () => Promise<readonly Slice[]>;
+  /** The nightly plan (yesterday plus lookback re-checks) for the settings a fan-out job carries. */
+  readonly planNightly: (nightly: NightlyPlanSettings) => Promise<readonly Slice[]>;
+  /** This process's own nightly settings, for a fan-out job that carries none (registered by an older release). */
+  readonly ownNightly: NightlyPlanSettings;
   /** Where the nightly fan-out queues its slices, and whose rate limit a 429 sets. */
   readonly exportQueue: ExportQueue;
   readonly logger: Logger;
@@ -62,9 +65,14 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
 
   const processor = async (job: Job<SliceJobData>) => {
     if (job.name === NIGHTLY_JOB) {
-      const slices = await options.planNightly();
+      let nightly = nightlyPlanSettingsOf(job.data);
+      if (!nightly) {
+        logger.warn({ jobId: job.id }, "the nightly job carries no usable settings (registered by an older release?): planning it with this worker's own");
+        nightly = options.ownNightly;
+      }
+      const slices = await options.planNightly(nightly);
       const queued = await options.exportQueue.addSlices(slices, settings.queue.nightlyPriority);
-      logger.info({ queued }, 'nightly fan-out queued its slices');
+      logger.info({ queued, portfolios: nightly.portfolios, reportTypes: nightly.reportTypes, lookbackDays: nightly.lookbackDays }, 'nightly fan-out queued its slices');
       return { queued };
     }
     if (job.name !== EXPORT_SLICE_JOB) throw new UnrecoverableError(`unknown job name ${job.name}`);
@@ -100,7 +108,7 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
     stalledInterval: settings.queue.stalledIntervalMs,
     maxStalledCount: 3,
     limiter: rateLimit.max > 0 ? { max: rateLimit.max, duration: rateLimit.durationMs } : undefined,
-    // Applies to every job that does not carry its own (the nightly fan-out job does).
+    // Every job is trimmed by these; no job carries its own.
     removeOnComplete: { age: settings.queue.keepCompleted.ageSeconds, count: settings.queue.keepCompleted.count },
     removeOnFail: { age: settings.queue.keepFailed.ageSeconds, count: settings.queue.keepFailed.count },
     settings: {

@@ -1,4 +1,4 @@
-import { WarehouseError } from '../errors.js';
+import { ConfigError, SyncError, WarehouseError } from '../errors.js';
 
 /**
  * Database errors that pass by themselves: a lock held by another process, a dropped
@@ -36,11 +36,26 @@ const TRANSIENT_CODES: ReadonlySet<string> = new Set([
  */
 const CONNECTION_LOST = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/i;
 
-/** Wraps a database error as a {@link WarehouseError}, retryable when the trouble is transient. */
-export function classifyWarehouseError(error: unknown, action: string): WarehouseError {
-  if (error instanceof WarehouseError) return error;
+/**
+ * Postgres SQLSTATEs that say `DATABASE_URL` itself is wrong: no such database, a password or an
+ * account the server refuses. Retrying cannot help; the command stops with exit 2.
+ */
+const CONFIGURATION_CODES: Readonly<Record<string, string>> = {
+  '3D000': 'create it with createdb, or fix the database name in DATABASE_URL',
+  '28P01': 'the server refused the password: check the user and password in DATABASE_URL',
+  '28000': 'the server refused the connection for this user: check the user in DATABASE_URL and the server\'s pg_hba.conf',
+};
+
+/**
+ * Wraps a database error as a {@link WarehouseError}, retryable when the trouble is transient, or
+ * as a {@link ConfigError} when the server says `DATABASE_URL` names something that is not there.
+ */
+export function classifyWarehouseError(error: unknown, action: string): SyncError {
+  if (error instanceof SyncError) return error;
   const err = error instanceof Error ? error : new Error(String(error));
   const code = String((err as { code?: unknown }).code ?? '');
+  const misconfigured = CONFIGURATION_CODES[code];
+  if (misconfigured) return new ConfigError(`warehouse refused the connection while ${action}: ${err.message} (${code}); ${misconfigured}`, { cause: err });
   // Postgres class 08: connection exceptions. pg's own connection-loss errors carry no code.
   const transient = TRANSIENT_CODES.has(code) || code.startsWith('08') || CONNECTION_LOST.test(err.message);
   return new WarehouseError(

@@ -1,5 +1,5 @@
 import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
-import { WarehouseError } from '../errors.js';
+import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { createTables } from './migrations/0001-create-tables.js';
 import type { WarehouseDialect, WarehouseHandle } from './open-warehouse.js';
 
@@ -20,10 +20,10 @@ export async function migrateWarehouse(warehouse: WarehouseHandle): Promise<{ ap
   const migrator = new Migrator({ db: warehouse.db, provider });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   if (result.error) {
-    const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new WarehouseError('WAREHOUSE_REJECTED', `migration ${failed} failed on ${warehouse.location}: ${String((result.error as Error).message ?? result.error)}`, {
-      cause: result.error,
-    });
+    const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
+    // Kysely hands back whatever the driver threw: a server that is down or a database that does
+    // not exist is not a migration that failed, and is said as what it is.
+    throw classifyWarehouseError(result.error, failed ? `applying migration ${failed} to ${warehouse.location}` : `migrating ${warehouse.location}`);
   }
   return { applied: (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
 }

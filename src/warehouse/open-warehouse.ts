@@ -1,8 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
+import { describeUrl } from '../describe-url.js';
 import { ConfigError } from '../errors.js';
 import { copyingPostgresPool } from './copying-postgres-pool.js';
 import type { Warehouse } from './warehouse-schema.js';
@@ -25,6 +26,13 @@ export interface OpenWarehouseOptions {
   cwd?: string;
   /** Postgres: connections in the pool. @defaultValue 10 */
   poolSize?: number;
+  /** Postgres: how long to wait for a connection before the query fails (0: no limit). @defaultValue 10000 */
+  connectTimeoutMs?: number;
+  /**
+   * SQLite: refuse to create the file (read-only commands must never make an empty warehouse
+   * where a path was mistyped). @defaultValue false
+   */
+  mustExist?: boolean;
 }
 
 /**
@@ -42,9 +50,12 @@ function openSqlite(rawPath: string, options: OpenWarehouseOptions): WarehouseHa
   if (path === '') throw new ConfigError('DATABASE_URL: sqlite: needs a file path, e.g. sqlite:./data/warehouse.sqlite');
   const inMemory = path === ':memory:';
   const file = inMemory ? path : resolve(options.cwd ?? process.cwd(), path);
+  if (!inMemory && options.mustExist && !existsSync(file)) {
+    throw new ConfigError(`there is no warehouse at ${file} (DATABASE_URL): check the path, or create one there with report-sync migrate`);
+  }
   if (!inMemory) mkdirSync(dirname(file), { recursive: true });
 
-  const database = new Database(file, { timeout: options.busyTimeoutMs ?? 10_000 });
+  const database = new Database(file, { timeout: options.busyTimeoutMs ?? 10_000, fileMustExist: options.mustExist === true && !inMemory });
   // WAL lets `status` and analysts read while a sync writes; NORMAL sync is safe under WAL
   // (a power cut can lose the last commits, never half of one).
   database.pragma('journal_mode = WAL');
@@ -114,19 +125,15 @@ function toIsoTimestamp(text: string): string {
 }
 
 function openPostgres(databaseUrl: string, options: OpenWarehouseOptions): WarehouseHandle {
-  let location: string;
-  try {
-    const url = new URL(databaseUrl);
-    // No password, and no query or fragment either: a `?password=` parameter is read by pg, and a
-    // password holding "#" leaves its tail in the fragment.
-    url.password = '';
-    url.search = '';
-    url.hash = '';
-    location = url.href;
-  } catch {
-    throw new ConfigError('DATABASE_URL is not a valid postgres:// URL');
-  }
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10, types: POSTGRES_TYPES });
+  const location = describeUrl(databaseUrl);
+  if (location === undefined) throw new ConfigError('DATABASE_URL is not a valid postgres:// URL');
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: options.poolSize ?? 10,
+    types: POSTGRES_TYPES,
+    // pg waits for a connection forever by default: a blackholed host would hang a command.
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+  });
   // An idle client that loses its server (a Postgres restart) emits 'error' on the pool; without a
   // listener that would crash the process. The next query gets a fresh connection.
   pool.on('error', () => undefined);

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import type { Settings } from '../../src/config/settings-schema.js';
 import { createLogger } from '../../src/logger.js';
+import { nightlyPlanSettings } from '../../src/queue/nightly-schedule.js';
 import { ExportQueue } from '../../src/queue/export-queue.js';
 import { createExportWorker } from '../../src/queue/export-worker.js';
 
@@ -33,6 +34,7 @@ export async function drainExportQueue(options: { redisUrl: string; settings: Se
     concurrency: options.concurrency,
     attemptSlice: async (slice, attempt) => ({ status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: 0 }),
     planNightly: async () => [],
+    ownNightly: nightlyPlanSettings(options.settings),
     exportQueue,
     logger,
   });

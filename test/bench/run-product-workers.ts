@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
 import { ExportQueue } from '../../src/queue/export-queue.js';
 import { sliceJobId } from '../../src/queue/slice-job.js';
-import { createRedisConnection } from '../../src/queue/redis-connection.js';
+import { createRedisConnector } from '../../src/queue/redis-connection.js';
 import { createLogger } from '../../src/logger.js';
 import type { Slice } from '../../src/slice.js';
 import { Ledger } from '../../src/warehouse/ledger.js';
@@ -68,7 +68,7 @@ export async function runProductWorkers(options: ProductWorkersOptions): Promise
 
   // Migrated before any worker starts, so the workers do not race each other to create the tables.
   const warehouse = await openWarehouse(databaseUrl, { cwd: options.dir });
-  const redis = createRedisConnection(TEST_REDIS_URL, createLogger({ level: 'silent' }));
+  const redis = createRedisConnector(TEST_REDIS_URL, createLogger({ level: 'silent' })).connect();
   const exportQueue = new ExportQueue({ connection: redis, settings: config.settings });
   const children: { child: ChildProcess; log: string; exited: Promise<void> }[] = [];
   const fleetCpuMs = () => children.reduce((sum, { child }) => sum + processCpuMs(child.pid), 0);

@@ -32,3 +32,17 @@ describe('classifyWarehouseError', () => {
     expect(classified.retryable).toBe(false);
   });
 });
+
+describe('classifyWarehouseError: DATABASE_URL itself is wrong', () => {
+  it.each([
+    ['a database that does not exist', withCode('database "typo" does not exist', '3D000'), /createdb/],
+    ['a password the server refuses', withCode('password authentication failed for user "x"', '28P01'), /password in DATABASE_URL/],
+    ['an account the server refuses', withCode('no pg_hba.conf entry for host', '28000'), /user in DATABASE_URL/],
+  ])('%s is CONFIG_INVALID (exit 2, nothing retried)', (_name, error, hint) => {
+    const classified = classifyWarehouseError(error, 'migrating');
+    expect(classified.code).toBe('CONFIG_INVALID');
+    expect(classified.fatal).toBe(true);
+    expect(classified.retryable).toBe(false);
+    expect(classified.message).toMatch(hint);
+  });
+});

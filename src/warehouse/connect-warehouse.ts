@@ -1,0 +1,66 @@
+import type { AppConfig } from '../config/load-config.js';
+import { ConfigError, SyncError } from '../errors.js';
+import { classifyWarehouseError } from './classify-warehouse-error.js';
+import { migrateWarehouse } from './migrate-warehouse.js';
+import { openWarehouse, type WarehouseHandle } from './open-warehouse.js';
+
+export interface ConnectWarehouseOptions {
+  /**
+   * `write`: create the warehouse if needed and bring its schema up to date (syncs, `migrate`);
+   * `read`: the warehouse must already exist with its tables, and nothing is created or migrated
+   * (`status`, `check`), so a mistyped path is reported, never silently made into an empty warehouse.
+   */
+  readonly purpose: 'write' | 'read';
+}
+
+/**
+ * Opens the warehouse named by `DATABASE_URL` and makes sure it answers, within
+ * `startup.timeoutMs`: a server that is down or unreachable is `SERVICE_UNREACHABLE` (exit 2, naming
+ * DATABASE_URL), a database that does not exist or refuses the account is `CONFIG_INVALID`. On
+ * failure nothing is left open.
+ */
+export async function connectWarehouse(
+  config: AppConfig,
+  options: ConnectWarehouseOptions,
+): Promise<WarehouseHandle & { readonly applied: readonly string[] }> {
+  const { settings } = config;
+  const warehouse = await openWarehouse(config.databaseUrl, {
+    cwd: config.cwd,
+    busyTimeoutMs: settings.warehouse.busyTimeoutMs,
+    connectTimeoutMs: settings.startup.timeoutMs,
+    mustExist: options.purpose === 'read',
+  });
+  try {
+    let applied: readonly string[] = [];
+    if (options.purpose === 'write') applied = (await migrateWarehouse(warehouse)).applied;
+    else await verifyTables(warehouse);
+    return { ...warehouse, applied };
+  } catch (error) {
+    await warehouse.close().catch(() => undefined);
+    throw atStart(error, warehouse.location, settings.startup.timeoutMs);
+  }
+}
+
+/** A read-only command's check that the ledger is there: one cheap query, nothing created. */
+async function verifyTables(warehouse: WarehouseHandle): Promise<void> {
+  try {
+    await warehouse.db.selectFrom('report_loads').select('status').limit(1).execute();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    // SQLite: "no such table"; Postgres: 42P01 undefined_table.
+    if (/no such table|does not exist/i.test(message) && (error as { code?: unknown }).code !== '3D000') {
+      throw new ConfigError(`${warehouse.location} has no report-sync tables: check DATABASE_URL, or create them with report-sync migrate`);
+    }
+    throw classifyWarehouseError(error, `reading ${warehouse.location}`);
+  }
+}
+
+function atStart(error: unknown, location: string, timeoutMs: number): SyncError {
+  const classified = classifyWarehouseError(error, `connecting to ${location}`);
+  if (classified.code !== 'WAREHOUSE_UNAVAILABLE') return classified;
+  return new SyncError(
+    'SERVICE_UNREACHABLE',
+    `the warehouse at ${location} did not answer within startup.timeoutMs (${timeoutMs} ms): ${classified.message}; check DATABASE_URL and that the database server is running`,
+    { cause: classified },
+  );
+}
