@@ -8,14 +8,14 @@ import { reportDefinitionFor } from '../src/reports/report-definition-for.js';
 import { createRowValuesBuilder, type RowValues } from '../src/reports/row-builder.js';
 import type { ExportFormat } from '../src/reports/report-types.js';
 import type { SliceAttempt, SliceOutcome } from '../src/slice-outcome.js';
-import { sliceLogFields, type Slice } from '../src/slice.js';
+import { describeSlice, sliceLogFields, type Slice } from '../src/slice.js';
 import type { SliceLoader } from '../src/warehouse/slice-loader.js';
 
 /** What the export job needs; one set per process, shared by all its jobs. */
 export interface ExportReportDeps {
   readonly client: ExportClient;
   readonly loader: SliceLoader;
-  readonly settings: Pick<Settings, 'formats' | 'defaultFormat' | 'limits'>;
+  readonly settings: Pick<Settings, 'formats' | 'defaultFormat' | 'limits' | 'warehouse'>;
   readonly logger: Logger;
 }
 
@@ -101,8 +101,21 @@ async function* toRows(records: AsyncIterable<SourceRecord>, build: ReturnType<t
   }
 }
 
+/**
+ * Records `no_data`, unless the warehouse holds rows of the slice: an empty answer never deletes
+ * them on its own (a glitch upstream would wipe loaded data), unless
+ * `warehouse.acceptEmptyRestatements` says such restatements are to be believed.
+ */
 async function recordNoData(slice: Slice, format: ExportFormat, attempt: SliceAttempt, deps: ExportReportDeps): Promise<void> {
   const previous = await deps.loader.ledgerEntry(slice);
+  if (previous && previous.row_count > 0 && !deps.settings.warehouse.acceptEmptyRestatements) {
+    throw new SyncError(
+      'EMPTY_RESTATEMENT',
+      `the service answered 200 with no data for ${describeSlice(slice)}, which the warehouse holds ${previous.row_count} rows of ` +
+        `(${previous.file_name ?? 'loaded'} at ${previous.updated_at}); the rows are kept. If the service really withdrew them, ` +
+        'set warehouse.acceptEmptyRestatements to true and run the slice again',
+    );
+  }
   if (previous?.status === 'no_data') await deps.loader.recordUnchanged(slice, attempt.number);
   else await deps.loader.recordNoData(slice, reportDefinitionFor(slice.reportType), format, attempt.number);
 }

@@ -124,6 +124,12 @@ export const settingsSchema = z
         batchRows: positiveInt.max(2_000).default(500),
         /** SQLite: how long a writer waits for a lock held by another process. */
         busyTimeoutMs: nonNegativeInt.default(10_000),
+        /**
+         * Accept an empty answer (no data) for a slice the warehouse holds rows of, deleting them.
+         * Off: the rows are kept and the slice is `failed` with EMPTY_RESTATEMENT, so a glitch
+         * upstream never wipes loaded data on its own.
+         */
+        acceptEmptyRestatements: z.boolean().default(false),
       })
       .strict()
       .prefault({}),

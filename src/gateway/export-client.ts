@@ -132,6 +132,14 @@ export class ExportClient {
     }
     if (body.bytes === 0) {
       await body.dispose();
+      if (!isFramed(response.headers)) {
+        // A body with neither Content-Length nor chunked framing ends when the connection closes: a
+        // gateway or proxy dying right after the headers looks exactly like this, and is no answer.
+        throw new ExportError(
+          'EXPORT_NETWORK',
+          `the export for ${describeSlice(slice)} answered 200 and closed the connection before sending any byte, with neither Content-Length nor chunked framing: a broken transfer, not an empty report; it is retried`,
+        );
+      }
       return { kind: 'no_data' };
     }
     return {
@@ -195,6 +203,14 @@ function transferError(error: unknown, slice: Slice): SyncError {
     });
   }
   return new ExportError('EXPORT_NETWORK', `export for ${describeSlice(slice)} failed: ${message}`, { cause: error });
+}
+
+/**
+ * Whether the answer said where its body ends (Content-Length, or chunked with its last chunk), so
+ * that an empty body is one the service meant to send.
+ */
+function isFramed(headers: Dispatcher.ResponseData['headers']): boolean {
+  return headers['content-length'] !== undefined || /\bchunked\b/i.test(headerText(headers['transfer-encoding']) ?? '');
 }
 
 function headerText(value: string | string[] | undefined): string | undefined {

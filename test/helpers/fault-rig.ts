@@ -6,6 +6,7 @@ import type { ReportType } from '../../src/reports/report-types.js';
 import { renderJson, renderZip } from '../../src/simulator/render-export.js';
 import { lazySyntheticReport } from '../../src/simulator/synthetic-reports.js';
 import type { Slice } from '../../src/slice.js';
+import type { WarehouseDialect } from '../../src/warehouse/open-warehouse.js';
 import { startMisbehavingGateway, type MisbehavingGateway } from './misbehaving-gateway.js';
 import { startSyncRig, type CliResult, type SyncRig } from './sync-rig.js';
 
@@ -41,8 +42,9 @@ export interface FaultRunOptions {
  * beside it, a SQLite warehouse, and the real CLI run in-process, one slice per run. Every slice
  * handed out has a portfolio of its own, so cases never see each other's rows.
  */
-export async function startFaultRig(settings: SettingsInput = {}) {
+export async function startFaultRig(settings: SettingsInput = {}, options: { dialect?: WarehouseDialect } = {}) {
   const rig: SyncRig = await startSyncRig({
+    dialect: options.dialect,
     settings: {
       ...FAULT_SETTINGS,
       ...settings,
