@@ -19,17 +19,23 @@ export interface ExportReportDeps {
   readonly logger: Logger;
 }
 
+/** How one slice is to be exported. */
+export interface ExportReportOptions {
+  /** Load the file even if it is the one already loaded (`run --force`, `backfill --force`). */
+  readonly force?: boolean;
+}
+
 /**
  * The export job: one slice end to end (token, download, parse, load), the same function for the
  * in-process runner and the queue worker. It never throws: it returns the attempt's outcome, and
  * writes the ledger whenever that outcome is final.
  */
-export async function exportReport(slice: Slice, attempt: SliceAttempt, deps: ExportReportDeps): Promise<SliceOutcome> {
+export async function exportReport(slice: Slice, attempt: SliceAttempt, deps: ExportReportDeps, options: ExportReportOptions = {}): Promise<SliceOutcome> {
   const startedAt = performance.now();
   const log = deps.logger.child({ ...sliceLogFields(slice), attempt: attempt.number });
   const elapsed = () => Math.round(performance.now() - startedAt);
   try {
-    const outcome = await fetchAndLoad(slice, attempt, deps, elapsed);
+    const outcome = await fetchAndLoad(slice, attempt, deps, elapsed, log, options);
     if (outcome.status === 'loaded') {
       log.info(
         { status: 'loaded', rows: outcome.rowCount, bytes: outcome.bytes, format: outcome.format, unchanged: outcome.unchanged, durationMs: outcome.durationMs, attempts: attempt.number },
@@ -55,15 +61,22 @@ export async function exportReport(slice: Slice, attempt: SliceAttempt, deps: Ex
   }
 }
 
-async function fetchAndLoad(slice: Slice, attempt: SliceAttempt, deps: ExportReportDeps, elapsed: () => number): Promise<SliceOutcome> {
+async function fetchAndLoad(
+  slice: Slice,
+  attempt: SliceAttempt,
+  deps: ExportReportDeps,
+  elapsed: () => number,
+  log: Logger,
+  options: ExportReportOptions,
+): Promise<SliceOutcome> {
   const { client, loader, settings } = deps;
   const definition = reportDefinitionFor(slice.reportType);
   const requested: ExportFormat = settings.formats[slice.reportType] ?? settings.defaultFormat;
   const download = await client.download(slice, requested);
 
   if (download.kind === 'no_data') {
-    await recordNoData(slice, requested, attempt, deps);
-    return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: elapsed() };
+    const unchanged = await recordNoData(slice, requested, attempt, deps);
+    return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: elapsed(), unchanged };
   }
 
   const { body } = download;
@@ -76,15 +89,23 @@ async function fetchAndLoad(slice: Slice, attempt: SliceAttempt, deps: ExportRep
       maxJsonDepth: settings.limits.maxJsonDepth,
     });
     if (content.kind === 'blank') {
-      await recordNoData(slice, requested, attempt, deps);
-      return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: elapsed() };
+      const unchanged = await recordNoData(slice, requested, attempt, deps);
+      return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: elapsed(), unchanged };
     }
 
     const facts = { format: content.format, fileName: download.fileName, bytes: body.bytes, sha256: body.sha256 };
-    const previous = await loader.ledgerEntry(slice);
+    const previous = options.force ? undefined : await loader.ledgerEntry(slice);
     if (previous?.status === 'loaded' && previous.content_sha256 === body.sha256) {
-      await loader.recordUnchanged(slice, attempt.number);
-      return { status: 'loaded', final: true, slice, attempt: attempt.number, durationMs: elapsed(), rowCount: previous.row_count, bytes: body.bytes, format: content.format, fileName: download.fileName, unchanged: true };
+      // The same file: nothing to write, as long as the warehouse still holds what the ledger says.
+      const held = await loader.countRows(slice, definition);
+      if (held === previous.row_count) {
+        await loader.recordUnchanged(slice, attempt.number);
+        return { status: 'loaded', final: true, slice, attempt: attempt.number, durationMs: elapsed(), rowCount: previous.row_count, bytes: body.bytes, format: content.format, fileName: download.fileName, unchanged: true };
+      }
+      log.warn(
+        { heldRows: held, ledgerRows: previous.row_count },
+        'the warehouse no longer holds the rows the ledger records for this unchanged file (deleted, or an older backup restored): loading it again',
+      );
     }
     const rowCount = await loader.replaceRowValues(slice, definition, toRows(content.records, createRowValuesBuilder(definition, slice, fileName)), facts, attempt.number);
     return { status: 'loaded', final: true, slice, attempt: attempt.number, durationMs: elapsed(), rowCount, bytes: body.bytes, format: content.format, fileName: download.fileName, unchanged: false };
@@ -102,11 +123,11 @@ async function* toRows(records: AsyncIterable<SourceRecord>, build: ReturnType<t
 }
 
 /**
- * Records `no_data`, unless the warehouse holds rows of the slice: an empty answer never deletes
+ * Records `no_data` (true when the slice had no data already), unless the warehouse holds rows of the slice: an empty answer never deletes
  * them on its own (a glitch upstream would wipe loaded data), unless
  * `warehouse.acceptEmptyRestatements` says such restatements are to be believed.
  */
-async function recordNoData(slice: Slice, format: ExportFormat, attempt: SliceAttempt, deps: ExportReportDeps): Promise<void> {
+async function recordNoData(slice: Slice, format: ExportFormat, attempt: SliceAttempt, deps: ExportReportDeps): Promise<boolean> {
   const previous = await deps.loader.ledgerEntry(slice);
   if (previous && previous.row_count > 0 && !deps.settings.warehouse.acceptEmptyRestatements) {
     throw new SyncError(
@@ -116,8 +137,12 @@ async function recordNoData(slice: Slice, format: ExportFormat, attempt: SliceAt
         'set warehouse.acceptEmptyRestatements to true and run the slice again',
     );
   }
-  if (previous?.status === 'no_data') await deps.loader.recordUnchanged(slice, attempt.number);
-  else await deps.loader.recordNoData(slice, reportDefinitionFor(slice.reportType), format, attempt.number);
+  if (previous?.status === 'no_data') {
+    await deps.loader.recordUnchanged(slice, attempt.number);
+    return true;
+  }
+  await deps.loader.recordNoData(slice, reportDefinitionFor(slice.reportType), format, attempt.number);
+  return false;
 }
 
 /**

@@ -21,7 +21,12 @@ export type SliceOutcome =
       /** The file was the one already loaded: nothing was rewritten. */
       readonly unchanged: boolean;
     })
-  | (OutcomeBase & { readonly status: 'no_data'; readonly final: true })
+  | (OutcomeBase & {
+      readonly status: 'no_data';
+      readonly final: true;
+      /** The slice was `no_data` already: nothing changed. */
+      readonly unchanged: boolean;
+    })
   | (OutcomeBase & {
       readonly status: 'failed';
       readonly error: SyncError;

@@ -1,15 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SingleBar } from 'cli-progress';
-import { SyncError } from '../errors.js';
 import { planMissingSlices } from '../plan-missing-slices.js';
-import { countSlices, planSlices } from '../plan-slices.js';
-import { ExportQueue } from '../queue/export-queue.js';
+import { countSlices, planSlices, type SliceRange } from '../plan-slices.js';
+import { ExportQueue, type AddedSlices } from '../queue/export-queue.js';
 import { createRedisConnector } from '../queue/redis-connection.js';
-import { exitCodeOf, type RunReport } from '../runner/run-report.js';
+import { shiftIsoDate } from '../report-date.js';
 import { reportDefinitionFor } from '../reports/report-definition-for.js';
 import type { ReportType } from '../reports/report-types.js';
-import { Ledger } from '../warehouse/ledger.js';
+import { retryCommand } from '../retry-command.js';
+import { exitCodeOf, type RunReport } from '../runner/run-report.js';
+import { describeSlice, sliceKey, type Slice } from '../slice.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
+import { Ledger } from '../warehouse/ledger.js';
 import { createCliLogger, loadCliConfig, type CliIo } from './cli-io.js';
 import { formatRunSummary } from './format-run-summary.js';
 import { resolveRange, type RangeOptions } from './resolve-range.js';
@@ -17,14 +19,19 @@ import { resolveRange, type RangeOptions } from './resolve-range.js';
 export interface BackfillOptions extends RangeOptions {
   readonly config?: string;
   readonly onlyMissing?: boolean;
+  readonly force?: boolean;
   readonly wait?: boolean;
 }
 
+/** Lost slices named in the summary; the rest are counted. */
+const LOST_NAMED = 5;
+
 /**
  * `report-sync backfill`: queues one job per slice of the range for the workers, at backfill
- * priority, with deterministic job ids so the same range added twice queues nothing twice.
- * `--only-missing` skips slices the ledger has as loaded or no_data; `--wait` follows the ledger
- * until every queued slice has an outcome, then prints the same summary as `run`.
+ * priority, with deterministic job ids: a slice whose job is still pending is not queued twice, one
+ * whose earlier job finished is queued again. `--only-missing` skips slices the ledger has as
+ * loaded or no_data; `--force` reloads files even if unchanged; `--wait` follows the ledger until
+ * every slice has an outcome, then prints the same summary as `run`, counted from the ledger.
  */
 export async function backfillCommand(options: BackfillOptions, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options);
@@ -41,17 +48,16 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
     warehouse = await connectWarehouse(config, { purpose: 'write' });
     exportQueue = new ExportQueue({ connection: redis, settings });
     const ledger = new Ledger(warehouse.db);
-    const startedAt = new Date().toISOString();
+    const since = new Date().toISOString();
     const startedMs = performance.now();
     const slices = options.onlyMissing ? planMissingSlices(range, ledger) : planSlices(range);
-    const queued = await exportQueue.addSlices(slices, settings.queue.backfillPriority);
+    const added = await exportQueue.addSlices(slices, settings.queue.backfillPriority, { force: options.force });
     const planned = countSlices(range);
-    io.stdout.write(
-      `Queued ${queued} slices from ${from} to ${to} (${planned} in the range${options.onlyMissing ? `, ${planned - queued} already loaded or no_data` : ''}) on queue ${settings.queue.name}.\n`,
-    );
-    if (!options.wait || queued === 0) return 0;
+    io.stdout.write(`${describeQueued(added, planned, range, options.onlyMissing === true, settings.queue.name)}\n`);
+    const expected = added.queued + added.requeued + added.pending;
+    if (!options.wait || expected === 0) return 0;
 
-    const report = await waitForOutcomes({ io, ledger, exportQueue, filter: range, since: startedAt, queued, startedMs, signal: io.signal });
+    const report = await waitForOutcomes({ io, ledger, exportQueue, range, since, expected, startedMs, onlyMissing: options.onlyMissing === true, configFile: options.config });
     io.stdout.write(formatRunSummary(report));
     return exitCodeOf(report);
   } finally {
@@ -61,20 +67,41 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
   }
 }
 
+function describeQueued(added: AddedSlices, planned: number, range: SliceRange, onlyMissing: boolean, queueName: string): string {
+  const handed = added.queued + added.requeued + added.pending;
+  const details = [
+    `${added.queued} new`,
+    `${added.requeued} again after their earlier job had finished`,
+    `${added.pending} already waiting or running, left as they are`,
+  ];
+  if (onlyMissing) details.push(`${planned - handed} of the ${planned} in the range already loaded or no_data`);
+  else details.push(`${planned} in the range`);
+  return `Queued ${added.queued + added.requeued} slices from ${range.from} to ${range.to} on queue ${queueName} (${details.join('; ')}).`;
+}
+
 interface WaitOptions {
   readonly io: CliIo;
   readonly ledger: Ledger;
   readonly exportQueue: ExportQueue;
-  readonly filter: { from: string; to: string; portfolios: readonly number[]; reportTypes: readonly ReportType[] };
+  readonly range: SliceRange;
+  /** When this command started (ISO time): outcomes checked since then are this backfill's. */
   readonly since: string;
-  readonly queued: number;
+  /** Slices handed to the queue or already pending there: the outcomes to wait for. */
+  readonly expected: number;
   readonly startedMs: number;
-  readonly signal: AbortSignal | undefined;
+  readonly onlyMissing: boolean;
+  readonly configFile: string | undefined;
 }
 
-/** Follows the ledger (whichever workers write it) until every queued slice has an outcome. */
+/** How often a line says how the backfill is doing when there is no progress bar. */
+const PROGRESS_LINE_MS = 10_000;
+
+/**
+ * Follows the ledger (whichever workers write it) until every expected slice has an outcome, the
+ * queue holds nothing more for them (their jobs were lost), or Ctrl-C; then counts what happened.
+ */
 async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
-  const { io, ledger, queued } = options;
+  const { io, ledger, expected, range } = options;
   const bar = io.stderr.isTTY
     ? new SingleBar({
         stream: io.stderr,
@@ -83,72 +110,123 @@ async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
         etaBuffer: 100,
       })
     : undefined;
-  let counts = { loaded: 0, noData: 0, failed: 0 };
-  const rowsWritten = { index_report: 0, constituent_report: 0 };
-  bar?.start(queued, 0, { ...counts, rate: '0' });
-  let lastLine = 0;
+  bar?.start(expected, 0, { loaded: 0, noData: 0, failed: 0, rate: '0' });
+  let lastLine = Date.now();
+  let lastProgress = { finished: 0, at: Date.now() };
   let interrupted = false;
+  let lost = false;
+  let counts = tally([]);
   try {
     for (;;) {
-      const outcomes = await ledger.outcomesSince(options.filter, options.since);
-      counts = { loaded: 0, noData: 0, failed: 0 };
-      rowsWritten.index_report = 0;
-      rowsWritten.constituent_report = 0;
-      for (const outcome of outcomes) {
-        if (outcome.status === 'loaded') {
-          counts.loaded += outcome.slices;
-          rowsWritten[reportDefinitionFor(outcome.reportType as ReportType).table] += outcome.rows;
-        } else if (outcome.status === 'no_data') counts.noData += outcome.slices;
-        else counts.failed += outcome.slices;
-      }
-      const finished = counts.loaded + counts.noData + counts.failed;
+      counts = tally(await ledger.outcomesSince(range, options.since));
       const seconds = (performance.now() - options.startedMs) / 1000;
-      bar?.update(Math.min(finished, queued), { ...counts, rate: (finished / Math.max(seconds, 0.001)).toFixed(1) });
-      if (!bar && Date.now() - lastLine > 10_000) {
-        lastLine = Date.now();
-        io.stderr.write(`backfill: ${finished}/${queued} finished (loaded ${counts.loaded}, no data ${counts.noData}, failed ${counts.failed})\n`);
-      }
-      if (finished >= queued) break;
-      // Nothing left in the queue but outcomes missing: a job ended without a ledger row (its
-      // warehouse write failed); waiting longer would wait forever.
-      if ((await options.exportQueue.unfinished()) === 0) {
-        const again = await ledger.outcomesSince(options.filter, options.since);
-        if (again.reduce((sum, outcome) => sum + outcome.slices, 0) >= queued) continue;
-        break;
-      }
-      if (options.signal?.aborted) {
+      bar?.update(Math.min(counts.finished, expected), { ...counts, rate: (counts.finished / Math.max(seconds, 0.001)).toFixed(1) });
+      if (counts.finished > lastProgress.finished) lastProgress = { finished: counts.finished, at: Date.now() };
+      if (counts.finished >= expected) break;
+      if (options.io.signal?.aborted) {
         interrupted = true;
         break;
+      }
+      const unfinished = await options.exportQueue.unfinished();
+      if (unfinished === 0) {
+        // Nothing left in the queue, yet outcomes are missing: their jobs were lost (Redis restarted
+        // without persistence, or flushed), or a job ended without a ledger row. Waiting longer would
+        // wait forever. Read once more: a job may have finished between the two questions.
+        counts = tally(await ledger.outcomesSince(range, options.since));
+        if (counts.finished >= expected) break;
+        lost = true;
+        break;
+      }
+      if (Date.now() - lastLine > PROGRESS_LINE_MS) {
+        lastLine = Date.now();
+        const stalled = Date.now() - lastProgress.at > PROGRESS_LINE_MS ? await stallReason(options.exportQueue, unfinished) : '';
+        if (!bar || stalled) {
+          io.stderr.write(
+            `${bar ? '\n' : ''}backfill: ${counts.finished}/${expected} finished (loaded ${counts.loaded}, no data ${counts.noData}, failed ${counts.failed}); ${unfinished} jobs still in the queue${stalled}\n`,
+          );
+        }
       }
       await sleep(500);
     }
   } finally {
     bar?.stop();
   }
-  const failedEntries = await ledger.entries(options.filter, { status: 'failed', checkedSince: options.since, limit: 200 });
-  const finished = counts.loaded + counts.noData + counts.failed;
+
+  const failures = await ledger.failureSummary(range, { checkedSince: options.since });
+  const notAttempted = Math.max(0, expected - counts.finished);
+  const wholeRange = { from: range.from, to: range.to, portfolios: range.portfolios, reportTypes: range.reportTypes };
+  const retry = notAttempted > 0 ? wholeRange : failures.span;
+  const retryWith = retry ? retryCommand('backfill', retry, options.configFile) : undefined;
+  let notAttemptedReason: string | undefined;
+  if (lost && notAttempted > 0) {
+    const named = await lostSlices(ledger, range, options.since, options.onlyMissing);
+    notAttemptedReason =
+      `${notAttempted} slices have no outcome and no job left in the queue: their jobs were lost (Redis restarted without persistence, or flushed) ` +
+      `before a worker finished them${named.length > 0 ? `, e.g. ${named.map(describeSlice).join('; ')}` : ''}. ${retryWith} re-queues exactly the slices not loaded or no_data.`;
+  } else if (interrupted && notAttempted > 0) {
+    notAttemptedReason = `stopped waiting; the queued slices go on in the workers (follow them with report-sync status --from ${range.from} --to ${range.to}).`;
+  }
   return {
-    planned: queued,
+    planned: expected,
     loaded: counts.loaded,
-    unchanged: 0,
+    unchanged: counts.unchanged,
     noData: counts.noData,
+    noDataAgain: counts.noDataAgain,
     failed: counts.failed,
-    notAttempted: Math.max(0, queued - finished),
-    retries: 0,
-    rowsWritten,
+    notAttempted,
+    notAttemptedReason,
+    retries: counts.retries,
+    rowsWritten: counts.rowsWritten,
     bytes: 0,
-    failures: failedEntries.map((entry) => ({
-      slice: { portfolioId: entry.portfolio_id, reportType: entry.report_type as ReportType, reportDate: entry.report_date },
-      error: ledgerError(entry.error),
-    })),
+    failures,
+    retryCommand: retryWith,
     stoppedBy: undefined,
-    interrupted,
+    interrupted: false,
     durationMs: Math.round(performance.now() - options.startedMs),
   };
 }
 
-/** A failure as the ledger tells it ("CODE: message"), back as an error for the summary. */
-function ledgerError(text: string | null): SyncError {
-  const match = /^([A-Z_]+): ([\s\S]*)$/.exec(text ?? '');
-  return new SyncError(match ? (match[1] as SyncError['code']) : 'UNEXPECTED', match ? match[2]! : (text ?? 'no reason recorded'));
+/** The outcomes as the summary counts them. */
+function tally(outcomes: Awaited<ReturnType<Ledger['outcomesSince']>>) {
+  const counts = { loaded: 0, unchanged: 0, noData: 0, noDataAgain: 0, failed: 0, retries: 0, finished: 0, rowsWritten: { index_report: 0, constituent_report: 0 } };
+  for (const outcome of outcomes) {
+    counts.finished += outcome.slices;
+    counts.retries += outcome.retries;
+    if (outcome.status === 'loaded') {
+      counts.loaded += outcome.slices;
+      counts.unchanged += outcome.unchanged;
+      counts.rowsWritten[reportDefinitionFor(outcome.reportType as ReportType).table] += outcome.rowsWritten;
+    } else if (outcome.status === 'no_data') {
+      counts.noData += outcome.slices;
+      counts.noDataAgain += outcome.unchanged;
+    } else counts.failed += outcome.slices;
+  }
+  return counts;
+}
+
+/** Why nothing has moved for a while, when the queue can tell: no worker, or a queue paused by a 429. */
+async function stallReason(exportQueue: ExportQueue, unfinished: number): Promise<string> {
+  const workers = await exportQueue.queue.getWorkersCount();
+  if (workers === 0) return `; no worker is connected to queue ${exportQueue.queue.name}: start one with report-sync worker`;
+  return `; nothing finished for a while (${workers} workers connected, ${unfinished} jobs waiting, delayed or running)`;
+}
+
+/** The first few slices of the backfill that got no outcome since `since`, read a month at a time. */
+async function lostSlices(ledger: Ledger, range: SliceRange, since: string, onlyMissing: boolean): Promise<Slice[]> {
+  const named: Slice[] = [];
+  for (let from = range.from; from <= range.to && named.length < LOST_NAMED; ) {
+    const lastDay = shiftIsoDate(from, 30);
+    const window = { ...range, from, to: lastDay < range.to ? lastDay : range.to };
+    const entries = new Map((await ledger.entries(window)).map((entry) => [sliceKey({ portfolioId: entry.portfolio_id, reportType: entry.report_type as ReportType, reportDate: entry.report_date }), entry]));
+    for (const slice of planSlices(window)) {
+      const entry = entries.get(sliceKey(slice));
+      const hasOutcome = entry !== undefined && entry.checked_at >= since;
+      // With --only-missing, slices already loaded or no_data were never queued.
+      const wasQueued = !onlyMissing || entry === undefined || entry.status === 'failed';
+      if (!hasOutcome && wasQueued) named.push(slice);
+      if (named.length === LOST_NAMED) break;
+    }
+    from = shiftIsoDate(window.to, 1);
+  }
+  return named;
 }

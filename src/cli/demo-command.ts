@@ -51,7 +51,7 @@ export async function demoCommand(io: CliIo): Promise<number> {
       upstream: resolveUpstreamConfig(config.env),
       logger,
       io,
-      plan: () => ({ slices: planSlices(range), planned: countSlices(range), description: 'demo sync' }),
+      plan: () => ({ slices: planSlices(range), planned: countSlices(range), range, description: 'demo sync' }),
       after: async (services) => {
         const totals = await sql<{ table_name: string; rows: number }>`
           SELECT 'index_report' AS table_name, COUNT(*) AS rows FROM index_report

@@ -1,8 +1,12 @@
 import type { RunReport } from '../runner/run-report.js';
-import { describeSlice } from '../slice.js';
+import { printableText } from '../printable-text.js';
+import { formatFailures } from './format-failures.js';
 import { formatTable } from './format-table.js';
 
-/** The end-of-run summary: slices by outcome, rows per table, and the failures with their reasons. */
+/**
+ * The end-of-run summary: slices by outcome, rows per table, the failures grouped by code and
+ * portfolio, and the command that retries them.
+ */
 export function formatRunSummary(report: RunReport): string {
   const seconds = (report.durationMs / 1000).toFixed(1);
   const parts = [
@@ -24,11 +28,14 @@ export function formatRunSummary(report: RunReport): string {
       Object.entries(report.rowsWritten).map(([table, written]) => [table, written]),
     ),
   ];
-  if (report.failures.length > 0) {
-    parts.push('', `Failed slices${report.failed > report.failures.length ? ` (first ${report.failures.length} of ${report.failed})` : ''}:`);
-    for (const { slice, error } of report.failures) parts.push(`  ${describeSlice(slice)}: ${error.code}: ${error.message}`);
+  if (report.planned > 0 && report.unchanged + report.noDataAgain === report.planned) {
+    parts.push('', `Nothing needed doing: every slice was as before (${report.unchanged} loaded from the same file, ${report.noDataAgain} still without data).`);
   }
-  if (report.stoppedBy) parts.push('', `Stopped early: ${report.stoppedBy.message}`);
+  const failures = formatFailures(report.failures);
+  if (failures.length > 0) parts.push('', ...failures);
+  if (report.notAttempted > 0 && report.notAttemptedReason) parts.push('', `Not attempted: ${report.notAttemptedReason}`);
+  if (report.stoppedBy) parts.push('', `Stopped early: ${printableText(report.stoppedBy.message, 600)}`);
   if (report.interrupted) parts.push('', 'Interrupted: slices not attempted keep their earlier state; run again to finish.');
+  if (report.retryCommand && (report.failed > 0 || report.notAttempted > 0)) parts.push('', `Retry them: ${report.retryCommand}`);
   return `${parts.join('\n')}\n`;
 }

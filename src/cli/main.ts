@@ -57,6 +57,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addOption(toOption())
     .addOption(portfoliosOption())
     .addOption(reportTypesOption())
+    .option('--only-missing', 'only the slices the ledger does not have as loaded or no_data (never attempted, or failed)')
+    .option('--force', 'load every file again, even one already loaded unchanged')
     .addOption(concurrencyOption())
     .addOption(configOption())
     .action(async (options) => {
@@ -102,6 +104,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addOption(portfoliosOption())
     .addOption(reportTypesOption())
     .option('--only-missing', 'skip slices the ledger has as loaded or no_data')
+    .option('--force', 'load every file again, even one already loaded unchanged')
     .option('--wait', 'follow progress until every queued slice has an outcome, then summarise (exit codes as run)')
     .addOption(configOption())
     .action(async (options) => {

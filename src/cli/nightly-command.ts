@@ -14,6 +14,7 @@ export async function nightlyCommand(options: CommonOptions & { concurrency?: nu
     upstream,
     logger,
     io,
+    configFile: options.config,
     plan: async (services) => {
       const plan = await planNightly({
         ledger: services.ledger,
@@ -25,6 +26,7 @@ export async function nightlyCommand(options: CommonOptions & { concurrency?: nu
       return {
         slices: plan.slices,
         planned: plan.slices.length,
+        range: { from: plan.lookbackFrom, to: plan.reportDate, portfolios: settings.portfolios, reportTypes: settings.reportTypes },
         description: `nightly sync of ${plan.reportDate} with ${plan.rechecks} re-checks since ${plan.lookbackFrom}`,
       };
     },

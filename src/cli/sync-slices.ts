@@ -4,6 +4,8 @@ import type { UpstreamConfig } from '../config/upstream-config.js';
 import type { Logger } from '../logger.js';
 import { runInProcess } from '../runner/in-process-runner.js';
 import { exitCodeOf, type RunReport } from '../runner/run-report.js';
+import type { SliceRange } from '../plan-slices.js';
+import { retryCommand } from '../retry-command.js';
 import type { Slice } from '../slice.js';
 import { createSyncServices, type SyncServices } from '../sync-services.js';
 import type { CliIo } from './cli-io.js';
@@ -11,10 +13,12 @@ import { formatRunSummary } from './format-run-summary.js';
 import { createProgressDisplay } from './progress-display.js';
 
 export interface SyncPlan {
-  readonly slices: Iterable<Slice>;
+  readonly slices: Iterable<Slice> | AsyncIterable<Slice>;
   readonly planned: number;
   /** One line saying what is about to happen. */
   readonly description: string;
+  /** The range the slices come from: what the retry command covers when slices were left out. */
+  readonly range?: SliceRange;
 }
 
 export interface SyncSlicesOptions {
@@ -24,6 +28,10 @@ export interface SyncSlicesOptions {
   readonly io: CliIo;
   /** Decides the slices once the warehouse is open (the nightly plan reads the ledger). */
   readonly plan: (services: SyncServices) => Promise<SyncPlan> | SyncPlan;
+  /** Load files again even if unchanged (`--force`). */
+  readonly force?: boolean;
+  /** The `--config` file, repeated in the retry command. */
+  readonly configFile?: string;
   /** Runs after the summary, while the warehouse is still open (the demo's query). */
   readonly after?: (services: SyncServices, report: RunReport) => Promise<void>;
 }
@@ -43,13 +51,15 @@ export async function syncSlices(options: SyncSlicesOptions): Promise<number> {
         planned: plan.planned,
         concurrency: config.settings.concurrency,
         retry: config.settings.retry,
-        attemptSlice: (slice, attempt) => exportReport(slice, attempt, services),
+        attemptSlice: (slice, attempt) => exportReport(slice, attempt, services, { force: options.force }),
         onFinal: (outcome) => progress.onFinal(outcome),
         signal: io.signal,
       });
     } finally {
       progress.stop();
     }
+    const retry = (report.notAttempted > 0 ? plan.range : undefined) ?? report.failures.span;
+    report = { ...report, retryCommand: retry ? retryCommand('run', retry, options.configFile) : undefined };
     io.stdout.write(formatRunSummary(report));
     await options.after?.(services, report);
     return exitCodeOf(report);

@@ -63,7 +63,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
       connection: workerRedis,
       settings,
       concurrency: settings.concurrency,
-      attemptSlice: (slice, attempt) => exportReport(slice, attempt, services),
+      attemptSlice: (slice, attempt, options) => exportReport(slice, attempt, services, options),
       planNightly: async (nightly) => (await planNightly({ ledger: services.ledger, ...nightly })).slices,
       ownNightly,
       exportQueue,

@@ -12,13 +12,25 @@ export interface ExportQueueOptions {
   readonly settings: Pick<Settings, 'queue' | 'retry'>;
 }
 
+/** What {@link ExportQueue.addSlices} did with the slices it was given. */
+export interface AddedSlices {
+  /** Slices with no job in the queue, now queued. */
+  readonly queued: number;
+  /** Slices whose earlier job had finished (completed, or failed for good), queued again. */
+  readonly requeued: number;
+  /** Slices left alone because their job is still waiting, delayed or running. */
+  readonly pending: number;
+}
+
 /** The BullMQ queue of export jobs; its owner calls `close()`. */
 export class ExportQueue {
   readonly queue: Queue;
   readonly #settings: ExportQueueOptions['settings'];
+  readonly #redis: Redis;
 
   constructor(options: ExportQueueOptions) {
     this.#settings = options.settings;
+    this.#redis = options.connection;
     this.queue = new Queue(options.settings.queue.name, { connection: options.connection, prefix: options.settings.queue.prefix });
     // A BullMQ queue with no 'error' listener prints every failed reconnect as a raw stack trace on
     // stderr. The connection's own listener (createRedisConnection) already logs Redis trouble,
@@ -33,15 +45,22 @@ export class ExportQueue {
 
   /**
    * Queues the slices in bulk, `queue.addBatchSize` per round trip, reading `slices` lazily so a
-   * ten-year backfill is never held whole. A slice whose job is still in the queue is not added again.
-   * @returns how many slices were handed to the queue
+   * ten-year backfill is never held whole. A slice whose job is still waiting, delayed or running is
+   * left alone (never queued twice); one whose kept job has finished (completed, or failed for good)
+   * is queued again: BullMQ would otherwise drop it as a duplicate of the finished job it keeps for
+   * `queue.keepCompleted` / `keepFailed`, and a recovery or a re-check would silently do nothing.
+   * @returns what happened to the slices, counted as it happened
    */
-  async addSlices(slices: Iterable<Slice> | AsyncIterable<Slice>, priority: number, onBatch?: (handed: number) => void): Promise<number> {
+  async addSlices(
+    slices: Iterable<Slice> | AsyncIterable<Slice>,
+    priority: number,
+    options: { readonly force?: boolean; readonly onBatch?: (handled: number) => void } = {},
+  ): Promise<AddedSlices> {
     const batchSize = this.#settings.queue.addBatchSize;
     // Built once and shared by every job of the call: at millions of slices, fresh copies per job
     // cost more in garbage collection than the planning itself. BullMQ only reads them.
     const shared = this.#sharedJobOptions();
-    let handed = 0;
+    const added = { queued: 0, requeued: 0, pending: 0 };
     let batch: { name: string; data: SliceJobData; opts: JobsOptions }[] = [];
     let sending: Promise<void> | undefined;
     let failure: { error: unknown } | undefined;
@@ -57,10 +76,12 @@ export class ExportQueue {
       // most, so memory stays two batches deep however long the range. The rejection is caught at
       // once and rethrown here, never left unhandled while the next batch is built.
       await settle();
-      sending = this.queue.addBulk(jobs).then(
-        () => {
-          handed += jobs.length;
-          onBatch?.(handed);
+      sending = this.#send(jobs).then(
+        (sent) => {
+          added.queued += sent.queued;
+          added.requeued += sent.requeued;
+          added.pending += sent.pending;
+          options.onBatch?.(added.queued + added.requeued + added.pending);
         },
         (error: unknown) => {
           failure = { error };
@@ -68,7 +89,9 @@ export class ExportQueue {
       );
     };
     const add = (slice: Slice): boolean => {
-      const data: SliceJobData = { portfolioId: slice.portfolioId, reportType: slice.reportType, reportDate: slice.reportDate };
+      const data: SliceJobData = options.force
+        ? { portfolioId: slice.portfolioId, reportType: slice.reportType, reportDate: slice.reportDate, force: true }
+        : { portfolioId: slice.portfolioId, reportType: slice.reportType, reportDate: slice.reportDate };
       batch.push({ name: EXPORT_SLICE_JOB, data, opts: { ...shared, jobId: sliceJobId(slice), priority } });
       return batch.length >= batchSize;
     };
@@ -86,7 +109,33 @@ export class ExportQueue {
       await sending;
     }
     await settle();
-    return handed;
+    return added;
+  }
+
+  /**
+   * One batch: which of its jobs exist (one pipelined round trip of EXISTS, cheap on a fresh
+   * range), which of those have finished, those removed, then everything but the pending ones added.
+   */
+  async #send(jobs: { name: string; data: SliceJobData; opts: JobsOptions }[]): Promise<{ queued: number; requeued: number; pending: number }> {
+    const client = this.#redis;
+    const queue = this.queue;
+    const exists = await client.pipeline(jobs.map((job) => ['exists', queue.toKey(job.opts.jobId!)])).exec();
+    const known = jobs.filter((_job, i) => exists?.[i]?.[1] === 1);
+    const finished = new Set<string>();
+    if (known.length > 0) {
+      const scores = await client
+        .pipeline(known.flatMap((job) => [['zscore', queue.keys.completed!, job.opts.jobId!], ['zscore', queue.keys.failed!, job.opts.jobId!]]))
+        .exec();
+      known.forEach((job, i) => {
+        if (scores?.[2 * i]?.[1] !== null || scores?.[2 * i + 1]?.[1] !== null) finished.add(job.opts.jobId!);
+      });
+      // A finished job is not locked, so it can always be removed; 0 means it was removed meanwhile.
+      for (const jobId of finished) await queue.remove(jobId);
+    }
+    const pendingIds = new Set(known.map((job) => job.opts.jobId!).filter((jobId) => !finished.has(jobId)));
+    const toAdd = pendingIds.size === 0 ? jobs : jobs.filter((job) => !pendingIds.has(job.opts.jobId!));
+    if (toAdd.length > 0) await queue.addBulk(toAdd);
+    return { queued: toAdd.length - finished.size, requeued: finished.size, pending: pendingIds.size };
   }
 
   #sharedJobOptions(): Omit<JobsOptions, 'jobId' | 'priority'> {

@@ -16,7 +16,7 @@ export interface ExportWorkerOptions {
   /** Jobs at once in this process. */
   readonly concurrency: number;
   /** One attempt at one slice: the export job, the same as in-process. */
-  readonly attemptSlice: (slice: Slice, attempt: SliceAttempt) => Promise<SliceOutcome>;
+  readonly attemptSlice: (slice: Slice, attempt: SliceAttempt, options: { readonly force: boolean }) => Promise<SliceOutcome>;
   /** The nightly plan (yesterday plus lookback re-checks) for the settings a fan-out job carries. */
   readonly planNightly: (nightly: NightlyPlanSettings) => Promise<readonly Slice[]>;
   /** This process's own nightly settings, for a fan-out job that carries none (registered by an older release). */
@@ -71,8 +71,8 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
         nightly = options.ownNightly;
       }
       const slices = await options.planNightly(nightly);
-      const queued = await options.exportQueue.addSlices(slices, settings.queue.nightlyPriority);
-      logger.info({ queued, portfolios: nightly.portfolios, reportTypes: nightly.reportTypes, lookbackDays: nightly.lookbackDays }, 'nightly fan-out queued its slices');
+      const { queued, requeued, pending } = await options.exportQueue.addSlices(slices, settings.queue.nightlyPriority);
+      logger.info({ planned: slices.length, queued, requeued, alreadyPending: pending, portfolios: nightly.portfolios, reportTypes: nightly.reportTypes, lookbackDays: nightly.lookbackDays }, 'nightly fan-out queued its slices');
       return { queued };
     }
     if (job.name !== EXPORT_SLICE_JOB) throw new UnrecoverableError(`unknown job name ${job.name}`);
@@ -80,7 +80,7 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
     const slice = sliceOfJob(job, logger);
     const attempts = job.opts.attempts ?? 1;
     const number = job.attemptsMade + 1;
-    const outcome = await options.attemptSlice(slice, { number, isLast: number >= attempts });
+    const outcome = await options.attemptSlice(slice, { number, isLast: number >= attempts }, { force: job.data.force === true });
     if (outcome.status !== 'failed') {
       return { status: outcome.status, rows: outcome.status === 'loaded' ? outcome.rowCount : 0 };
     }

@@ -7,8 +7,11 @@ export const NIGHTLY_JOB = 'nightly-fan-out';
 /** Id of the nightly job scheduler; one per queue, so registering it again replaces it. */
 export const NIGHTLY_SCHEDULER_ID = 'nightly';
 
-/** The data of an export job: the slice, nothing else (no secrets ever go into Redis). */
-export type SliceJobData = Slice;
+/**
+ * The data of an export job: the slice, and `force` when the file is to be loaded again even if it
+ * is the one already loaded; nothing else (no secrets ever go into Redis).
+ */
+export type SliceJobData = Slice & { readonly force?: true };
 
 /**
  * The job id of a slice, the same every time, so queueing a slice that is already waiting adds

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Settings } from '../config/settings-schema.js';
 import { toSyncError, type SyncError } from '../errors.js';
+import { FailureTally } from '../failure-groups.js';
 import { reportDefinitionFor } from '../reports/report-definition-for.js';
 import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
 import type { Slice } from '../slice.js';
@@ -8,8 +9,8 @@ import { backoffDelay } from './backoff-delay.js';
 import type { RunReport } from './run-report.js';
 
 export interface InProcessRunOptions {
-  /** The slices, produced lazily so a long backfill is never held whole. */
-  readonly slices: Iterable<Slice>;
+  /** The slices, produced lazily so a long backfill is never held whole (read from the ledger as it goes, for `--only-missing`). */
+  readonly slices: Iterable<Slice> | AsyncIterable<Slice>;
   readonly planned: number;
   readonly concurrency: number;
   readonly retry: Settings['retry'];
@@ -22,8 +23,6 @@ export interface InProcessRunOptions {
   readonly random?: () => number;
 }
 
-const FAILURES_KEPT = 200;
-
 /**
  * Runs slices in this process, `concurrency` at a time, retrying retryable failures with
  * backoff until their attempts run out. A fatal error (refused credentials) stops the run:
@@ -31,17 +30,19 @@ const FAILURES_KEPT = 200;
  */
 export async function runInProcess(options: InProcessRunOptions): Promise<RunReport> {
   const startedAt = performance.now();
-  const iterator = options.slices[Symbol.iterator]();
+  const slices = options.slices;
+  const iterator: Iterator<Slice> | AsyncIterator<Slice> = Symbol.asyncIterator in slices ? slices[Symbol.asyncIterator]() : slices[Symbol.iterator]();
   const tally = {
     loaded: 0,
     unchanged: 0,
     noData: 0,
+    noDataAgain: 0,
     failed: 0,
     started: 0,
     retries: 0,
     bytes: 0,
     rowsWritten: { index_report: 0, constituent_report: 0 },
-    failures: [] as { slice: Slice; error: SyncError }[],
+    failures: new FailureTally(),
   };
   let stoppedBy: SyncError | undefined;
   const stopped = () => stoppedBy !== undefined || options.signal?.aborted === true;
@@ -81,9 +82,10 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRep
       else tally.rowsWritten[reportDefinitionFor(outcome.slice.reportType).table] += outcome.rowCount;
     } else if (outcome.status === 'no_data') {
       tally.noData += 1;
+      if (outcome.unchanged) tally.noDataAgain += 1;
     } else {
       tally.failed += 1;
-      if (tally.failures.length < FAILURES_KEPT) tally.failures.push({ slice: outcome.slice, error: outcome.error });
+      tally.failures.add(outcome.slice, outcome.error.code, outcome.error.message);
       if (outcome.error.fatal) stoppedBy ??= outcome.error;
     }
     options.onFinal?.(outcome);
@@ -91,7 +93,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRep
 
   const lane = async (): Promise<void> => {
     while (!stopped()) {
-      const next = iterator.next();
+      const next = await iterator.next();
       if (next.done) return;
       tally.started += 1;
       await runSlice(next.value);
@@ -105,12 +107,13 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRep
     loaded: tally.loaded,
     unchanged: tally.unchanged,
     noData: tally.noData,
+    noDataAgain: tally.noDataAgain,
     failed: tally.failed,
     notAttempted: Math.max(0, options.planned - finished),
     retries: tally.retries,
     rowsWritten: tally.rowsWritten,
     bytes: tally.bytes,
-    failures: tally.failures,
+    failures: tally.failures.summary(),
     stoppedBy,
     interrupted: options.signal?.aborted === true,
     durationMs: Math.round(performance.now() - startedAt),

@@ -1,23 +1,33 @@
 import type { SyncError } from '../errors.js';
+import type { FailureSummary } from '../failure-groups.js';
 import type { ReportTableName } from '../reports/report-definition.js';
-import type { Slice } from '../slice.js';
 
-/** What a run came to, for the summary and the exit code. */
+/**
+ * What a run came to, for the summary, the alert and the exit code; every count comes from what the
+ * slices actually did (the runner's outcomes, or the ledger and the jobs for a queued backfill).
+ */
 export interface RunReport {
   readonly planned: number;
   readonly loaded: number;
   /** Of `loaded`: the file was the one already in the warehouse. */
   readonly unchanged: number;
   readonly noData: number;
+  /** Of `noData`: the slice had no data already. */
+  readonly noDataAgain: number;
   readonly failed: number;
-  /** Planned slices never started because the run stopped early. */
+  /** Planned slices that never got an outcome (the run stopped early, or their jobs were lost). */
   readonly notAttempted: number;
+  /** Why `notAttempted` slices got none, when there is more to say than the run stopping early. */
+  readonly notAttemptedReason?: string;
+  /** Attempts after the first, of every slice. */
   readonly retries: number;
   /** Rows written by this run, per table. */
   readonly rowsWritten: Readonly<Record<ReportTableName, number>>;
   readonly bytes: number;
-  /** The first failures, with their reasons (at most a few hundred are kept). */
-  readonly failures: readonly { readonly slice: Slice; readonly error: SyncError }[];
+  /** The failures, grouped by code and portfolio, with true counts. */
+  readonly failures: FailureSummary;
+  /** The command that re-runs what failed or was not attempted, when anything was. */
+  readonly retryCommand?: string;
   /** Set when an error made going on pointless (refused credentials). */
   readonly stoppedBy: SyncError | undefined;
   readonly interrupted: boolean;

@@ -1,5 +1,7 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
+import { EXAMPLES_PER_GROUP, NO_FAILURES, summariseFailures, type FailureGroup, type FailureSummary } from '../failure-groups.js';
 import type { ReportType } from '../reports/report-types.js';
+import { ledgerError } from './ledger-error.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import type { ReportLoadsRow, SliceStatus, Warehouse } from './warehouse-schema.js';
 
@@ -18,7 +20,23 @@ export interface LedgerCount {
   readonly slices: number;
 }
 
-export type LedgerEntry = Pick<ReportLoadsRow, 'portfolio_id' | 'report_type' | 'report_date' | 'status' | 'error' | 'attempts' | 'updated_at'>;
+export type LedgerEntry = Pick<ReportLoadsRow, 'portfolio_id' | 'report_type' | 'report_date' | 'status' | 'error' | 'attempts' | 'updated_at' | 'checked_at'>;
+
+/** What the slices checked since a moment came to, per status and report type. */
+export interface OutcomesSince {
+  readonly status: SliceStatus;
+  readonly reportType: string;
+  readonly slices: number;
+  /** Of `slices`: the outcome and the rows did not change (the same file, or no data again). */
+  readonly unchanged: number;
+  /** Rows of the slices whose rows were (re)written. */
+  readonly rowsWritten: number;
+  /** Attempts after the first it took these slices to reach their outcome. */
+  readonly retries: number;
+}
+
+/** Failure groups whose example slices are read; the rest are counted only. */
+const GROUPS_WITH_EXAMPLES = 60;
 
 /** Read-only questions to the ledger (`report_loads`): what we have, what is missing, what failed. */
 export class Ledger {
@@ -47,7 +65,7 @@ export class Ledger {
   async entries(filter: LedgerFilter, options: { status?: SliceStatus | readonly SliceStatus[]; checkedSince?: string; limit?: number } = {}): Promise<LedgerEntry[]> {
     try {
       let query = this.#where(this.#db.selectFrom('report_loads'), filter)
-        .select(['portfolio_id', 'report_type', 'report_date', 'status', 'error', 'attempts', 'updated_at'])
+        .select(['portfolio_id', 'report_type', 'report_date', 'status', 'error', 'attempts', 'updated_at', 'checked_at'])
         .orderBy('report_date')
         .orderBy('portfolio_id')
         .orderBy('report_type');
@@ -63,17 +81,90 @@ export class Ledger {
   }
 
   /**
-   * Outcomes recorded since `since` (ISO time) inside the filter, per status, with the rows the
-   * slices now hold: how a queued backfill is doing, whichever workers ran it.
+   * Outcomes recorded since `since` (ISO time) inside the filter, per status and report type: how
+   * a queued backfill is doing, whichever workers ran it. A slice counts as unchanged when it was
+   * checked but its outcome and rows were last changed before `since`.
    */
-  async outcomesSince(filter: LedgerFilter, since: string): Promise<{ status: SliceStatus; reportType: string; slices: number; rows: number }[]> {
+  async outcomesSince(filter: LedgerFilter, since: string): Promise<OutcomesSince[]> {
     try {
       const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
         .where('checked_at', '>=', since)
-        .select(({ fn }) => ['status', 'report_type', fn.countAll<number | string>().as('slices'), fn.sum<number | string>('row_count').as('rows')])
+        .select(({ fn, eb }) => [
+          'status',
+          'report_type',
+          fn.countAll<number | string>().as('slices'),
+          fn.sum<number | string>(eb.case().when('updated_at', '<', since).then(1).else(0).end()).as('unchanged'),
+          fn.sum<number | string>(eb.case().when('updated_at', '>=', since).then(eb.ref('row_count')).else(0).end()).as('rows_written'),
+          fn.sum<number | string>(eb('attempts', '-', 1)).as('retries'),
+        ])
         .groupBy(['status', 'report_type'])
         .execute();
-      return rows.map((row) => ({ status: row.status, reportType: row.report_type, slices: Number(row.slices), rows: Number(row.rows ?? 0) }));
+      return rows.map((row) => ({
+        status: row.status,
+        reportType: row.report_type,
+        slices: Number(row.slices),
+        unchanged: Number(row.unchanged ?? 0),
+        rowsWritten: Number(row.rows_written ?? 0),
+        retries: Number(row.retries ?? 0),
+      }));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
+  /**
+   * The failed slices inside the filter (checked since `checkedSince`, if given), grouped by error
+   * code and portfolio in SQL, with true counts and the first few slices of each group: a million
+   * failures cost a few small queries, not a million rows in memory.
+   */
+  async failureSummary(filter: LedgerFilter, options: { checkedSince?: string } = {}): Promise<FailureSummary> {
+    try {
+      const failed = () => {
+        let query = this.#where(this.#db.selectFrom('report_loads'), filter).where('status', '=', 'failed');
+        if (options.checkedSince) query = query.where('checked_at', '>=', options.checkedSince);
+        return query;
+      };
+      const counted = await failed()
+        .select(({ fn }) => ['error_code', 'portfolio_id', fn.countAll<number | string>().as('slices')])
+        .groupBy(['error_code', 'portfolio_id'])
+        .execute();
+      if (counted.length === 0) return NO_FAILURES;
+      const groups: FailureGroup[] = [];
+      for (const [i, group] of summariseFailures(
+        counted.map((row) => ({ code: row.error_code ?? 'UNEXPECTED', portfolioId: Number(row.portfolio_id), slices: Number(row.slices), examples: [] })),
+        undefined,
+      ).groups.entries()) {
+        if (i >= GROUPS_WITH_EXAMPLES) {
+          groups.push(group);
+          continue;
+        }
+        const examples = await failed()
+          .where('portfolio_id', '=', group.portfolioId)
+          .where((eb) => (group.code === 'UNEXPECTED' ? eb.or([eb('error_code', '=', group.code), eb('error_code', 'is', null)]) : eb('error_code', '=', group.code)))
+          .select(['report_type', 'report_date', 'error'])
+          .orderBy('report_date')
+          .orderBy('report_type')
+          .limit(EXAMPLES_PER_GROUP)
+          .execute();
+        groups.push({
+          ...group,
+          examples: examples.map((row) => ({
+            slice: { portfolioId: group.portfolioId, reportType: row.report_type as ReportType, reportDate: String(row.report_date) },
+            message: ledgerError(row.error).message,
+          })),
+        });
+      }
+      const span = await failed()
+        .select(({ fn }) => [fn.min('report_date').as('from'), fn.max('report_date').as('to')])
+        .executeTakeFirstOrThrow();
+      const portfolios = await failed().select('portfolio_id').distinct().orderBy('portfolio_id').execute();
+      const reportTypes = await failed().select('report_type').distinct().orderBy('report_type').execute();
+      return summariseFailures(groups, {
+        from: String(span.from),
+        to: String(span.to),
+        portfolios: portfolios.map((row) => Number(row.portfolio_id)),
+        reportTypes: reportTypes.map((row) => row.report_type as ReportType),
+      });
     } catch (error) {
       throw classifyWarehouseError(error, 'reading the ledger');
     }

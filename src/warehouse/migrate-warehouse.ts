@@ -1,6 +1,7 @@
 import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { createTables } from './migrations/0001-create-tables.js';
+import { ledgerErrorCode } from './migrations/0002-ledger-error-code.js';
 import type { WarehouseDialect, WarehouseHandle } from './open-warehouse.js';
 
 /**
@@ -11,6 +12,7 @@ import type { WarehouseDialect, WarehouseHandle } from './open-warehouse.js';
 function migrationsFor(dialect: WarehouseDialect): Record<string, Migration> {
   return {
     '0001-create-tables': createTables(dialect),
+    '0002-ledger-error-code': ledgerErrorCode(),
   };
 }
 

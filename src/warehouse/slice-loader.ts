@@ -7,6 +7,7 @@ import { describeSlice, type Slice } from '../slice.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { CopyFromStdin } from './copy-from-stdin.js';
 import { copyTextRow } from './copy-text-row.js';
+import { errorCodeOf } from './ledger-error.js';
 import { ReusableStatement } from './reusable-statement.js';
 import type { ReportLoadsRow, Warehouse } from './warehouse-schema.js';
 
@@ -48,6 +49,8 @@ export class SliceLoader {
   readonly #insertSql = new Map<string, string>();
   /** The slice's DELETE per table, compiled once. */
   readonly #deletes = new Map<string, ReusableStatement<SliceKey>>();
+  /** The count of a slice's rows per table, compiled once. */
+  readonly #counts = new Map<string, ReusableStatement<SliceKey>>();
   readonly #selectLedger: ReusableStatement<SliceKey>;
   readonly #upsertLedger: ReusableStatement<ReportLoadsRow>;
   readonly #touchLedger: ReusableStatement<SliceKey & Pick<ReportLoadsRow, 'checked_at' | 'attempts'>>;
@@ -80,6 +83,7 @@ export class SliceLoader {
             content_sha256: eb.ref('excluded.content_sha256'),
             attempts: eb.ref('excluded.attempts'),
             error: eb.ref('excluded.error'),
+            error_code: eb.ref('excluded.error_code'),
             first_loaded_at: sql`coalesce(report_loads.first_loaded_at, excluded.first_loaded_at)`,
             updated_at: eb.ref('excluded.updated_at'),
             checked_at: eb.ref('excluded.checked_at'),
@@ -103,6 +107,19 @@ export class SliceLoader {
       return result.rows[0];
     } catch (error) {
       throw classifyWarehouseError(error, `reading the ledger for ${describeSlice(slice)}`);
+    }
+  }
+
+  /**
+   * How many rows the warehouse holds for the slice: what its ledger row's `row_count` says, unless
+   * someone deleted rows behind the ledger's back (or restored an older backup).
+   */
+  async countRows(slice: Slice, definition: ReportDefinition): Promise<number> {
+    try {
+      const result = await this.#db.executeQuery(this.#countRows(definition).with<{ rows: number | string }>(ledgerKey(slice)));
+      return Number(result.rows[0]?.rows ?? 0);
+    } catch (error) {
+      throw classifyWarehouseError(error, `counting the rows of ${describeSlice(slice)}`);
     }
   }
 
@@ -156,6 +173,7 @@ export class SliceLoader {
         content_sha256: file.sha256,
         attempts,
         error: null,
+        error_code: null,
         first_loaded_at: now,
         updated_at: now,
         checked_at: now,
@@ -179,6 +197,7 @@ export class SliceLoader {
         content_sha256: null,
         attempts,
         error: null,
+        error_code: null,
         first_loaded_at: null,
         updated_at: now,
         checked_at: now,
@@ -193,7 +212,10 @@ export class SliceLoader {
     });
   }
 
-  /** Records `failed` with its reason; rows loaded earlier, and the ledger's facts about them, stay. */
+  /**
+   * Records `failed` with its reason (`CODE: what to check`, the code also kept in `error_code`);
+   * rows loaded earlier, and the ledger's facts about them, stay.
+   */
   async recordFailure(slice: Slice, reason: string, attempts: number): Promise<void> {
     await this.#write(`recording the failure of ${describeSlice(slice)}`, async (trx) => {
       const now = this.#now().toISOString();
@@ -209,6 +231,7 @@ export class SliceLoader {
           content_sha256: null,
           attempts,
           error: reason,
+          error_code: errorCodeOf(reason),
           first_loaded_at: null,
           updated_at: now,
           checked_at: now,
@@ -218,6 +241,7 @@ export class SliceLoader {
             status: 'failed',
             attempts,
             error: reason,
+            error_code: errorCodeOf(reason),
             updated_at: now,
             checked_at: now,
           }),
@@ -280,6 +304,25 @@ export class SliceLoader {
     return statement;
   }
 
+  /** The count of a slice's rows in the definition's table. */
+  #countRows(definition: ReportDefinition): ReusableStatement<SliceKey> {
+    let statement = this.#counts.get(definition.table);
+    if (statement === undefined) {
+      const db = this.#db as unknown as Kysely<Record<string, WarehouseRow>>;
+      statement = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) => {
+        let query = db
+          .selectFrom(definition.table)
+          .select(({ fn }) => fn.countAll().as('rows'))
+          .where('portfolio_id', '=', key.portfolio_id)
+          .where('report_date', '=', key.report_date);
+        if (definition.storesReportType) query = query.where('report_type', '=', key.report_type);
+        return query;
+      });
+      this.#counts.set(definition.table, statement);
+    }
+    return statement;
+  }
+
   async #write<T>(action: string, work: (trx: Transaction<Warehouse>) => Promise<T>): Promise<T> {
     try {
       return await this.#db.transaction().execute(work);
@@ -307,6 +350,7 @@ const LEDGER_COLUMNS: readonly (keyof ReportLoadsRow)[] = [
   'content_sha256',
   'attempts',
   'error',
+  'error_code',
   'first_loaded_at',
   'updated_at',
   'checked_at',

@@ -23,8 +23,10 @@ export interface ReportLoadsRow {
   content_sha256: string | null;
   /** Attempts it took to reach the latest outcome. */
   attempts: number;
-  /** Why the latest attempt failed; null unless `status` is `failed`. */
+  /** Why the latest attempt failed (`CODE: what to check`); null unless `status` is `failed`. */
   error: string | null;
+  /** The stable code `error` starts with (`EXPORT_FORBIDDEN`, `FILE_INVALID`…); null unless `status` is `failed`. */
+  error_code: string | null;
   /** When the slice was first loaded with rows (ISO 8601, UTC). */
   first_loaded_at: string | null;
   /** When the outcome or the rows last changed. */

@@ -32,7 +32,7 @@ export async function drainExportQueue(options: { redisUrl: string; settings: Se
     connection: workerRedis,
     settings: options.settings,
     concurrency: options.concurrency,
-    attemptSlice: async (slice, attempt) => ({ status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: 0 }),
+    attemptSlice: async (slice, attempt) => ({ status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: 0, unchanged: false }),
     planNightly: async () => [],
     ownNightly: nightlyPlanSettings(options.settings),
     exportQueue,

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { countWarehouse } from '../helpers/count-warehouse.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
 import { startQueueRig, type QueueRig } from '../helpers/queue-rig.js';
+import { until } from '../helpers/until.js';
 
 /*
  * The nightly schedule in queue mode: it survives Redis losing its data (every worker re-creates it),
@@ -22,24 +23,6 @@ async function withQueue<T>(redisUrl: string, prefix: string, use: (queue: Queue
     await queue.close();
     connection.disconnect();
   }
-}
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-/** Fires the nightly job now, as the job scheduler would at its cron time: its delayed job is promoted. */
-async function fireNightly(redisUrl: string, prefix: string): Promise<void> {
-  await withQueue(redisUrl, prefix, async (queue) => {
-    const delayed = await queue.getDelayed();
-    const nightly = delayed.find((job) => job.name === 'nightly-fan-out');
-    if (!nightly) throw new Error(`no nightly job is scheduled (delayed: ${delayed.map((job) => job.name).join(', ')})`);
-    await nightly.promote();
-  });
 }
 
 describe('the nightly schedule in queue mode', () => {
@@ -85,7 +68,7 @@ describe('the nightly schedule in queue mode', () => {
     await rig.ready(worker);
     // 56 finished jobs first, so that the night's trimming can be seen.
     expect((await rig.cli(['backfill', '--from', '2024-01-01', '--to', '2024-01-14', '--wait'])).code).toBe(0);
-    await fireNightly(TEST_REDIS(rig), rig.prefix);
+    await rig.promoteNightly();
 
     // Yesterday and the two days before it, for 1 portfolio × 2 report types: 6 slices, not 2 × 2 × 8.
     await until(() => worker.output().includes('nightly fan-out queued its slices'), 20_000, 'the fan-out');

@@ -38,9 +38,9 @@ describe('nightly', () => {
     await warehouse.db
       .insertInto('report_loads')
       .values([
-        { portfolio_id: 1001, report_type: 'index', report_date: '2024-03-11', status: 'loaded', row_count: 1, attempts: 1, updated_at: 'x', checked_at: 'x', format: null, file_name: null, bytes: null, content_sha256: null, error: null, first_loaded_at: null },
-        { portfolio_id: 1001, report_type: 'index', report_date: '2024-03-10', status: 'no_data', row_count: 0, attempts: 1, updated_at: 'x', checked_at: 'x', format: null, file_name: null, bytes: null, content_sha256: null, error: null, first_loaded_at: null },
-        { portfolio_id: 1001, report_type: 'index', report_date: '2024-03-09', status: 'failed', row_count: 0, attempts: 1, updated_at: 'x', checked_at: 'x', format: null, file_name: null, bytes: null, content_sha256: null, error: 'x', first_loaded_at: null },
+        { portfolio_id: 1001, report_type: 'index', report_date: '2024-03-11', status: 'loaded', row_count: 1, attempts: 1, updated_at: 'x', checked_at: 'x', format: null, file_name: null, bytes: null, content_sha256: null, error: null, error_code: null, first_loaded_at: null },
+        { portfolio_id: 1001, report_type: 'index', report_date: '2024-03-10', status: 'no_data', row_count: 0, attempts: 1, updated_at: 'x', checked_at: 'x', format: null, file_name: null, bytes: null, content_sha256: null, error: null, error_code: null, first_loaded_at: null },
+        { portfolio_id: 1001, report_type: 'index', report_date: '2024-03-09', status: 'failed', row_count: 0, attempts: 1, updated_at: 'x', checked_at: 'x', format: null, file_name: null, bytes: null, content_sha256: null, error: 'x', error_code: 'UNEXPECTED', first_loaded_at: null },
       ])
       .execute();
     const plan = await planNightly({ ledger: new Ledger(warehouse.db), portfolios: [1001], reportTypes: ['index'], timeZone: 'UTC', lookbackDays: 3, now });

@@ -124,6 +124,10 @@ describe('Redis restarted during a backfill', () => {
     expect(first.code).toBe(1);
     const notAttempted = Number(/not attempted\s+(\d+)/.exec(first.stdout)?.[1]);
     expect(notAttempted).toBeGreaterThan(0);
+    // Named as lost, with the exact command that re-queues them.
+    expect(first.stdout).toContain(`Not attempted: ${notAttempted} slices have no outcome and no job left in the queue: their jobs were lost`);
+    expect(first.stdout).toMatch(/e\.g\. portfolio 100\d, (index|constituent\.close), 2024-01-\d\d/);
+    expect(first.stdout).toContain(`report-sync backfill --from 2024-01-01 --to 2024-01-14 --portfolios ${PORTFOLIOS.join(',')} --report-types index,constituent.close --only-missing re-queues exactly`);
     // Jobs the workers had in flight when Redis died still finish after it (loading needs no
     // Redis), possibly after the waiting backfill gave up: let the ledger settle before counting.
     const beforeRequeue = await settledCounts(rig);

@@ -82,8 +82,11 @@ describe('SQLite warehouse locked by another process', () => {
 
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/failed\s+4/);
-    const failures = result.stdout.split('\n').filter((line) => line.includes('2024-01-02: '));
-    expect(failures).toHaveLength(4);
+    // Grouped: one code, two portfolios of two slices, the reason once per group.
+    expect(result.stdout).toContain('WAREHOUSE_UNAVAILABLE: 4 slices');
+    expect(result.stdout).toContain('portfolio 1001: 2 slices, e.g. constituent.close 2024-01-02, index 2024-01-02');
+    const failures = result.stdout.split('\n').filter((line) => line.startsWith('      WAREHOUSE_UNAVAILABLE: '));
+    expect(failures).toHaveLength(2);
     for (const line of failures) {
       expect(line).toContain('WAREHOUSE_UNAVAILABLE: warehouse unavailable while loading');
       expect(line).toContain('database is locked (SQLITE_BUSY)');

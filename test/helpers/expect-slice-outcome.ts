@@ -1,5 +1,7 @@
 import { expect } from 'vitest';
 import type { FaultRig, FaultRun } from './fault-rig.js';
+import { REASON_LENGTH } from '../../src/cli/format-failures.js';
+import { printableText } from '../../src/printable-text.js';
 import type { Slice } from '../../src/slice.js';
 
 export interface ExpectedFailure {
@@ -26,8 +28,9 @@ export async function expectSliceFailed(fault: FaultRig, slice: Slice, run: Faul
   expect(ledger.attempts).toBe(expected.attempts);
   expect(ledger.error).toMatch(new RegExp(`^${expected.code}: `));
   expect(ledger.error).toMatch(expected.says);
-  // The console: the summary names the slice, the code and the reason; so does the final log line.
-  expect(run.stdout).toContain(`portfolio ${slice.portfolioId}, ${slice.reportType}, ${slice.reportDate}: ${ledger.error}`);
+  // The console: the summary's failure groups name the code, the slice and the reason; so does the final log line.
+  expect(run.stdout).toContain(`  ${expected.code}: 1 slice\n    portfolio ${slice.portfolioId}: 1 slice, e.g. ${slice.reportType} ${slice.reportDate}\n`);
+  expect(run.stdout).toContain(`      ${printableText(ledger.error!, REASON_LENGTH)}\n`);
   const final = run.logLines.filter((line) => line.status === 'failed');
   expect(final).toHaveLength(1);
   expect(final[0]).toMatchObject({ code: expected.code, portfolioId: slice.portfolioId, attempts: expected.attempts });

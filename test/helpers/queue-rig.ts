@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { main } from '../../src/cli/main.js';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
 import { createGatewaySimulator, simulatorEnvironment, type GatewaySimulatorOptions } from '../../src/simulator/gateway-simulator.js';
@@ -76,6 +78,20 @@ export async function startQueueRig(options: { simulator?: GatewaySimulatorOptio
       const io = capturedIo(env, dir);
       const code = await main(args, io);
       return { code, stdout: io.stdout.text, stderr: io.stderr.text, logs: io.logs.text, logLines: [] };
+    },
+    /** Fires the nightly job now, as the job scheduler would at its cron time: its delayed job is promoted. */
+    async promoteNightly(): Promise<void> {
+      const connection = new Redis(env.REDIS_URL!, { maxRetriesPerRequest: null });
+      const queue = new Queue('report-exports', { connection, prefix: redisScope.prefix });
+      try {
+        const delayed = await queue.getDelayed();
+        const nightly = delayed.find((job) => job.name === 'nightly-fan-out');
+        if (!nightly) throw new Error(`no nightly job is scheduled (delayed: ${delayed.map((job) => job.name).join(', ')})`);
+        await nightly.promote();
+      } finally {
+        await queue.close();
+        connection.disconnect();
+      }
     },
     async warehouse(): Promise<WarehouseHandle> {
       const warehouse = await openWarehouse(database.databaseUrl);

@@ -1,3 +1,4 @@
+import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { settingsSchema, type Settings } from '../../../src/config/settings-schema.js';
@@ -36,7 +37,7 @@ describe('ExportQueue.addSlices against a real Redis', () => {
 
   it('queues every slice of a plain generator once, in batches, with the job options of one slice', async () => {
     const handed: number[] = [];
-    expect(await exportQueue.addSlices(planSlices(RANGE), 10, (count) => handed.push(count))).toBe(560);
+    expect(await exportQueue.addSlices(planSlices(RANGE), 10, { onBatch: (count) => handed.push(count) })).toEqual({ queued: 560, requeued: 0, pending: 0 });
     expect(handed).toEqual([100, 200, 300, 400, 500, 560]);
     expect(await exportQueue.queue.getPrioritizedCount()).toBe(560);
 
@@ -49,9 +50,37 @@ describe('ExportQueue.addSlices against a real Redis', () => {
   });
 
   it('queues an async source the same way, and nothing twice when the range is added again', async () => {
-    expect(await exportQueue.addSlices(lazily(planSlices(RANGE)), 10)).toBe(560);
-    expect(await exportQueue.addSlices(planSlices(RANGE), 10)).toBe(560);
+    expect(await exportQueue.addSlices(lazily(planSlices(RANGE)), 10)).toEqual({ queued: 560, requeued: 0, pending: 0 });
+    expect(await exportQueue.addSlices(planSlices(RANGE), 10)).toEqual({ queued: 0, requeued: 0, pending: 560 });
     expect(await exportQueue.unfinished()).toBe(560);
+  });
+
+  it('queues again a slice whose kept job has finished, completed or failed, and leaves pending ones alone', async () => {
+    const small: SliceRange = { from: '2024-03-01', to: '2024-03-03', portfolios: [1], reportTypes: ['index'] };
+    expect(await exportQueue.addSlices(planSlices(small), 10)).toEqual({ queued: 3, requeued: 0, pending: 0 });
+    // A worker finishes two of the three, oldest first: one completes, one fails for good; the third stays waiting.
+    const workerRedis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    const worker = new Worker(settings.queue.name, null, { connection: workerRedis, prefix: scope.prefix });
+    try {
+      const first = await worker.getNextJob('token');
+      expect(first?.id).toBe('slice-1-index-2024-03-01');
+      await first!.moveToCompleted({ status: 'loaded' }, 'token', false);
+      const second = await worker.getNextJob('token');
+      expect(second?.id).toBe('slice-1-index-2024-03-02');
+      await second!.moveToFailed(new UnrecoverableError('FILE_INVALID: bad'), 'token', false);
+      expect([await first!.getState(), await second!.getState()]).toEqual(['completed', 'failed']);
+    } finally {
+      await worker.close(true);
+      workerRedis.disconnect();
+    }
+    expect(await exportQueue.addSlices(planSlices(small), 10, { force: true })).toEqual({ queued: 0, requeued: 2, pending: 1 });
+    for (const date of ['2024-03-01', '2024-03-02']) {
+      const job = await exportQueue.queue.getJob(`slice-1-index-${date}`);
+      expect(await job?.getState()).toBe('prioritized');
+      expect(job?.data).toEqual({ portfolioId: 1, reportType: 'index', reportDate: date, force: true });
+      expect(job?.attemptsMade).toBe(0);
+    }
+    expect(await exportQueue.unfinished()).toBe(3);
   });
 
   it('rejects with the failure of a batch that was in flight while the next was planned', async () => {
@@ -70,3 +99,4 @@ describe('ExportQueue.addSlices against a real Redis', () => {
     expect(await exportQueue.unfinished()).toBe(200);
   });
 });
+

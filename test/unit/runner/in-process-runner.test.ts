@@ -89,7 +89,10 @@ describe('runInProcess', () => {
           ? { status: 'failed', final: true, slice, attempt: attempt.number, durationMs: 1, error: new ExportError('EXPORT_NOT_FOUND', '404') }
           : loaded(slice, attempt),
     });
-    expect(report.failures.map((f) => f.error.code)).toEqual(['EXPORT_NOT_FOUND']);
+    expect(report.failures.total).toBe(1);
+    expect(report.failures.groups).toEqual([
+      { code: 'EXPORT_NOT_FOUND', portfolioId: 1, slices: 1, examples: [{ slice: expect.objectContaining({ portfolioId: 1 }), message: '404' }] },
+    ]);
     expect(exitCodeOf(report)).toBe(1);
   });
 

@@ -17,6 +17,7 @@ const ROW: ReportLoadsRow = {
   content_sha256: 'abc',
   attempts: 1,
   error: null,
+  error_code: null,
   first_loaded_at: '2024-03-02T00:00:00.000Z',
   updated_at: '2024-03-02T00:00:00.000Z',
   checked_at: '2024-03-02T00:00:00.000Z',
