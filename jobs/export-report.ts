@@ -47,6 +47,11 @@ export async function exportReport(slice: Slice, attempt: SliceAttempt, deps: Ex
     return outcome;
   } catch (thrown) {
     const error = toSyncError(thrown);
+    if (error.code === 'INTERRUPTED') {
+      // A shutdown cut a wait short: nothing was written, and the ledger keeps the slice as it was.
+      log.info({ status: 'interrupted', durationMs: elapsed() }, 'slice interrupted by the shutdown; left as it was');
+      return { status: 'failed', slice, attempt: attempt.number, durationMs: elapsed(), error, final: false };
+    }
     const final = !error.retryable || attempt.isLast;
     if (!final) {
       log.warn({ status: 'retrying', code: error.code, error: error.message, durationMs: elapsed() }, 'attempt failed, will retry');

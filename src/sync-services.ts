@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { requestPasswordGrant } from './auth/password-grant.js';
+import { FirstContactGuard } from './auth/first-contact-guard.js';
 import { identityProviderWaitOptions } from './auth/identity-provider-wait-options.js';
 import { TokenRefresher } from './auth/token-refresher.js';
 import type { TokenSource } from './auth/token-source.js';
@@ -33,6 +34,8 @@ export interface SyncServicesOptions {
   readonly logger: Logger;
   /** Admits export requests at the fleet's rate limit (queue mode). */
   readonly gate?: RequestGate;
+  /** A shutdown: waits for the identity provider end at once. */
+  readonly signal?: AbortSignal;
   /** A token source other than the in-process refresher (the queue's shared one). */
   readonly tokens?: (issue: () => ReturnType<typeof requestPasswordGrant>, dispatcher: Dispatcher) => TokenSource;
 }
@@ -50,10 +53,16 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
     if (!settings.http.verifyTls) logger.warn('http.verifyTls is false: TLS certificates are NOT verified; use this only on a test rig');
     agent = createHttpAgent(settings.http);
     const dispatcher = agent;
-    const issue = () => requestPasswordGrant({ dispatcher, tokenUrl: upstream.tokenUrl, credentials: upstream.credentials });
-    const tokens =
+    const firstContact = new FirstContactGuard(upstream.tokenUrl);
+    const issue = firstContact.issue(() => requestPasswordGrant({ dispatcher, tokenUrl: upstream.tokenUrl, credentials: upstream.credentials }));
+    const tokens = firstContact.tokens(
       options.tokens?.(issue, dispatcher) ??
-      new TokenRefresher({ issue, refreshMarginSeconds: settings.token.refreshMarginSeconds, ...identityProviderWaitOptions(settings.token, logger) });
+        new TokenRefresher({
+          issue,
+          refreshMarginSeconds: settings.token.refreshMarginSeconds,
+          ...identityProviderWaitOptions(settings.token, logger, options.signal),
+        }),
+    );
     const client = new ExportClient({
       baseUrl: upstream.baseUrl,
       tenantId: upstream.tenantId,

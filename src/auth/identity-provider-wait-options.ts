@@ -17,6 +17,8 @@ export interface IdentityProviderWaitOptions {
   readonly onUnavailable?: (wait: OutageWait) => void;
   /** Told when the provider answers again after an outage. */
   readonly onRecovered?: (outageMs: number) => void;
+  /** A shutdown: waits for the provider end at once with `INTERRUPTED`, leaving the slices as they were. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -27,9 +29,11 @@ export interface IdentityProviderWaitOptions {
 export function identityProviderWaitOptions(
   token: Settings['token'],
   logger: Logger,
+  signal?: AbortSignal,
 ): IdentityProviderWaitOptions {
   return {
     unavailableWaitMs: token.unavailableWaitMs,
+    signal,
     onUnavailable: (wait) =>
       logger.warn(
         { ...wait, waitLimitMs: token.unavailableWaitMs },

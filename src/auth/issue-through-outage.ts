@@ -32,6 +32,8 @@ export interface IssueThroughOutageOptions {
   readonly now?: () => number;
   /** @defaultValue Math.random */
   readonly random?: () => number;
+  /** A shutdown: the wait ends at once with `INTERRUPTED`. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -49,6 +51,7 @@ export async function issueThroughOutage(options: IssueThroughOutageOptions): Pr
   const baseDelayMs = options.baseDelayMs ?? 1_000;
   const maxDelayMs = options.maxDelayMs ?? 30_000;
   for (;;) {
+    if (options.signal?.aborted) throw new SyncError('INTERRUPTED', 'stopped before asking the identity provider; the slice is left as it was');
     let outage = await options.store.read();
     // Nobody has asked for a while: whatever the provider did then, this is a new outage (or none).
     if (outage && now() - outage.lastFailureAt > Math.max(options.waitMs, maxDelayMs)) outage = undefined;
@@ -74,7 +77,7 @@ export async function issueThroughOutage(options: IssueThroughOutageOptions): Pr
       // Ask once more right at the deadline rather than sleeping past it.
       const sleepMs = Math.max(0, Math.min(delayMs, startedAt + options.waitMs - at));
       await options.onWait?.({ code: error.code, error: error.message, outageMs: at - startedAt, failures, delayMs: sleepMs });
-      await sleep(sleepMs);
+      await interruptibleSleep(sleepMs, options.signal);
       continue;
     }
     if (outage) {
@@ -82,6 +85,16 @@ export async function issueThroughOutage(options: IssueThroughOutageOptions): Pr
       options.onRecovered?.(now() - outage.startedAt);
     }
     return issued;
+  }
+}
+
+/** Sleeps, unless a shutdown comes first: then `INTERRUPTED`, so that no slice waits out an outage on its way down. */
+export async function interruptibleSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch (error) {
+    if (signal?.aborted) throw new SyncError('INTERRUPTED', 'stopped while waiting for the identity provider; the slice is left as it was', { cause: error });
+    throw error;
   }
 }
 

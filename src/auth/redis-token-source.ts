@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { AuthError } from '../errors.js';
 import type { IdentityProviderWaitOptions } from './identity-provider-wait-options.js';
 import type { IdentityProviderOutage, OutageStore } from './identity-provider-outage.js';
-import { issueThroughOutage } from './issue-through-outage.js';
+import { interruptibleSleep, issueThroughOutage } from './issue-through-outage.js';
 import type { IssuedToken, TokenSource } from './token-source.js';
 
 export interface RedisTokenSourceOptions extends IdentityProviderWaitOptions {
@@ -102,6 +101,7 @@ export class RedisTokenSource implements TokenSource {
               this.#options.onUnavailable?.(wait);
             },
             onRecovered: this.#options.onRecovered,
+            signal: this.#options.signal,
           });
           const lifetimeMs = issued.expiresInSeconds * 1000;
           // The lifetime started when we asked; the answer's travel time is already spent.
@@ -121,7 +121,7 @@ export class RedisTokenSource implements TokenSource {
       }
       // Poll briskly for a normal renewal; gently once it is clearly a wait for the provider.
       const pauseMs = Date.now() - startedAt > 1_000 ? 250 : 25;
-      await sleep(pauseMs + Math.random() * pauseMs);
+      await interruptibleSleep(pauseMs + Math.random() * pauseMs, this.#options.signal);
     }
   }
 

@@ -86,6 +86,7 @@ export class TokenRefresher implements TokenSource {
       onWait: options.onUnavailable,
       onRecovered: options.onRecovered,
       now: this.#now,
+      signal: options.signal,
     });
     const lifetimeMs = issued.expiresInSeconds * 1000;
     const marginMs = Math.min(this.#marginSeconds * 1000, lifetimeMs / 10);

@@ -39,7 +39,7 @@ export interface SyncSlicesOptions {
 /** The in-process sync behind `run`, `nightly` and `demo`: plan, run with progress, summarise. */
 export async function syncSlices(options: SyncSlicesOptions): Promise<number> {
   const { config, io, logger } = options;
-  const services = await createSyncServices({ config, upstream: options.upstream, logger });
+  const services = await createSyncServices({ config, upstream: options.upstream, logger, signal: io.signal });
   try {
     const plan = await options.plan(services);
     logger.info({ planned: plan.planned, warehouse: services.warehouse.location }, plan.description);

@@ -44,6 +44,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
       config,
       upstream,
       logger,
+      signal: shutdown,
       gate:
         settings.queue.rateLimit.max > 0
           ? new RedisRateGate({ redis, prefix: settings.queue.prefix, max: settings.queue.rateLimit.max, windowMs: settings.queue.rateLimit.durationMs })
@@ -54,7 +55,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
           prefix: settings.queue.prefix,
           issue,
           refreshMarginSeconds: settings.token.refreshMarginSeconds,
-          ...identityProviderWaitOptions(settings.token, logger),
+          ...identityProviderWaitOptions(settings.token, logger, shutdown),
         }),
     });
     const exportQueue = new ExportQueue({ connection: redis, settings });

@@ -26,6 +26,8 @@ export interface ExportWorkerOptions {
   readonly logger: Logger;
   /** Called once when an error makes every further job pointless (refused credentials). */
   readonly onFatal?: (error: SyncError) => void;
+  /** Called when this worker takes over a job another worker left stalled (for the metric). */
+  readonly onStalledTakeover?: () => void;
 }
 
 /** A retryable failure as BullMQ sees it; carries the service's Retry-After to the backoff strategy. */
@@ -80,6 +82,15 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
     const slice = sliceOfJob(job, logger);
     const attempts = job.opts.attempts ?? 1;
     const number = job.attemptsMade + 1;
+    // Started more often than attempts were made (plus this one): an earlier start never finished,
+    // because its worker crashed, was killed, or was blocked past queue.lockDurationMs.
+    if (job.attemptsStarted > number) {
+      options.onStalledTakeover?.();
+      logger.warn(
+        { ...sliceLogFields(slice), jobId: job.id, previousAttempts: job.attemptsMade, starts: job.attemptsStarted, stalls: job.stalledCounter },
+        'took over a stalled job: the worker that had it stopped renewing its lock (crashed, killed, or blocked longer than queue.lockDurationMs)',
+      );
+    }
     const outcome = await options.attemptSlice(slice, { number, isLast: number >= attempts }, { force: job.data.force === true });
     if (outcome.status !== 'failed') {
       return { status: outcome.status, rows: outcome.status === 'loaded' ? outcome.rowCount : 0 };
@@ -100,7 +111,7 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
   };
 
   const { rateLimit } = settings.queue;
-  return new Worker<SliceJobData>(settings.queue.name, processor, {
+  const worker = new Worker<SliceJobData>(settings.queue.name, processor, {
     connection: options.connection,
     prefix: settings.queue.prefix,
     concurrency: options.concurrency,
@@ -116,4 +127,9 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
         type === SLICE_BACKOFF ? backoffDelay(attemptsMade, settings.retry, (err as SliceAttemptError | undefined)?.retryAfterMs) : 0,
     },
   });
+  // Told by whichever worker's stalled check found it; the worker that takes it over says so too.
+  worker.on('stalled', (jobId, previous) => {
+    logger.warn({ jobId, previousState: previous }, 'a job stalled (its worker stopped renewing the lock) and went back to the queue for another worker');
+  });
+  return worker;
 }

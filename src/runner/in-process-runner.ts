@@ -63,7 +63,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRep
         record(outcome);
         return;
       }
-      if (outcome.status !== 'failed') return;
+      if (outcome.status !== 'failed' || outcome.error.code === 'INTERRUPTED') return;
       tally.retries += 1;
       const delay = backoffDelay(number, options.retry, outcome.error.retryAfterMs, options.random);
       try {

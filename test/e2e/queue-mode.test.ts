@@ -109,6 +109,9 @@ describe('queue mode: BullMQ workers on Redis, Postgres warehouse', () => {
     // 10 weekdays × 10 portfolios: 3 index records and 25 constituent lines each, once.
     const counts = await tableCounts(rig);
     expect(counts).toMatchObject({ index: 300, constituent: 2500, ledger: 280, notDone: 0 });
+    // The crash left a trace: the survivor says it took over the jobs the killed worker had.
+    expect(survivor.output()).toContain('took over a stalled job');
+    expect(survivor.output()).toMatch(/"portfolioId":10\d\d,"reportType":"[a-z.]+","reportDate":"2024-01-\d\d","jobId":"slice-[^"]+","previousAttempts":0/);
   });
 
   it('drains the jobs in flight on SIGTERM and exits 0', async () => {

@@ -1,0 +1,60 @@
+import { ConfigError, SyncError } from '../errors.js';
+import type { IssuedToken, TokenSource } from './token-source.js';
+
+/** Socket codes that say nothing is at the address at all (no listener, no such host name). */
+const NOTHING_THERE: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND']);
+
+/**
+ * Tells a wrong identity-provider address from an outage. A refused connection (or a host name that
+ * does not exist) at the very first token request of a process, before any token was seen from that
+ * address, is almost always configuration: it is reported at once (`CONFIG_INVALID`, exit 2) instead
+ * of being waited out as an outage for `token.unavailableWaitMs`. Once a token was obtained (by this
+ * process, or by the fleet through the shared cache), the same answer is an outage and waited for.
+ */
+export class FirstContactGuard {
+  readonly #tokenUrl: URL;
+  #tokenSeen = false;
+
+  constructor(tokenUrl: URL) {
+    this.#tokenUrl = tokenUrl;
+  }
+
+  /** The password grant, with the first contact checked. */
+  issue(grant: () => Promise<IssuedToken>): () => Promise<IssuedToken> {
+    return async () => {
+      try {
+        const issued = await grant();
+        this.#tokenSeen = true;
+        return issued;
+      } catch (error) {
+        const code = socketCode(error);
+        if (!this.#tokenSeen && code !== undefined && NOTHING_THERE.has(code)) {
+          throw new ConfigError(
+            `nothing answers at the identity provider's address ${this.#tokenUrl.origin} (${code}), and no token was ever obtained from it: ` +
+              'check REPORT_AUTH_URL and REPORT_REALM (or REPORT_TOKEN_URL)',
+            { cause: error },
+          );
+        }
+        throw error;
+      }
+    };
+  }
+
+  /** The token source, noting when it hands out a token (a cached one counts: the address worked for the fleet). */
+  tokens(source: TokenSource): TokenSource {
+    const seen = (token: string) => {
+      this.#tokenSeen = true;
+      return token;
+    };
+    return {
+      getToken: () => source.getToken().then(seen),
+      renewAfterRejection: (rejected) => source.renewAfterRejection(rejected).then(seen),
+    };
+  }
+}
+
+function socketCode(error: unknown): string | undefined {
+  const cause = error instanceof SyncError ? error.cause : error;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
