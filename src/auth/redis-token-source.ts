@@ -15,6 +15,11 @@ export interface RedisTokenSourceOptions extends IdentityProviderWaitOptions {
   readonly refreshMarginSeconds?: number;
   /** How long a process waits for another one's renewal before trying itself. @defaultValue 15000 */
   readonly lockTimeoutMs?: number;
+  /**
+   * After the identity provider refuses the credentials, nobody in the fleet asks again with them
+   * for this long: every caller fails at once with the refusal instead. @defaultValue 600000
+   */
+  readonly rejectedRetryMs?: number;
 }
 
 // Deletes the key only if it still holds the given value: a lock or a token is only ever removed
@@ -39,6 +44,7 @@ export class RedisTokenSource implements TokenSource {
   readonly #marginSeconds: number;
   readonly #lockTimeoutMs: number;
   readonly #outageKey: string;
+  readonly #refusedKey: string;
   readonly #options: RedisTokenSourceOptions;
   #pending: Promise<string> | undefined;
 
@@ -50,6 +56,7 @@ export class RedisTokenSource implements TokenSource {
     this.#marginSeconds = options.refreshMarginSeconds ?? 30;
     this.#lockTimeoutMs = options.lockTimeoutMs ?? 15_000;
     this.#outageKey = `${options.prefix}:token:provider-outage`;
+    this.#refusedKey = `${options.prefix}:token:credentials-refused`;
     this.#options = options;
   }
 
@@ -79,6 +86,7 @@ export class RedisTokenSource implements TokenSource {
     for (;;) {
       const cached = await this.#redis.get(this.#tokenKey);
       if (cached && cached !== rejected) return cached;
+      await this.#throwIfRefused();
       const lockValue = randomBytes(12).toString('hex');
       const locked = await this.#redis.set(this.#lockKey, lockValue, 'PX', this.#lockTimeoutMs, 'NX');
       if (locked === 'OK') {
@@ -86,8 +94,9 @@ export class RedisTokenSource implements TokenSource {
           // Another process may have renewed between our read and our lock.
           const again = await this.#redis.get(this.#tokenKey);
           if (again && again !== rejected) return again;
+          await this.#throwIfRefused();
           let askedAt = Date.now();
-          const issued = await issueThroughOutage({
+          const issued = await this.#rememberRefusal(() => issueThroughOutage({
             issue: () => {
               askedAt = Date.now();
               return this.#issue();
@@ -102,7 +111,7 @@ export class RedisTokenSource implements TokenSource {
             },
             onRecovered: this.#options.onRecovered,
             signal: this.#options.signal,
-          });
+          }));
           const lifetimeMs = issued.expiresInSeconds * 1000;
           // The lifetime started when we asked; the answer's travel time is already spent.
           const spentMs = Date.now() - askedAt;
@@ -122,6 +131,35 @@ export class RedisTokenSource implements TokenSource {
       // Poll briskly for a normal renewal; gently once it is clearly a wait for the provider.
       const pauseMs = Date.now() - startedAt > 1_000 ? 250 : 25;
       await interruptibleSleep(pauseMs + Math.random() * pauseMs, this.#options.signal);
+    }
+  }
+
+  /**
+   * Fails at once while the fleet holds a recent refusal of the credentials: asking again with the
+   * same credentials is what locks the account. The key expires after `rejectedRetryMs`, and the
+   * next renewal (one for the fleet, under the lock) asks again.
+   */
+  async #throwIfRefused(): Promise<void> {
+    const refused = await this.#redis.get(this.#refusedKey);
+    if (!refused) return;
+    const { message, nextAskAt } = JSON.parse(refused) as { message: string; nextAskAt: number };
+    throw new AuthError(
+      'AUTH_REJECTED',
+      `${message} (not asked again with the same credentials before ${new Date(nextAskAt).toISOString()}: token.rejectedRetryMs)`,
+    );
+  }
+
+  async #rememberRefusal(issue: () => Promise<IssuedToken>): Promise<IssuedToken> {
+    try {
+      const issued = await issue();
+      await this.#redis.del(this.#refusedKey);
+      return issued;
+    } catch (error) {
+      if (error instanceof AuthError && error.code === 'AUTH_REJECTED') {
+        const retryMs = this.#options.rejectedRetryMs ?? 600_000;
+        await this.#redis.set(this.#refusedKey, JSON.stringify({ message: error.message, nextAskAt: Date.now() + retryMs }), 'PX', retryMs);
+      }
+      throw error;
     }
   }
 

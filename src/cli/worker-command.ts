@@ -10,6 +10,7 @@ import { SyncError } from '../errors.js';
 import type { Settings } from '../config/settings-schema.js';
 import { ExportQueue } from '../queue/export-queue.js';
 import { ensureNightlySchedule, nightlyPlanSettings, type NightlyPlanSettings } from '../queue/nightly-schedule.js';
+import { CredentialsPause } from '../queue/credentials-pause.js';
 import { createExportWorker } from '../queue/export-worker.js';
 import { createRedisConnector, type RedisConnector } from '../queue/redis-connection.js';
 import type { Logger } from '../logger.js';
@@ -19,7 +20,8 @@ import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from '
 
 /**
  * `report-sync worker`: processes export jobs from the queue until SIGTERM/SIGINT, then finishes
- * the jobs in flight and exits 0. Refused credentials stop it with exit 2 (every job would fail).
+ * the jobs in flight and exits 0. Refused credentials pause it (see {@link CredentialsPause});
+ * other configuration errors stop it with exit 2 (every job would fail).
  */
 export async function workerCommand(options: CommonOptions & { concurrency?: number }, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options, { concurrency: options.concurrency });
@@ -55,9 +57,11 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
           prefix: settings.queue.prefix,
           issue,
           refreshMarginSeconds: settings.token.refreshMarginSeconds,
+          rejectedRetryMs: settings.token.rejectedRetryMs,
           ...identityProviderWaitOptions(settings.token, logger, shutdown),
         }),
     });
+    const credentials = new CredentialsPause({ worker: () => worker, tokens: services.tokens, retryMs: settings.token.rejectedRetryMs, logger, shutdown });
     const exportQueue = new ExportQueue({ connection: redis, settings });
     const ownNightly = nightlyPlanSettings(settings);
     const worker = createExportWorker({
@@ -69,6 +73,8 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
       ownNightly,
       exportQueue,
       logger,
+      onCredentialsRefused: (error) => credentials.refused(error),
+      credentialsRetryMs: settings.token.rejectedRetryMs,
       onFatal: (error) => {
         fatal = error;
         logger.fatal({ code: error.code, error: error.message }, 'stopping the worker: every further job would fail the same way');
@@ -91,6 +97,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
     // close() waits for the active jobs to finish; their slices are then loaded or not, never half.
     await closeWorker(worker, connector, logger);
     await healing;
+    await credentials.stopped();
     await exportQueue.close();
     await services.close();
     logger.info('worker stopped');

@@ -102,6 +102,12 @@ export const settingsSchema = z
          * whole process (or fleet), and no slice spends an attempt. 0 fails at once.
          */
         unavailableWaitMs: nonNegativeInt.max(86_400_000).default(300_000),
+        /**
+         * Queue mode: after the identity provider refuses the credentials, workers stop taking jobs
+         * and the fleet asks again with them once per this interval (an identity provider's
+         * brute-force protection locks accounts that keep trying), until they are accepted.
+         */
+        rejectedRetryMs: positiveInt.min(1_000).max(86_400_000).default(600_000),
       })
       .strict()
       .prefault({}),

@@ -2,7 +2,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings-schema.js';
 import type { Slice } from '../slice.js';
-import { EXPORT_SLICE_JOB, sliceJobId, type SliceJobData } from './slice-job.js';
+import { EXPORT_SLICE_JOB, NIGHTLY_SCHEDULER_ID, sliceJobId, type SliceJobData } from './slice-job.js';
 
 /** Name of the backoff strategy the export worker registers (Retry-After aware). */
 export const SLICE_BACKOFF = 'report-sync';
@@ -145,10 +145,17 @@ export class ExportQueue {
     return { attempts: this.#settings.retry.attempts, backoff: { type: SLICE_BACKOFF } };
   }
 
-  /** Export jobs not finished yet: waiting, prioritized, delayed or running. */
+  /**
+   * Jobs not finished yet: waiting, prioritized, delayed or running; the nightly schedule's next
+   * firing, which always waits in the delayed set, is not one of them.
+   */
   async unfinished(): Promise<number> {
     const counts = await this.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'waiting-children');
-    return Object.values(counts).reduce((sum, count) => sum + count, 0);
+    const total = Object.values(counts).reduce((sum, count) => sum + count, 0);
+    const scheduler = await this.queue.getJobScheduler(NIGHTLY_SCHEDULER_ID);
+    // BullMQ names a scheduler's next job repeat:<scheduler id>:<when it fires>.
+    const next = scheduler?.next === undefined ? undefined : await this.queue.getJobState(`repeat:${NIGHTLY_SCHEDULER_ID}:${scheduler.next}`);
+    return next === 'delayed' ? total - 1 : total;
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,4 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings-schema.js';
 import { SyncError } from '../errors.js';
@@ -28,6 +28,14 @@ export interface ExportWorkerOptions {
   readonly onFatal?: (error: SyncError) => void;
   /** Called when this worker takes over a job another worker left stalled (for the metric). */
   readonly onStalledTakeover?: () => void;
+  /**
+   * Called when the identity provider refused the credentials: every job would be refused the same
+   * way, so the worker stops taking jobs, and the job is put back in the queue for when they work
+   * again (not failed for good, no attempt spent). Without it, refused credentials are fatal.
+   */
+  readonly onCredentialsRefused?: (error: SyncError) => void;
+  /** How long a job refused for its credentials waits before it is offered again (`token.rejectedRetryMs`). */
+  readonly credentialsRetryMs?: number;
 }
 
 /** A retryable failure as BullMQ sees it; carries the service's Retry-After to the backoff strategy. */
@@ -65,7 +73,7 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
   const { settings, logger } = options;
   let fatalReported = false;
 
-  const processor = async (job: Job<SliceJobData>) => {
+  const processor = async (job: Job<SliceJobData>, token?: string) => {
     if (job.name === NIGHTLY_JOB) {
       let nightly = nightlyPlanSettingsOf(job.data);
       if (!nightly) {
@@ -96,6 +104,11 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
       return { status: outcome.status, rows: outcome.status === 'loaded' ? outcome.rowCount : 0 };
     }
     const { error } = outcome;
+    if (error.code === 'AUTH_REJECTED' && options.onCredentialsRefused) {
+      options.onCredentialsRefused(error);
+      await job.moveToDelayed(Date.now() + (options.credentialsRetryMs ?? 600_000), token);
+      throw new DelayedError();
+    }
     if (error.fatal && !fatalReported) {
       fatalReported = true;
       options.onFatal?.(error);

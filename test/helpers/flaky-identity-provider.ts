@@ -4,12 +4,13 @@ import type { AddressInfo, Socket } from 'node:net';
 import { request } from 'undici';
 
 /** How the token endpoint behaves for now. */
-export type IdentityProviderMode = 'up' | '503' | 'refuse';
+export type IdentityProviderMode = 'up' | '503' | 'refuse' | 'reject';
 
 /**
  * A token endpoint in front of the simulator's, for outage tests: `up` passes requests through,
  * `503` answers 503 Service Unavailable, `refuse` stops listening so connections are refused
- * (ECONNREFUSED), as when the provider's process is down. Point `REPORT_TOKEN_URL` at `tokenUrl`.
+ * (ECONNREFUSED), as when the provider's process is down; `reject` refuses the credentials (401
+ * invalid_grant), as when a password was changed. Point `REPORT_TOKEN_URL` at `tokenUrl`.
  */
 export async function startFlakyIdentityProvider(upstreamTokenUrl: string) {
   let mode: IdentityProviderMode = 'up';
@@ -20,6 +21,11 @@ export async function startFlakyIdentityProvider(upstreamTokenUrl: string) {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       requests.push({ at: Date.now(), mode });
+      if (mode === 'reject') {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'invalid_grant', error_description: 'Invalid user credentials' }));
+        return;
+      }
       if (mode !== 'up') {
         res.writeHead(503, { 'content-type': 'text/plain' });
         res.end('Service Unavailable');

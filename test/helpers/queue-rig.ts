@@ -79,6 +79,18 @@ export async function startQueueRig(options: { simulator?: GatewaySimulatorOptio
       const code = await main(args, io);
       return { code, stdout: io.stdout.text, stderr: io.stderr.text, logs: io.logs.text, logLines: [] };
     },
+    /** The queue's jobs by state. */
+    async queueCounts(): Promise<Record<'waiting' | 'prioritized' | 'delayed' | 'active' | 'completed' | 'failed', number>> {
+      const connection = new Redis(env.REDIS_URL!, { maxRetriesPerRequest: null });
+      const queue = new Queue('report-exports', { connection, prefix: redisScope.prefix });
+      try {
+        const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
+        return { waiting: 0, prioritized: 0, delayed: 0, active: 0, completed: 0, failed: 0, ...counts };
+      } finally {
+        await queue.close();
+        connection.disconnect();
+      }
+    },
     /** Fires the nightly job now, as the job scheduler would at its cron time: its delayed job is promoted. */
     async promoteNightly(): Promise<void> {
       const connection = new Redis(env.REDIS_URL!, { maxRetriesPerRequest: null });

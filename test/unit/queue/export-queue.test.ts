@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { settingsSchema, type Settings } from '../../../src/config/settings-schema.js';
 import { planSlices, type SliceRange } from '../../../src/plan-slices.js';
 import { ExportQueue } from '../../../src/queue/export-queue.js';
+import { ensureNightlySchedule, nightlyPlanSettings } from '../../../src/queue/nightly-schedule.js';
 import type { Slice } from '../../../src/slice.js';
 import { TEST_REDIS_URL, testPrefix } from '../../helpers/test-redis.js';
 
@@ -100,3 +101,23 @@ describe('ExportQueue.addSlices against a real Redis', () => {
   });
 });
 
+
+describe('ExportQueue.unfinished', () => {
+  it("does not count the nightly schedule's next firing as unfinished work", async () => {
+    const scope = testPrefix();
+    const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    const settings = settingsSchema.parse({ queue: { prefix: scope.prefix } });
+    const exportQueue = new ExportQueue({ connection: redis, settings });
+    try {
+      await ensureNightlySchedule(exportQueue.queue, nightlyPlanSettings(settings), { mode: 'register', priority: 1 });
+      expect(await exportQueue.queue.getDelayedCount()).toBe(1);
+      expect(await exportQueue.unfinished()).toBe(0);
+      await exportQueue.addSlices(planSlices({ ...RANGE, to: '2024-01-01' }), 10);
+      expect(await exportQueue.unfinished()).toBe(14);
+    } finally {
+      await exportQueue.close();
+      redis.disconnect();
+      await scope.cleanup();
+    }
+  });
+});

@@ -1,0 +1,181 @@
+import type { FailureGroup } from '../failure-groups.js';
+import { printableText } from '../printable-text.js';
+import type { AlertFormat, AlertSummary } from './alert-summary.js';
+
+/** Codes shown; the rest are counted in one line (as on the terminal). */
+const CODES_SHOWN = 12;
+/** Portfolios shown per code; the rest are counted in one line (as on the terminal). */
+const PORTFOLIOS_SHOWN = 6;
+/** Longest reason, title or detail line in a chat message, in characters. */
+const LINE_LENGTH = 300;
+/** Detail lines shown in a chat message; the rest are counted. */
+const DETAILS_SHOWN = 20;
+/** Longest retry command shown: a long portfolio list is still worth copying whole. */
+const COMMAND_LENGTH = 2_000;
+/**
+ * Slack's limit on a section's (and a context element's) text. Our own escaping (`&amp;`…) can
+ * lengthen a text after it was cut, so every block text is cut again, here, last.
+ */
+const SLACK_TEXT_LIMIT = 3_000;
+/** Slack truncates a message's `text` past 40,000 characters; cut it ourselves, at a line, a little before. */
+const SLACK_MESSAGE_LIMIT = 38_000;
+/** Longest message text in the JSON form. */
+const JSON_MESSAGE_LENGTH = 1_000;
+/**
+ * Failure groups listed in the JSON form; `groupsOmitted` counts the rest. Groups grow with
+ * codes × portfolios, and a receiver may refuse a body of megabytes.
+ */
+const JSON_GROUPS = 200;
+
+const COUNT_LABELS: readonly (readonly [keyof AlertSummary['counts'], string])[] = [
+  ['loaded', 'loaded'],
+  ['unchanged', 'unchanged'],
+  ['noData', 'no data'],
+  ['failed', 'failed'],
+  ['notAttempted', 'not attempted'],
+  ['missing', 'missing'],
+];
+
+/**
+ * The body of the one alert message of a run or a night, shaped for a receiver: `slack` gives
+ * `{ text, blocks }` (mrkdwn fallback text for notifications, plus a small Block Kit layout within
+ * Slack's limits of 50 blocks and 3000 characters a section), `json` gives the summary's fields.
+ * Failures are shown as the terminal shows them: by code, then portfolio, with true counts, the
+ * reason once per group and a few example slices, so a message stays short however many failed.
+ *
+ * Every text that could come from outside passes {@link printableText} (no control characters
+ * reach a chat client or a log that prints the JSON), and in the Slack form `&`, `<` and `>` are
+ * escaped as well: unescaped, an upstream's text could mention `<!channel>` or forge a link.
+ */
+export function alertBody(summary: AlertSummary, format: AlertFormat): Record<string, unknown> {
+  return format === 'json' ? jsonBody(summary) : slackBody(summary);
+}
+
+function slackBody(summary: AlertSummary): Record<string, unknown> {
+  const title = `*${slack(summary.title, LINE_LENGTH)}*`;
+  const counts = countsLine(summary.counts);
+  const { sections, moreCodes } = failureSections(summary);
+  const allDetails = summary.details ?? [];
+  const details = allDetails.slice(0, DETAILS_SHOWN).map((line) => slack(line, LINE_LENGTH));
+  if (allDetails.length > DETAILS_SHOWN) details.push(`… ${allDetails.length - DETAILS_SHOWN} more lines`);
+  const retry = summary.retryCommand === undefined ? undefined : `Re-run what failed: ${commandText(summary.retryCommand)}`;
+
+  // What must survive a cut (the title, the counts, what was left out, the retry command) is kept
+  // whole; only the failure sections give way, from the end, so the text stays under Slack's limit.
+  const head = counts ? [title, counts] : [title];
+  const tail = [...(moreCodes ? [moreCodes] : []), ...details, ...(retry ? [retry] : [])];
+  const budget = SLACK_MESSAGE_LIMIT - [...head, ...tail].reduce((total, line) => total + line.length + 1, 0);
+  const text = [...head, ...cutLines(sections.flat(), budget), ...tail].join('\n');
+
+  // At most 1 + 1 + (CODES_SHOWN + 1) + 1 + 1 blocks: far from Slack's 50.
+  const blocks: Record<string, unknown>[] = head.map(section);
+  for (const lines of sections) blocks.push(section(lines.join('\n')));
+  if (moreCodes) blocks.push(section(moreCodes));
+  if (details.length > 0) blocks.push(section(details.join('\n')));
+  if (retry) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: cut(retry, SLACK_TEXT_LIMIT) }] });
+  return { text, blocks };
+}
+
+/** One mrkdwn section per failure code: its count, its biggest portfolios, each with its reason. */
+function failureSections(summary: AlertSummary): { sections: string[][]; moreCodes: string | undefined } {
+  if (summary.failures.total === 0) return { sections: [], moreCodes: undefined };
+  const codes = new Map<string, FailureGroup[]>();
+  for (const group of summary.failures.groups) codes.set(group.code, [...(codes.get(group.code) ?? []), group]);
+  const sections: string[][] = [];
+  for (const [code, groups] of [...codes].slice(0, CODES_SHOWN)) {
+    const lines = [`*${slack(code, LINE_LENGTH)}*: ${count(sum(groups))}`];
+    for (const group of groups.slice(0, PORTFOLIOS_SHOWN)) {
+      const examples = group.examples.map((example) => `${example.slice.reportType} ${example.slice.reportDate}`).join(', ');
+      lines.push(`• portfolio ${group.portfolioId}: ${count(group.slices)}${examples ? `, e.g. ${slack(examples, LINE_LENGTH)}` : ''}`);
+      // The reason as the ledger has it (`CODE: what to check`), once per group.
+      const first = group.examples[0];
+      if (first) lines.push(`      ${slack(`${code}: ${first.message}`, LINE_LENGTH)}`);
+    }
+    if (groups.length > PORTFOLIOS_SHOWN) {
+      const rest = groups.slice(PORTFOLIOS_SHOWN);
+      lines.push(`• … ${rest.length} more portfolios (${count(sum(rest))})`);
+    }
+    sections.push(lines);
+  }
+  const rest = [...codes.values()].slice(CODES_SHOWN).flat();
+  return { sections, moreCodes: rest.length > 0 ? `… ${codes.size - CODES_SHOWN} more codes (${count(sum(rest))})` : undefined };
+}
+
+function countsLine(counts: AlertSummary['counts']): string | undefined {
+  const parts = COUNT_LABELS.filter(([key]) => counts[key] !== undefined).map(([key, label]) => `${counts[key]} ${label}`);
+  return parts.length > 0 ? parts.join(' · ') : undefined;
+}
+
+/** The retry command as code, so it is copied whole; a backtick in it (a quoted path) would end the code span early. */
+function commandText(command: string): string {
+  const text = slack(command, COMMAND_LENGTH);
+  return text.includes('`') ? text : `\`${text}\``;
+}
+
+function section(text: string): Record<string, unknown> {
+  return { type: 'section', text: { type: 'mrkdwn', text: cut(text, SLACK_TEXT_LIMIT) } };
+}
+
+/**
+ * Text from outside as it may appear in a Slack message: printable, `&`, `<`, `>` escaped, and at
+ * most `maxLength` characters as sent (escaping can make a text five times longer).
+ */
+function slack(text: string, maxLength: number): string {
+  return cut(printableText(String(text), maxLength).replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;'), maxLength);
+}
+
+/** Cuts already-escaped text without splitting an entity such as `&amp;`. */
+function cut(text: string, maxLength: number): string {
+  if (text.length <= maxLength) return text;
+  let end = maxLength - 1;
+  const amp = text.lastIndexOf('&', end);
+  if (amp !== -1 && amp > end - 5 && !text.slice(amp, end).includes(';')) end = amp;
+  return `${text.slice(0, end)}…`;
+}
+
+/** The first lines that fit in `maxLength` characters (newlines counted), and a line saying the rest was cut. */
+function cutLines(lines: readonly string[], maxLength: number): string[] {
+  const marker = '… (more failures cut: the message is too long for one alert)';
+  let used = 0;
+  for (const [index, line] of lines.entries()) {
+    used += line.length + 1;
+    if (used > maxLength - marker.length - 1) return [...lines.slice(0, index), marker];
+  }
+  return [...lines];
+}
+
+function jsonBody(summary: AlertSummary): Record<string, unknown> {
+  const counts: Record<string, number> = {};
+  for (const [key] of COUNT_LABELS) if (summary.counts[key] !== undefined) counts[key] = summary.counts[key];
+  const groups = summary.failures.groups.slice(0, JSON_GROUPS).map((group) => ({
+    code: printableText(group.code, LINE_LENGTH),
+    portfolioId: group.portfolioId,
+    slices: group.slices,
+    examples: group.examples.map((example) => ({
+      portfolioId: example.slice.portfolioId,
+      reportType: printableText(example.slice.reportType, LINE_LENGTH),
+      reportDate: printableText(example.slice.reportDate, LINE_LENGTH),
+      message: printableText(example.message, JSON_MESSAGE_LENGTH),
+    })),
+  }));
+  const omitted = summary.failures.groups.length - groups.length;
+  return {
+    source: 'report-sync',
+    kind: summary.kind,
+    title: printableText(summary.title, LINE_LENGTH),
+    // An invalid Date would make toISOString throw; an alert still goes out without its time.
+    at: Number.isNaN(summary.at.getTime()) ? null : summary.at.toISOString(),
+    counts,
+    failures: { total: summary.failures.total, groups, ...(omitted > 0 ? { groupsOmitted: omitted } : {}) },
+    details: (summary.details ?? []).map((line) => printableText(line, JSON_MESSAGE_LENGTH)),
+    ...(summary.retryCommand === undefined ? {} : { retryCommand: printableText(summary.retryCommand, COMMAND_LENGTH) }),
+  };
+}
+
+function sum(groups: readonly FailureGroup[]): number {
+  return groups.reduce((total, group) => total + group.slices, 0);
+}
+
+function count(slices: number): string {
+  return `${slices} slice${slices === 1 ? '' : 's'}`;
+}

@@ -1,0 +1,40 @@
+import type { FailureSummary } from '../failure-groups.js';
+
+/**
+ * How an alert is shaped on the wire: `slack` (a Slack-compatible incoming-webhook message, which
+ * Mattermost, Rocket.Chat and most chat tools accept too) or `json` (the summary's own fields, for a
+ * receiver of your own or an incident tool that maps JSON).
+ */
+export type AlertFormat = 'slack' | 'json';
+
+/**
+ * The data of one alert: everything a run or a night has to say, gathered once so that it is sent
+ * as ONE message (a night of 744 failed slices is one alert, never 744). Built by the command that
+ * ran; shaped for a receiver by `alertBody`.
+ *
+ * Hazard: `title`, `details`, failure messages and even `retryCommand` may hold text from outside
+ * (an upstream's error page, a file name, a config path); whoever renders this escapes all of it.
+ */
+export interface AlertSummary {
+  /** What ran: 'run' | 'nightly' (in-process night) | 'backfill' (backfill --wait) | 'night' (a queued night, summarised by a worker) | 'check' (freshness check) */
+  readonly kind: 'run' | 'nightly' | 'backfill' | 'night' | 'check';
+  /** One line, e.g. "nightly sync of 2024-03-04: 3 of 24 slices failed" — built by the caller. */
+  readonly title: string;
+  /** Slices by outcome, from what happened. Keys absent when not applicable. */
+  readonly counts: {
+    readonly loaded?: number;
+    readonly unchanged?: number;
+    readonly noData?: number;
+    readonly failed?: number;
+    readonly notAttempted?: number;
+    readonly missing?: number;
+  };
+  /** The failures grouped by error code, then portfolio, with true counts and a few example slices. */
+  readonly failures: FailureSummary;
+  /** Lines of context (e.g. "warehouse postgres://db/x", "not attempted: their jobs were lost …"); plain text, upstream-derived text already made printable or not — escape it anyway. */
+  readonly details?: readonly string[];
+  /** The exact command that re-runs what failed, e.g. "report-sync backfill --from … --only-missing". */
+  readonly retryCommand?: string;
+  /** When it happened. */
+  readonly at: Date;
+}

@@ -1,0 +1,322 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request, type Dispatcher } from 'undici';
+import { ConfigError } from '../errors.js';
+import { parseRetryAfter } from '../gateway/parse-retry-after.js';
+import { readSmallBody } from '../gateway/read-small-body.js';
+import type { Logger } from '../logger.js';
+import { printableText } from '../printable-text.js';
+import { redactSecrets } from '../redact-secrets.js';
+import { alertBody } from './alert-body.js';
+import type { AlertFormat, AlertSummary } from './alert-summary.js';
+
+/** Longest wait between two attempts, whether from backoff or a receiver's Retry-After. */
+const MAX_DELAY_MS = 30_000;
+/** Most of a receiver's answer read (and thrown away): Slack says "ok", nobody needs more. */
+const BODY_LIMIT = 16 * 1024;
+
+export interface AlertWebhookOptions {
+  /**
+   * Where alerts go. A secret: a Slack webhook URL carries its token in its path. It is never
+   * logged, put in an error or returned, not even its origin.
+   */
+  readonly url: URL;
+  /** How the body is shaped. @defaultValue 'slack' */
+  readonly format?: AlertFormat;
+  /**
+   * The whole of one attempt (connect, headers and body), in milliseconds: a receiver that
+   * accepts the connection and never answers costs this much, not a load's night.
+   * @defaultValue 10000
+   */
+  readonly timeoutMs?: number;
+  /** Attempts in all, the first included. @defaultValue 4 */
+  readonly attempts?: number;
+  /**
+   * Wait before the second attempt, in milliseconds; it doubles per attempt with full jitter
+   * (a random wait up to it), capped at 30 s. A receiver's `Retry-After` (on 429 or 5xx) is
+   * honoured instead, up to 30 s.
+   * @defaultValue 1000
+   */
+  readonly baseDelayMs?: number;
+  /**
+   * Where requests go. A given dispatcher is the caller's and is not closed here.
+   * @defaultValue an undici Agent without keep-alive, owned by the instance and closed by
+   * {@link AlertWebhook.close}: one message a night gains nothing from a pooled socket, and a
+   * kept-alive one would be stale by the next night.
+   */
+  readonly dispatcher?: Dispatcher;
+  readonly logger: Logger;
+  /** Called once per {@link AlertWebhook.send} with how it ended, for a metric; what it throws is ignored. */
+  readonly onResult?: (result: 'delivered' | 'failed') => void;
+  /**
+   * A shutdown: once aborted, a send stops retrying, aborts the request in flight and resolves
+   * false; an alert is never worth holding a stopping process.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** How one attempt ended. */
+type Attempt =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly retry: boolean; readonly problem: string; readonly hint: string; readonly retryAfterMs?: number };
+
+/**
+ * Sends the one alert message of a run or a night to a webhook (Slack-compatible by default),
+ * retried with backoff on 429, 5xx, network trouble and timeouts. Delivery is best effort on
+ * purpose: {@link AlertWebhook.send} never throws and is bounded (attempts × timeoutMs plus the
+ * waits between them), so a broken chat tool can neither fail nor stall a load.
+ *
+ * Hazard: the URL is a secret (a Slack webhook URL is its own credential). Messages and log lines
+ * say "the alert webhook", and network errors are logged by their code only: undici puts the
+ * URL in some of its error messages.
+ */
+export class AlertWebhook {
+  readonly #url: URL;
+  readonly #format: AlertFormat;
+  readonly #timeoutMs: number;
+  readonly #attempts: number;
+  readonly #baseDelayMs: number;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownedAgent: Agent | undefined;
+  readonly #logger: Logger;
+  readonly #onResult: ((result: 'delivered' | 'failed') => void) | undefined;
+  readonly #signal: AbortSignal | undefined;
+  /** Aborted by {@link AlertWebhook.close}, so that a send in flight ends before its agent closes. */
+  readonly #closing = new AbortController();
+
+  /** @throws ConfigError when the URL is not http(s) (without quoting it) or a number option is out of range */
+  constructor(options: AlertWebhookOptions) {
+    if (options.url.protocol !== 'http:' && options.url.protocol !== 'https:') {
+      throw new ConfigError('the alert webhook URL must start with http:// or https://');
+    }
+    this.#url = options.url;
+    this.#format = options.format ?? 'slack';
+    this.#timeoutMs = positive('timeoutMs', options.timeoutMs ?? 10_000);
+    this.#attempts = Math.floor(positive('attempts', options.attempts ?? 4));
+    this.#baseDelayMs = Math.max(0, options.baseDelayMs ?? 1_000);
+    this.#logger = options.logger;
+    this.#onResult = options.onResult;
+    this.#signal = options.signal;
+    if (options.dispatcher) {
+      this.#dispatcher = options.dispatcher;
+    } else {
+      // pipelining 0: no keep-alive. The timeouts back up the per-attempt abort below.
+      this.#ownedAgent = new Agent({
+        pipelining: 0,
+        connect: { timeout: this.#timeoutMs },
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: this.#timeoutMs,
+      });
+      this.#dispatcher = this.#ownedAgent;
+    }
+  }
+
+  /**
+   * Sends one alert. True once a receiver answered 2xx; false when it could not be delivered (the
+   * reason is logged as one `error` line), when the signal aborted it, or after {@link close}.
+   * Never throws.
+   */
+  async send(summary: AlertSummary): Promise<boolean> {
+    let kind = 'unknown';
+    let attempts = 0;
+    let last: Exclude<Attempt, { ok: true }> | undefined;
+    let delivered = false;
+    try {
+      kind = String(summary.kind);
+      const body = JSON.stringify(alertBody(summary, this.#format));
+      while (attempts < this.#attempts) {
+        if (this.#stopped()) break;
+        attempts += 1;
+        const attempt = await this.#attempt(body);
+        if (attempt.ok) {
+          delivered = true;
+          break;
+        }
+        last = attempt;
+        if (!attempt.retry || attempts >= this.#attempts || this.#stopped()) break;
+        await this.#wait(attempts, attempt.retryAfterMs);
+      }
+    } catch (error) {
+      // Only a bug of ours gets here (an attempt catches its own trouble): the alert is dropped, the load goes on.
+      last = { ok: false, retry: false, problem: `unexpected error: ${this.#safe(error)}`, hint: 'report this as a bug' };
+    }
+    if (!delivered && this.#stopped() && (last === undefined || last.retry)) {
+      last = {
+        ok: false,
+        retry: false,
+        problem: this.#closing.signal.aborted ? 'closed' : 'shutting down',
+        hint: 'the process stopped before the alert webhook answered; the alert was dropped',
+      };
+    }
+    this.#log(delivered, kind, attempts, last);
+    try {
+      this.#onResult?.(delivered ? 'delivered' : 'failed');
+    } catch {
+      // A metric's trouble must not turn an alert into a failed load.
+    }
+    return delivered;
+  }
+
+  /**
+   * Ends a send in flight (it resolves false) and closes the agent this instance owns; a given
+   * dispatcher is left to its owner. Later sends resolve false at once.
+   */
+  async close(): Promise<void> {
+    this.#closing.abort();
+    try {
+      await this.#ownedAgent?.close();
+    } catch {
+      // Closing twice, or an agent already destroyed: nothing is left to release.
+    }
+  }
+
+  /** One POST, bounded by timeoutMs from connect to the last byte of the answer. */
+  async #attempt(body: string): Promise<Attempt> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.#timeoutMs);
+    const stop = () => controller.abort();
+    // Listeners, not AbortSignal.any: a long-lived shutdown signal would keep every attempt's signal alive.
+    this.#signal?.addEventListener('abort', stop, { once: true });
+    this.#closing.signal.addEventListener('abort', stop, { once: true });
+    try {
+      if (this.#stopped()) controller.abort();
+      const response = await request(this.#url, {
+        dispatcher: this.#dispatcher,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'report-sync' },
+        body,
+        signal: controller.signal,
+      });
+      // Read to free the socket, never shown: an error page may echo the request, URL included.
+      await readSmallBody(response.body, BODY_LIMIT);
+      return classifyStatus(response.statusCode, response.headers['retry-after']);
+    } catch (error) {
+      if (timedOut) {
+        return { ok: false, retry: true, problem: `timed out after ${this.#timeoutMs} ms`, hint: RETRIED_HINT };
+      }
+      return { ok: false, retry: true, problem: this.#safe(error), hint: RETRIED_HINT };
+    } finally {
+      clearTimeout(timer);
+      this.#signal?.removeEventListener('abort', stop);
+      this.#closing.signal.removeEventListener('abort', stop);
+    }
+  }
+
+  /** The wait before attempt `attempt + 1`; a shutdown cuts it short. */
+  async #wait(attempt: number, retryAfterMs: number | undefined): Promise<void> {
+    const delay =
+      retryAfterMs !== undefined
+        ? Math.min(retryAfterMs, MAX_DELAY_MS)
+        : Math.random() * Math.min(MAX_DELAY_MS, this.#baseDelayMs * 2 ** (attempt - 1));
+    const signals = [this.#closing.signal, ...(this.#signal ? [this.#signal] : [])];
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    for (const signal of signals) signal.addEventListener('abort', stop, { once: true });
+    try {
+      await sleep(Math.round(delay), undefined, { signal: controller.signal });
+    } catch {
+      // Aborted: the loop sees #stopped() and gives up.
+    } finally {
+      for (const signal of signals) signal.removeEventListener('abort', stop);
+    }
+  }
+
+  #stopped(): boolean {
+    return this.#closing.signal.aborted || this.#signal?.aborted === true;
+  }
+
+  /**
+   * What went wrong, safe to log: the error's code when it has one (`ECONNREFUSED`,
+   * `UND_ERR_SOCKET`…), else its message with every form of the URL cut out.
+   */
+  #safe(error: unknown): string {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,63}$/.test(code)) return code;
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    const url = this.#url;
+    return printableText(
+      redactSecrets(message, [url.href, `${url.origin}${url.pathname}`, url.pathname, url.search, url.host, url.hostname]),
+      200,
+    );
+  }
+
+  #log(delivered: boolean, kind: string, attempts: number, last: Exclude<Attempt, { ok: true }> | undefined): void {
+    try {
+      if (delivered) {
+        if (attempts > 1) this.#logger.info({ kind, attempts }, 'alert delivered');
+        else this.#logger.debug({ kind, attempts }, 'alert delivered');
+        return;
+      }
+      this.#logger.error(
+        { kind, attempts, lastProblem: last?.problem ?? 'not sent', hint: last?.hint ?? 'the alert webhook was closed before the alert' },
+        'could not deliver the alert',
+      );
+    } catch {
+      // A broken log destination is no reason to throw from an alert.
+    }
+  }
+}
+
+const RETRIED_HINT = 'check that the alert webhook is up and reachable from here; report-sync retried it with backoff';
+
+/** What an answer means for delivery. No redirect is followed: its target is not the URL that was configured. */
+function classifyStatus(status: number, retryAfter: string | string[] | undefined): Attempt {
+  if (status >= 200 && status < 300) return { ok: true };
+  const problem = `HTTP ${status}`;
+  if (status === 429 || status >= 500) {
+    const retryAfterMs = parseRetryAfter(retryAfter);
+    return { ok: false, retry: true, problem, hint: RETRIED_HINT, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+  }
+  if (status >= 300 && status < 400) {
+    return {
+      ok: false,
+      retry: false,
+      problem: `${problem} (a redirect, which report-sync does not follow)`,
+      hint: 'set REPORT_ALERT_WEBHOOK_URL to the address the alert webhook redirects to',
+    };
+  }
+  return {
+    ok: false,
+    retry: false,
+    problem,
+    hint: 'the receiver refused the alert: check REPORT_ALERT_WEBHOOK_URL (a revoked or mistyped webhook) and REPORT_ALERT_WEBHOOK_FORMAT',
+  };
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`alert webhook option ${name} must be a number above 0, not ${value}`);
+  return value;
+}
+
+/**
+ * The alert webhook the environment asks for, or undefined when `REPORT_ALERT_WEBHOOK_URL` is unset
+ * or empty (alerts are optional). `REPORT_ALERT_WEBHOOK_FORMAT` is `slack` (the default) or `json`.
+ * Checked at start, so a typo stops the command instead of silently losing the night's alert.
+ * @throws ConfigError naming the variable and what it allows; never quoting the URL, which is a secret
+ */
+export function alertWebhookFromEnvironment(
+  env: Readonly<Record<string, string | undefined>>,
+  options: Omit<AlertWebhookOptions, 'url' | 'format'>,
+): AlertWebhook | undefined {
+  const raw = env.REPORT_ALERT_WEBHOOK_URL?.trim();
+  if (!raw) return undefined;
+  const formatText = env.REPORT_ALERT_WEBHOOK_FORMAT?.trim() || 'slack';
+  if (formatText !== 'slack' && formatText !== 'json') {
+    throw new ConfigError(
+      `REPORT_ALERT_WEBHOOK_FORMAT ${JSON.stringify(printableText(formatText, 40))} is not an alert format; use slack (the default) or json`,
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('REPORT_ALERT_WEBHOOK_URL is not a URL; set it to the http:// or https:// address of the webhook, or unset it');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError('REPORT_ALERT_WEBHOOK_URL must start with http:// or https://; set it to the address of the webhook, or unset it');
+  }
+  return new AlertWebhook({ ...options, url, format: formatText });
+}

@@ -1,0 +1,310 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { REPORT_TYPES } from '../reports/report-types.js';
+import type { SliceOutcome } from '../slice-outcome.js';
+
+/** How a slice ended, counted once each: a load whose file was the one already loaded is `unchanged`, not `loaded`. */
+export type SliceCountOutcome = 'loaded' | 'unchanged' | 'no_data' | 'failed';
+/** The class of an export answer; `error` when no HTTP answer came (refused, reset, timed out). */
+export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx' | 'error';
+/** What the identity provider did with a token request. */
+export type TokenRequestResult = 'issued' | 'rejected' | 'unavailable';
+/** Why a token was renewed: it was about to expire, or the export endpoint refused it. */
+export type TokenRenewalReason = 'expiry' | 'rejection';
+/** Whether an alert reached its channel. */
+export type AlertResult = 'delivered' | 'failed';
+/** The BullMQ job states `report_sync_queue_jobs` is meant to show. */
+export type QueueJobState = 'waiting' | 'prioritized' | 'delayed' | 'active' | 'completed' | 'failed';
+
+/**
+ * Jobs per state, read when Prometheus scrapes, so that the numbers are the queue's own (shared by
+ * every worker) rather than what one process happened to see.
+ */
+export type QueueDepthSource = () => Promise<Readonly<Record<string, number>>>;
+/**
+ * Unix seconds at which the last fully successful night finished, as recorded outside the process
+ * (the ledger), or undefined when none is known: survives restarts, unlike {@link SyncMetrics.nightSucceeded}.
+ */
+export type LastSuccessfulNightSource = () => Promise<number | undefined>;
+
+export interface SyncMetricsOptions {
+  /**
+   * Add prom-client's process metrics (CPU, memory, event-loop delay, GC) to this instance's registry.
+   * Off in tests that build many instances: each one adds a GC observer that prom-client cannot stop.
+   * @defaultValue true
+   */
+  collectDefaults?: boolean;
+}
+
+/**
+ * HTTP exports take from tens of milliseconds (an empty day) to minutes (a large ZIP): buckets
+ * spread over that range, so that a slow upstream shows in the quantiles, not just in the sum.
+ */
+const EXPORT_DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+const SLICE_OUTCOMES: readonly SliceCountOutcome[] = ['loaded', 'unchanged', 'no_data', 'failed'];
+
+/**
+ * The Prometheus metrics of one report-sync process, on a registry of its own (never prom-client's
+ * global one), so that two instances, as in tests, share no state and the HTTP server shows exactly
+ * what this process counted. Counting never throws at the caller: a metric must not fail a sync.
+ */
+export class SyncMetrics {
+  /** What `/metrics` exposes. */
+  readonly registry = new Registry();
+
+  readonly #slices: Counter<'outcome' | 'report_type'>;
+  readonly #sliceFailures: Counter<'code'>;
+  readonly #rowsLoaded: Counter<'report_type'>;
+  readonly #bytesDownloaded: Counter<'report_type'>;
+  readonly #sliceRetries: Counter<'code'>;
+  readonly #exportDuration: Histogram<'status_class'>;
+  readonly #tokenRequests: Counter<'result'>;
+  readonly #tokenRenewals: Counter<'reason'>;
+  readonly #identityProviderWaits: Counter;
+  readonly #stalledJobs: Counter;
+  readonly #alerts: Counter<'result'>;
+  readonly #queueJobs: Gauge<'state'>;
+  readonly #lastNight: Gauge;
+  #queueDepthSource: QueueDepthSource | undefined;
+  #lastNightSource: LastSuccessfulNightSource | undefined;
+  /** Set by {@link nightSucceeded}; kept when the source fails or knows of no night. */
+  #lastNightSeconds: number | undefined;
+
+  constructor(options: SyncMetricsOptions = {}) {
+    const registers = [this.registry];
+    if (options.collectDefaults ?? true) collectDefaultMetrics({ register: this.registry });
+
+    this.#slices = new Counter({
+      name: 'report_sync_slices_total',
+      help: 'Slices whose outcome is final, by outcome (loaded, unchanged: the file was the one already loaded, no_data, failed) and report type.',
+      labelNames: ['outcome', 'report_type'],
+      registers,
+    });
+    this.#sliceFailures = new Counter({
+      name: 'report_sync_slice_failures_total',
+      help: 'Slices that failed for good (no retry left), by error code, e.g. EXPORT_FORBIDDEN: see the worker log for which slices.',
+      labelNames: ['code'],
+      registers,
+    });
+    this.#rowsLoaded = new Counter({
+      name: 'report_sync_rows_loaded_total',
+      help: 'Rows written to the warehouse, by report type (slices whose file was unchanged write none).',
+      labelNames: ['report_type'],
+      registers,
+    });
+    this.#bytesDownloaded = new Counter({
+      name: 'report_sync_bytes_downloaded_total',
+      help: 'Bytes of export files downloaded for loaded slices, by report type.',
+      labelNames: ['report_type'],
+      registers,
+    });
+    this.#sliceRetries = new Counter({
+      name: 'report_sync_slice_retries_total',
+      help: 'Slice attempts that failed with retryable trouble and will be tried again, by error code.',
+      labelNames: ['code'],
+      registers,
+    });
+    this.#exportDuration = new Histogram({
+      name: 'report_sync_export_request_duration_seconds',
+      help: 'Time until the export endpoint answered, by status class (2xx, 3xx, 4xx, 5xx, or error when no HTTP answer came).',
+      labelNames: ['status_class'],
+      buckets: EXPORT_DURATION_BUCKETS,
+      registers,
+    });
+    this.#tokenRequests = new Counter({
+      name: 'report_sync_token_requests_total',
+      help: 'Token requests to the identity provider, by result (issued; rejected: the credentials were refused; unavailable: no answer or 5xx).',
+      labelNames: ['result'],
+      registers,
+    });
+    this.#tokenRenewals = new Counter({
+      name: 'report_sync_token_renewals_total',
+      help: 'Access tokens renewed, by reason (expiry: about to expire; rejection: the export endpoint answered 401).',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.#identityProviderWaits = new Counter({
+      name: 'report_sync_identity_provider_waits_total',
+      help: 'Times the worker paused to wait for an unavailable identity provider before asking for a token again.',
+      registers,
+    });
+    this.#stalledJobs = new Counter({
+      name: 'report_sync_stalled_jobs_total',
+      help: 'Queued jobs this process took over because the worker holding them stopped renewing its lock (crashed or blocked).',
+      registers,
+    });
+    this.#alerts = new Counter({
+      name: 'report_sync_alerts_total',
+      help: 'Alerts (one per run or night that needs attention) sent to the alert webhook, by result (delivered; failed: the webhook did not accept it, so nobody was told).',
+      labelNames: ['result'],
+      registers,
+    });
+
+    this.#queueJobs = new Gauge({
+      name: 'report_sync_queue_jobs',
+      help: 'Jobs in the export queue by state (waiting, prioritized, delayed, active, completed, failed), read from Redis at scrape time.',
+      labelNames: ['state'],
+      registers,
+      collect: async () => {
+        // Read first, then replace every sample at once: a reset before the await would let two
+        // overlapping scrapes each see the other's half-written gauge.
+        const depths = await readQueueDepths(this.#queueDepthSource);
+        this.#queueJobs.reset();
+        for (const [state, jobs] of Object.entries(depths ?? {})) if (Number.isFinite(jobs)) this.#queueJobs.set({ state }, jobs);
+      },
+    });
+    this.#lastNight = new Gauge({
+      name: 'report_sync_last_successful_night_timestamp_seconds',
+      help: 'Unix time at which the last night whose every slice ended loaded or no_data finished; alert when time() minus this exceeds 26 hours.',
+      registers,
+      collect: async () => {
+        const seconds = latest(this.#lastNightSeconds, await readLastNight(this.#lastNightSource));
+        // Without a value there must be no sample at all: prom-client would show 0 (1970), which
+        // reads as "failing for 54 years", not "unknown".
+        if (seconds === undefined) this.#lastNight.remove();
+        else this.#lastNight.set(seconds);
+      },
+    });
+
+    // Series of closed label sets start at 0, so that increase() sees their first event.
+    for (const reportType of REPORT_TYPES) {
+      for (const outcome of SLICE_OUTCOMES) this.#slices.inc({ outcome, report_type: reportType }, 0);
+      this.#rowsLoaded.inc({ report_type: reportType }, 0);
+      this.#bytesDownloaded.inc({ report_type: reportType }, 0);
+    }
+    for (const result of ['issued', 'rejected', 'unavailable'] as const) this.#tokenRequests.inc({ result }, 0);
+    for (const reason of ['expiry', 'rejection'] as const) this.#tokenRenewals.inc({ reason }, 0);
+    for (const result of ['delivered', 'failed'] as const) this.#alerts.inc({ result }, 0);
+  }
+
+  /**
+   * Counts a slice once its outcome is final; an attempt that will be retried is ignored here (see
+   * {@link sliceRetried}), so a slice that took three attempts is one slice, not three.
+   */
+  sliceFinished(outcome: SliceOutcome): void {
+    if (!outcome.final) return;
+    const reportType = outcome.slice.reportType;
+    switch (outcome.status) {
+      case 'loaded':
+        this.#slices.inc({ outcome: outcome.unchanged ? 'unchanged' : 'loaded', report_type: reportType });
+        this.#bytesDownloaded.inc({ report_type: reportType }, outcome.bytes);
+        if (!outcome.unchanged) this.#rowsLoaded.inc({ report_type: reportType }, outcome.rowCount);
+        return;
+      case 'no_data':
+        this.#slices.inc({ outcome: 'no_data', report_type: reportType });
+        return;
+      case 'failed':
+        this.#slices.inc({ outcome: 'failed', report_type: reportType });
+        this.#sliceFailures.inc({ code: outcome.error.code });
+        return;
+    }
+  }
+
+  /** An attempt failed with retryable trouble and another follows: a rising rate warns before slices fail for good. */
+  sliceRetried(code: string): void {
+    this.#sliceRetries.inc({ code });
+  }
+
+  /**
+   * Times one export request. `status` undefined means no HTTP answer came (and so does a status
+   * outside 200–599): both are counted as `error`.
+   */
+  exportAnswered(status: number | undefined, seconds: number): void {
+    this.#exportDuration.observe({ status_class: statusClass(status) }, seconds);
+  }
+
+  /** One answer (or none) from the identity provider's token endpoint. */
+  tokenRequested(result: TokenRequestResult): void {
+    this.#tokenRequests.inc({ result });
+  }
+
+  /** A token was replaced; `rejection` climbing means tokens die before their stated expiry. */
+  tokenRenewed(reason: TokenRenewalReason): void {
+    this.#tokenRenewals.inc({ reason });
+  }
+
+  /** The worker paused for an unavailable identity provider instead of failing slices. */
+  identityProviderWaited(): void {
+    this.#identityProviderWaits.inc();
+  }
+
+  /** This process took over a job whose worker stopped renewing its lock: another worker crashed or hung. */
+  stalledJobTaken(): void {
+    this.#stalledJobs.inc();
+  }
+
+  /** An alert was sent, or could not be: a failed alert means nobody was told, so this is worth an alert of its own. */
+  alertSent(result: AlertResult): void {
+    this.#alerts.inc({ result });
+  }
+
+  /**
+   * Records that a night ended with every slice loaded or no_data, at `at`. Keeps the latest of the
+   * times given, so a backfill finishing an old night late cannot move freshness backwards; an
+   * invalid Date is ignored rather than thrown at a sync that succeeded.
+   */
+  nightSucceeded(at: Date): void {
+    this.#lastNightSeconds = latest(this.#lastNightSeconds, finiteOrUndefined(at.getTime() / 1000));
+  }
+
+  /**
+   * Where `report_sync_queue_jobs` is read from at each scrape. A source that throws leaves the gauge
+   * without samples for that scrape; one that never settles holds the scrape until Prometheus gives
+   * up, so bound it (Redis commands wait through an outage).
+   */
+  setQueueDepthSource(source: QueueDepthSource): void {
+    this.#queueDepthSource = source;
+  }
+
+  /**
+   * Where the last successful night is read from at each scrape (seconds), so that a restarted
+   * process still shows it. The later of this and {@link nightSucceeded} is exposed; a source that
+   * throws or knows of none leaves what was set in-process. Bound it, as for {@link setQueueDepthSource}.
+   */
+  setLastSuccessfulNightSource(source: LastSuccessfulNightSource): void {
+    this.#lastNightSource = source;
+  }
+
+  /** The exposition text for `/metrics`; runs the scrape-time sources. */
+  async metrics(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** The `Content-Type` that goes with {@link metrics}. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
+
+async function readQueueDepths(source: QueueDepthSource | undefined): Promise<Readonly<Record<string, number>> | undefined> {
+  try {
+    return await source?.();
+  } catch {
+    // No numbers is the honest answer when Redis cannot be asked; the scrape itself must go on.
+    return undefined;
+  }
+}
+
+async function readLastNight(source: LastSuccessfulNightSource | undefined): Promise<number | undefined> {
+  try {
+    const seconds = await source?.();
+    return typeof seconds === 'number' ? finiteOrUndefined(seconds) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function latest(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.max(a, b);
+}
+
+function finiteOrUndefined(value: number): number | undefined {
+  return Number.isFinite(value) ? value : undefined;
+}
+
+function statusClass(status: number | undefined): StatusClass {
+  if (status === undefined || !Number.isInteger(status) || status < 200 || status > 599) return 'error';
+  return `${Math.floor(status / 100)}xx` as StatusClass;
+}
