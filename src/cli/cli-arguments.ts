@@ -57,3 +57,9 @@ export function parsePortArgument(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65_535) throw new InvalidArgumentError('expected a port number from 0 to 65535');
   return Number(value);
 }
+
+/** `--grace H`: hours, 0 or more, fractions allowed. */
+export function parseHoursArgument(value: string): number {
+  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) > 168) throw new InvalidArgumentError('expected a number of hours from 0 to 168, e.g. 6 or 1.5');
+  return Number(value);
+}

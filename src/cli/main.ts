@@ -7,6 +7,7 @@ import { redactSecrets } from '../redact-secrets.js';
 import { REPORT_TYPES } from '../reports/report-types.js';
 import {
   parseDateArgument,
+  parseHoursArgument,
   parsePortArgument,
   parsePortfoliosArgument,
   parsePositiveIntArgument,
@@ -85,6 +86,22 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addOption(configOption())
     .action(async (options) => {
       exitCode = await (await import('./status-command.js')).statusCommand(options, io);
+    });
+
+  program
+    .command('check')
+    .description('exit 0 when every slice of the expected days is loaded or no_data, 1 otherwise (for cron, Kubernetes jobs and monitoring)')
+    .addOption(new Option('--date <date>', 'the last day expected, YYYY-MM-DD (default: yesterday in schedule.timeZone)').argParser(parseDateArgument))
+    .addOption(new Option('--days <n>', 'days expected, ending with --date (default: 1)').argParser(parsePositiveIntArgument))
+    .addOption(new Option('--grace <hours>', "hours after the night's cron time during which its missing slices count as pending (default: schedule.graceHours)").argParser(parseHoursArgument))
+    .addOption(portfoliosOption())
+    .addOption(reportTypesOption())
+    .option('--deep', "also compare every slice's ledger row count with the rows its table holds")
+    .option('--json', 'print JSON instead of text')
+    .option('--no-alert', 'do not send the alert webhook, even when the check fails')
+    .addOption(configOption())
+    .action(async (options) => {
+      exitCode = await (await import('./check-command.js')).checkCommand(options, io);
     });
 
   program

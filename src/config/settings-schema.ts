@@ -50,6 +50,11 @@ export const settingsSchema = z
          * restarted without persistence loses it), re-creating it from its own settings if not.
          */
         checkIntervalMs: positiveInt.min(1_000).max(86_400_000).default(300_000),
+        /**
+         * How long after its cron time a night may still be running: `check` reports the night's
+         * missing slices as pending, not failed, until then.
+         */
+        graceHours: z.number().min(0).max(168).default(6),
       })
       .strict()
       .prefault({}),

@@ -1,0 +1,109 @@
+import type { FailureSummary } from '../failure-groups.js';
+import type { SliceRange } from '../plan-slices.js';
+import { countSlices, planSlices } from '../plan-slices.js';
+import { shiftIsoDate } from '../report-date.js';
+import type { ReportType } from '../reports/report-types.js';
+import { sliceKey, type Slice } from '../slice.js';
+import type { Ledger } from '../warehouse/ledger.js';
+
+/** Missing slices named one by one; the rest are counted per portfolio and report type. */
+const MISSING_NAMED = 20;
+/** Days of ledger read at a time. */
+const WINDOW_DAYS = 31;
+
+/** The slices of one portfolio and report type that have no outcome at all. */
+export interface MissingGroup {
+  readonly portfolioId: number;
+  readonly reportType: ReportType;
+  readonly slices: number;
+  readonly firstDate: string;
+  readonly lastDate: string;
+}
+
+/** What the freshness check found. */
+export interface FreshnessResult {
+  /** `ok`: every expected slice is loaded or no_data; `pending`: only slices of a night still within its grace are missing; `failed`: anything else. */
+  readonly status: 'ok' | 'pending' | 'failed';
+  readonly range: SliceRange;
+  readonly expected: number;
+  readonly loaded: number;
+  readonly noData: number;
+  readonly failed: number;
+  readonly missing: number;
+  readonly missingGroups: readonly MissingGroup[];
+  /** The first few missing slices, oldest first. */
+  readonly missingExamples: readonly Slice[];
+  readonly failures: FailureSummary;
+  /** When the last night's grace ends, if it has not yet. */
+  readonly graceUntil: Date | undefined;
+}
+
+export interface FreshnessCheckOptions {
+  readonly ledger: Ledger;
+  /** The slices expected: days × portfolios × report types. */
+  readonly range: SliceRange;
+  /** Until when the night of the range's last day may still be running (its due time plus the grace). */
+  readonly graceUntil: Date;
+  readonly now?: Date;
+}
+
+/**
+ * Is every expected slice `loaded` or `no_data`? Counted from the ledger (a month at a time), with
+ * the slices that have no outcome grouped by portfolio and report type and the failures grouped by
+ * code and portfolio. Slices of the last day missing while its night is within grace make the
+ * result `pending`, not `failed`: the night may still be running.
+ */
+export async function checkFreshness(options: FreshnessCheckOptions): Promise<FreshnessResult> {
+  const { ledger, range } = options;
+  const now = options.now ?? new Date();
+  const withinGrace = now.getTime() < options.graceUntil.getTime();
+  const counts = await ledger.countByStatus(range);
+  const total = (status: string) => counts.filter((count) => count.status === status).reduce((sum, count) => sum + count.slices, 0);
+  const expected = countSlices(range);
+  const loaded = total('loaded');
+  const noData = total('no_data');
+  const failed = total('failed');
+  const missing = expected - loaded - noData - failed;
+
+  const groups = new Map<string, { portfolioId: number; reportType: ReportType; slices: number; firstDate: string; lastDate: string }>();
+  const examples: Slice[] = [];
+  let missingBeforeLastDay = 0;
+  if (missing > 0) {
+    for (let from = range.from; from <= range.to; from = shiftIsoDate(from, WINDOW_DAYS)) {
+      const lastDay = shiftIsoDate(from, WINDOW_DAYS - 1);
+      const window = { ...range, from, to: lastDay < range.to ? lastDay : range.to };
+      const known = new Set(
+        (await ledger.entries(window)).map((entry) => sliceKey({ portfolioId: entry.portfolio_id, reportType: entry.report_type as ReportType, reportDate: entry.report_date })),
+      );
+      for (const slice of planSlices(window)) {
+        if (known.has(sliceKey(slice))) continue;
+        if (slice.reportDate !== range.to) missingBeforeLastDay += 1;
+        if (examples.length < MISSING_NAMED) examples.push(slice);
+        const key = `${slice.portfolioId}\u0000${slice.reportType}`;
+        const group = groups.get(key);
+        if (group) {
+          group.slices += 1;
+          group.lastDate = slice.reportDate;
+        } else {
+          groups.set(key, { portfolioId: slice.portfolioId, reportType: slice.reportType, slices: 1, firstDate: slice.reportDate, lastDate: slice.reportDate });
+        }
+      }
+    }
+  }
+  const failures = await ledger.failureSummary(range);
+  const onlyTonightPending = missing > 0 && missingBeforeLastDay === 0 && withinGrace;
+  const status = failed === 0 && (missing === 0 || onlyTonightPending) ? (missing === 0 ? 'ok' : 'pending') : 'failed';
+  return {
+    status,
+    range,
+    expected,
+    loaded,
+    noData,
+    failed,
+    missing,
+    missingGroups: [...groups.values()].sort((a, b) => a.portfolioId - b.portfolioId || a.reportType.localeCompare(b.reportType)),
+    missingExamples: examples,
+    failures,
+    graceUntil: withinGrace ? options.graceUntil : undefined,
+  };
+}

@@ -1,0 +1,141 @@
+import { alertWebhookFromEnvironment } from '../alerts/alert-webhook.js';
+import { checkFreshness, type FreshnessResult } from '../check/freshness-check.js';
+import { nightDueAt } from '../check/night-due.js';
+import { shiftIsoDate, todayIn } from '../report-date.js';
+import { retryCommand } from '../retry-command.js';
+import { describeSlice } from '../slice.js';
+import { connectWarehouse } from '../warehouse/connect-warehouse.js';
+import { Ledger } from '../warehouse/ledger.js';
+import { rowCountDifferences, type RowCountDifference } from '../warehouse/row-count-differences.js';
+import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
+import { formatFailures } from './format-failures.js';
+import type { ReportType } from '../reports/report-types.js';
+import type { SliceRange } from '../plan-slices.js';
+
+export interface CheckOptions extends CommonOptions {
+  /** The last day expected, YYYY-MM-DD. @defaultValue yesterday in schedule.timeZone */
+  readonly date?: string;
+  /** Days expected, ending with `date`. @defaultValue 1 */
+  readonly days?: number;
+  /** Hours after the night's cron time during which its missing slices are pending, not failed. */
+  readonly grace?: number;
+  readonly portfolios?: number[];
+  readonly reportTypes?: ReportType[];
+  /** Also compare every slice's ledger row count with the rows its table holds. */
+  readonly deep?: boolean;
+  readonly json?: boolean;
+  /** Commander's `--no-alert`: false when given. */
+  readonly alert?: boolean;
+}
+
+/** Row-count differences listed by name; the rest are counted. */
+const DIFFERENCES_LISTED = 50;
+
+/**
+ * `report-sync check`: exits 0 when every slice of the expected days is `loaded` or `no_data`
+ * (or only the last night's slices are missing while it is within its grace), 1 otherwise, saying
+ * what is missing or failed, grouped; for cron, Kubernetes jobs and monitoring. Read-only: it never
+ * creates or migrates a warehouse. Sends the alert when it fails and a webhook is configured.
+ */
+export async function checkCommand(options: CheckOptions, io: CliIo): Promise<number> {
+  const config = loadCliConfig(io, options);
+  const { settings } = config;
+  const { schedule } = settings;
+  const to = options.date ?? shiftIsoDate(todayIn(schedule.timeZone), -1);
+  const range: SliceRange = {
+    from: shiftIsoDate(to, -((options.days ?? 1) - 1)),
+    to,
+    portfolios: options.portfolios ?? settings.portfolios,
+    reportTypes: options.reportTypes ?? settings.reportTypes,
+  };
+  const graceHours = options.grace ?? schedule.graceHours;
+  const graceUntil = new Date(nightDueAt(to, schedule.cron, schedule.timeZone).getTime() + graceHours * 3_600_000);
+  const logger = createCliLogger(config, io, { progressBar: false });
+  const webhook = options.alert === false ? undefined : alertWebhookFromEnvironment(config.env, { logger, signal: io.signal });
+  const warehouse = await connectWarehouse(config, { purpose: 'read' });
+  try {
+    const result = await checkFreshness({ ledger: new Ledger(warehouse.db), range, graceUntil });
+    const differences = options.deep ? await rowCountDifferences(warehouse.db, range) : undefined;
+    const failing = result.status === 'failed' || (differences?.length ?? 0) > 0;
+    const retry = retrySpan(result);
+    if (options.json) {
+      io.stdout.write(`${JSON.stringify({ ...result, warehouse: warehouse.location, rowCountDifferences: differences, retryCommand: retry && retryCommand('run', retry, options.config) }, null, 2)}\n`);
+    } else {
+      io.stdout.write(`${formatCheck(result, warehouse.location, differences, options.config).join('\n')}\n`);
+    }
+    if (failing && webhook) {
+      await webhook.send({
+        kind: 'check',
+        title: `report-sync check of ${range.from === range.to ? range.to : `${range.from} to ${range.to}`}: ${headline(result, differences)}`,
+        counts: { loaded: result.loaded, noData: result.noData, failed: result.failed, missing: result.missing },
+        failures: result.failures,
+        details: [...missingLines(result), ...differenceLines(differences ?? [])].slice(0, 20),
+        retryCommand: retry && retryCommand('backfill', retry, options.config),
+        at: new Date(),
+      });
+    }
+    return failing ? 1 : 0;
+  } finally {
+    await webhook?.close();
+    await warehouse.close();
+  }
+}
+
+/** What a retry has to cover: the failed and the missing slices. */
+function retrySpan(result: FreshnessResult): SliceRange | undefined {
+  if (result.failed === 0 && result.missing === 0) return undefined;
+  if (result.missing === 0 && result.failures.span) return result.failures.span;
+  return result.range;
+}
+
+function headline(result: FreshnessResult, differences: readonly RowCountDifference[] | undefined): string {
+  const parts: string[] = [];
+  if (result.missing > 0) parts.push(`${result.missing} of ${result.expected} slices have no outcome${result.status === 'pending' ? ' yet' : ' (did the night run?)'}`);
+  if (result.failed > 0) parts.push(`${result.failed} failed`);
+  if (differences && differences.length > 0) parts.push(`${differences.length} hold other row counts than the ledger says`);
+  return parts.length > 0 ? parts.join(', ') : `all ${result.expected} slices loaded or no_data`;
+}
+
+function formatCheck(result: FreshnessResult, location: string, differences: readonly RowCountDifference[] | undefined, configFile: string | undefined): string[] {
+  const { range } = result;
+  const days = range.from === range.to ? range.to : `${range.from} to ${range.to}`;
+  const lines = [
+    `Freshness of ${days} (${result.expected} slices: ${range.portfolios.length} portfolios × ${range.reportTypes.length} report types) in ${location}:`,
+    `  loaded ${result.loaded}, no_data ${result.noData}, failed ${result.failed}, missing ${result.missing}`,
+    '',
+  ];
+  if (result.status === 'ok') lines.push('OK: every slice is loaded or no_data.');
+  else if (result.status === 'pending') {
+    lines.push(`PENDING: the night of ${range.to} may still be running (grace until ${result.graceUntil!.toISOString()}): ${result.missing} slices have no outcome yet.`);
+  } else lines.push(`FAILED: ${headline(result, undefined)}.`);
+  const missing = missingLines(result);
+  if (missing.length > 0) lines.push('', 'Missing (no outcome at all):', ...missing.map((line) => `  ${line}`));
+  const failures = formatFailures(result.failures);
+  if (failures.length > 0) lines.push('', ...failures);
+  if (differences) {
+    lines.push('');
+    if (differences.length === 0) lines.push('Row counts: every slice holds the rows its ledger row records.');
+    else {
+      lines.push(`Row counts: ${differences.length} slices hold other row counts than their ledger row records (a plain run of them loads them again):`);
+      lines.push(...differenceLines(differences).map((line) => `  ${line}`));
+    }
+  }
+  const retry = retrySpan(result);
+  if (retry && result.status === 'failed') {
+    lines.push('', `Retry them in this process: ${retryCommand('run', retry, configFile)}`, `or through the workers: ${retryCommand('backfill', retry, configFile)}`);
+  }
+  return lines;
+}
+
+function missingLines(result: FreshnessResult): string[] {
+  return result.missingGroups.map(
+    (group) =>
+      `portfolio ${group.portfolioId}, ${group.reportType}: ${group.slices} slice${group.slices === 1 ? '' : 's'} (${group.firstDate === group.lastDate ? group.firstDate : `${group.firstDate} to ${group.lastDate}`})`,
+  );
+}
+
+function differenceLines(differences: readonly RowCountDifference[]): string[] {
+  const lines = differences.slice(0, DIFFERENCES_LISTED).map((difference) => `${describeSlice(difference.slice)}: the ledger records ${difference.ledgerRows} rows, the table holds ${difference.tableRows}`);
+  if (differences.length > DIFFERENCES_LISTED) lines.push(`… ${differences.length - DIFFERENCES_LISTED} more`);
+  return lines;
+}
