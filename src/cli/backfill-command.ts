@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SingleBar } from 'cli-progress';
+import { alertWebhookFromEnvironment } from '../alerts/alert-webhook.js';
+import { runAlert } from '../alerts/run-alert.js';
 import { planMissingSlices } from '../plan-missing-slices.js';
 import { countSlices, planSlices, type SliceRange } from '../plan-slices.js';
 import { ExportQueue, type AddedSlices } from '../queue/export-queue.js';
@@ -39,6 +41,7 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
   const range = resolveRange(options, settings);
   const { from, to } = range;
   const logger = createCliLogger(config, io, { progressBar: false });
+  const webhook = options.wait ? alertWebhookFromEnvironment(config.env, { logger, signal: io.signal }) : undefined;
   const connector = createRedisConnector(config.redisUrl, logger);
   const redis = connector.connect();
   let exportQueue: ExportQueue | undefined;
@@ -59,8 +62,11 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
 
     const report = await waitForOutcomes({ io, ledger, exportQueue, range, since, expected, startedMs, onlyMissing: options.onlyMissing === true, configFile: options.config });
     io.stdout.write(formatRunSummary(report));
+    const alert = runAlert('backfill', `report-sync backfill of ${from === to ? from : `${from} to ${to}`}`, report);
+    if (alert) await webhook?.send(alert);
     return exitCodeOf(report);
   } finally {
+    await webhook?.close();
     await exportQueue?.close();
     redis.disconnect();
     await warehouse?.close();

@@ -2,6 +2,11 @@ import { planNightly } from '../../jobs/nightly.js';
 import { resolveUpstreamConfig } from '../config/upstream-config.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 import { syncSlices } from './sync-slices.js';
+import { shiftIsoDate, todayIn } from '../report-date.js';
+
+function yesterdayIn(timeZone: string): string {
+  return shiftIsoDate(todayIn(timeZone), -1);
+}
 
 /** `report-sync nightly`: yesterday (in the configured time zone) plus the lookback re-checks, in this process. */
 export async function nightlyCommand(options: CommonOptions & { concurrency?: number }, io: CliIo): Promise<number> {
@@ -15,6 +20,7 @@ export async function nightlyCommand(options: CommonOptions & { concurrency?: nu
     logger,
     io,
     configFile: options.config,
+    alert: { kind: 'nightly', what: `report-sync nightly of ${yesterdayIn(settings.schedule.timeZone)}` },
     plan: async (services) => {
       const plan = await planNightly({
         ledger: services.ledger,

@@ -27,6 +27,7 @@ export async function runCommand(options: RunOptions, io: CliIo): Promise<number
     io,
     force: options.force,
     configFile: options.config,
+    alert: { kind: 'run', what: `report-sync run of ${range.from === range.to ? range.from : `${range.from} to ${range.to}`}` },
     plan: async (services) => {
       if (!options.onlyMissing) return { slices: planSlices(range), planned: countSlices(range), range, description: `syncing ${what}` };
       const done = (await services.ledger.countByStatus(range))

@@ -5,6 +5,8 @@ import type { Logger } from '../logger.js';
 import { runInProcess } from '../runner/in-process-runner.js';
 import { exitCodeOf, type RunReport } from '../runner/run-report.js';
 import type { SliceRange } from '../plan-slices.js';
+import { alertWebhookFromEnvironment } from '../alerts/alert-webhook.js';
+import { runAlert } from '../alerts/run-alert.js';
 import { retryCommand } from '../retry-command.js';
 import type { Slice } from '../slice.js';
 import { createSyncServices, type SyncServices } from '../sync-services.js';
@@ -32,6 +34,8 @@ export interface SyncSlicesOptions {
   readonly force?: boolean;
   /** The `--config` file, repeated in the retry command. */
   readonly configFile?: string;
+  /** What the alert calls this run (e.g. `run of 2024-03-01 to 2024-03-07`); none sends no alert (the demo). */
+  readonly alert?: { readonly kind: 'run' | 'nightly'; readonly what: string };
   /** Runs after the summary, while the warehouse is still open (the demo's query). */
   readonly after?: (services: SyncServices, report: RunReport) => Promise<void>;
 }
@@ -39,7 +43,12 @@ export interface SyncSlicesOptions {
 /** The in-process sync behind `run`, `nightly` and `demo`: plan, run with progress, summarise. */
 export async function syncSlices(options: SyncSlicesOptions): Promise<number> {
   const { config, io, logger } = options;
-  const services = await createSyncServices({ config, upstream: options.upstream, logger, signal: io.signal });
+  // Made first, so that a bad REPORT_ALERT_WEBHOOK_URL stops the command before any work (exit 2).
+  const webhook = options.alert ? alertWebhookFromEnvironment(config.env, { logger, signal: io.signal }) : undefined;
+  const services = await createSyncServices({ config, upstream: options.upstream, logger, signal: io.signal }).catch(async (error: unknown) => {
+    await webhook?.close();
+    throw error;
+  });
   try {
     const plan = await options.plan(services);
     logger.info({ planned: plan.planned, warehouse: services.warehouse.location }, plan.description);
@@ -61,9 +70,13 @@ export async function syncSlices(options: SyncSlicesOptions): Promise<number> {
     const retry = (report.notAttempted > 0 ? plan.range : undefined) ?? report.failures.span;
     report = { ...report, retryCommand: retry ? retryCommand('run', retry, options.configFile) : undefined };
     io.stdout.write(formatRunSummary(report));
+    const alert = options.alert && runAlert(options.alert.kind, options.alert.what, report);
+    // Waited for (bounded by its attempts and timeout), so that the command does not exit before its alert is out.
+    if (alert) await webhook?.send(alert);
     await options.after?.(services, report);
     return exitCodeOf(report);
   } finally {
+    await webhook?.close();
     await services.close();
   }
 }
