@@ -4,6 +4,7 @@ import { openExportRecords } from '../src/extract/open-export-records.js';
 import type { SourceRecord } from '../src/extract/source-record.js';
 import type { ExportClient } from '../src/gateway/export-client.js';
 import type { Logger } from '../src/logger.js';
+import type { SyncMetrics } from '../src/metrics/sync-metrics.js';
 import { reportDefinitionFor } from '../src/reports/report-definition-for.js';
 import { createRowValuesBuilder, type RowValues } from '../src/reports/row-builder.js';
 import type { ExportFormat } from '../src/reports/report-types.js';
@@ -17,6 +18,8 @@ export interface ExportReportDeps {
   readonly loader: SliceLoader;
   readonly settings: Pick<Settings, 'formats' | 'defaultFormat' | 'limits' | 'warehouse'>;
   readonly logger: Logger;
+  /** Counts outcomes and retries, when the process exposes metrics. */
+  readonly metrics?: SyncMetrics;
 }
 
 /** How one slice is to be exported. */
@@ -31,6 +34,13 @@ export interface ExportReportOptions {
  * writes the ledger whenever that outcome is final.
  */
 export async function exportReport(slice: Slice, attempt: SliceAttempt, deps: ExportReportDeps, options: ExportReportOptions = {}): Promise<SliceOutcome> {
+  const outcome = await attemptExport(slice, attempt, deps, options);
+  if (outcome.final) deps.metrics?.sliceFinished(outcome);
+  else if (outcome.status === 'failed' && outcome.error.code !== 'INTERRUPTED') deps.metrics?.sliceRetried(outcome.error.code);
+  return outcome;
+}
+
+async function attemptExport(slice: Slice, attempt: SliceAttempt, deps: ExportReportDeps, options: ExportReportOptions): Promise<SliceOutcome> {
   const startedAt = performance.now();
   const log = deps.logger.child({ ...sliceLogFields(slice), attempt: attempt.number });
   const elapsed = () => Math.round(performance.now() - startedAt);

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { requestPasswordGrant } from './auth/password-grant.js';
 import { FirstContactGuard } from './auth/first-contact-guard.js';
+import { MeteredTokenSource } from './auth/metered-token-source.js';
 import { identityProviderWaitOptions } from './auth/identity-provider-wait-options.js';
 import { TokenRefresher } from './auth/token-refresher.js';
 import type { TokenSource } from './auth/token-source.js';
@@ -11,6 +12,7 @@ import { createHttpAgent } from './gateway/create-http-agent.js';
 import { ExportClient } from './gateway/export-client.js';
 import type { RequestGate } from './gateway/request-gate.js';
 import type { Logger } from './logger.js';
+import type { SyncMetrics } from './metrics/sync-metrics.js';
 import { Ledger } from './warehouse/ledger.js';
 import { connectWarehouse } from './warehouse/connect-warehouse.js';
 import type { WarehouseHandle } from './warehouse/open-warehouse.js';
@@ -25,6 +27,7 @@ export interface SyncServices {
   readonly loader: SliceLoader;
   readonly client: ExportClient;
   readonly tokens: TokenSource;
+  readonly metrics: SyncMetrics | undefined;
   close(): Promise<void>;
 }
 
@@ -36,6 +39,8 @@ export interface SyncServicesOptions {
   readonly gate?: RequestGate;
   /** A shutdown: waits for the identity provider end at once. */
   readonly signal?: AbortSignal;
+  /** Where slices, requests and tokens are counted, when the process exposes metrics. */
+  readonly metrics?: SyncMetrics;
   /** A token source other than the in-process refresher (the queue's shared one). */
   readonly tokens?: (issue: () => ReturnType<typeof requestPasswordGrant>, dispatcher: Dispatcher) => TokenSource;
 }
@@ -53,16 +58,19 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
     if (!settings.http.verifyTls) logger.warn('http.verifyTls is false: TLS certificates are NOT verified; use this only on a test rig');
     agent = createHttpAgent(settings.http);
     const dispatcher = agent;
+    const { metrics } = options;
     const firstContact = new FirstContactGuard(upstream.tokenUrl);
-    const issue = firstContact.issue(() => requestPasswordGrant({ dispatcher, tokenUrl: upstream.tokenUrl, credentials: upstream.credentials }));
-    const tokens = firstContact.tokens(
+    const metered = metrics ? new MeteredTokenSource(metrics) : undefined;
+    const grant = () => requestPasswordGrant({ dispatcher, tokenUrl: upstream.tokenUrl, credentials: upstream.credentials });
+    const issue = firstContact.issue(metered ? metered.issue(grant) : grant);
+    const source =
       options.tokens?.(issue, dispatcher) ??
-        new TokenRefresher({
-          issue,
-          refreshMarginSeconds: settings.token.refreshMarginSeconds,
-          ...identityProviderWaitOptions(settings.token, logger, options.signal),
-        }),
-    );
+      new TokenRefresher({
+        issue,
+        refreshMarginSeconds: settings.token.refreshMarginSeconds,
+        ...identityProviderWaitOptions(settings.token, logger, options.signal, metrics),
+      });
+    const tokens = firstContact.tokens(metered ? metered.tokens(source) : source);
     const client = new ExportClient({
       baseUrl: upstream.baseUrl,
       tenantId: upstream.tenantId,
@@ -72,10 +80,12 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
       spoolMemoryBytes: settings.limits.spoolMemoryBytes,
       bodyTimeoutMs: settings.http.bodyTimeoutMs,
       gate: options.gate,
+      onAnswer: metrics && ((status, seconds) => metrics.exportAnswered(status, seconds)),
     });
     return {
       settings,
       logger,
+      metrics,
       warehouse,
       ledger: new Ledger(warehouse.db),
       loader: new SliceLoader({ db: warehouse.db, batchRows: settings.warehouse.batchRows }),

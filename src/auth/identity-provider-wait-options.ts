@@ -1,5 +1,6 @@
 import type { Settings } from '../config/settings-schema.js';
 import type { Logger } from '../logger.js';
+import type { SyncMetrics } from '../metrics/sync-metrics.js';
 import type { OutageWait } from './issue-through-outage.js';
 
 /** How a token source waits through an identity-provider outage; both token sources take these. */
@@ -30,15 +31,18 @@ export function identityProviderWaitOptions(
   token: Settings['token'],
   logger: Logger,
   signal?: AbortSignal,
+  metrics?: SyncMetrics,
 ): IdentityProviderWaitOptions {
   return {
     unavailableWaitMs: token.unavailableWaitMs,
     signal,
-    onUnavailable: (wait) =>
+    onUnavailable: (wait) => {
+      metrics?.identityProviderWaited();
       logger.warn(
         { ...wait, waitLimitMs: token.unavailableWaitMs },
         `identity provider unavailable: jobs wait for it (up to token.unavailableWaitMs) and ask again in ${Math.round(wait.delayMs / 100) / 10} s`,
-      ),
+      );
+    },
     onRecovered: (outageMs) => logger.info({ outageMs }, 'identity provider answers again; jobs go on'),
   };
 }

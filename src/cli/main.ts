@@ -41,6 +41,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   const fromOption = (defaultText: string) =>
     new Option('--from <date>', `first report date, YYYY-MM-DD (default: ${defaultText})`).argParser(parseDateArgument);
   const toOption = () => new Option('--to <date>', 'last report date, included (default: yesterday)').argParser(parseDateArgument);
+  const metricsPortOption = () =>
+    new Option('--metrics-port <port>', 'serve /metrics, /healthz and /readyz on this port (0: any free port)').argParser(parsePortArgument);
   const concurrencyOption = () => new Option('--concurrency <n>', 'slices at once (default: from config)').argParser(parsePositiveIntArgument);
 
   program
@@ -61,6 +63,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .option('--only-missing', 'only the slices the ledger does not have as loaded or no_data (never attempted, or failed)')
     .option('--force', 'load every file again, even one already loaded unchanged')
     .addOption(concurrencyOption())
+    .addOption(metricsPortOption())
     .addOption(configOption())
     .action(async (options) => {
       exitCode = await (await import('./run-command.js')).runCommand(options, io);
@@ -70,6 +73,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .command('nightly')
     .description('sync yesterday (configured time zone) and re-check missing, no_data and failed slices of the lookback window')
     .addOption(concurrencyOption())
+    .addOption(metricsPortOption())
     .addOption(configOption())
     .action(async (options) => {
       exitCode = await (await import('./nightly-command.js')).nightlyCommand(options, io);
@@ -108,6 +112,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .command('worker')
     .description('process export jobs from the Redis queue (BullMQ) until SIGTERM, sharing one token with the fleet')
     .addOption(concurrencyOption())
+    .addOption(new Option('--metrics-port <port>', 'serve /metrics, /healthz and /readyz on this port (default: metrics.port)').argParser(parsePortArgument))
     .addOption(configOption())
     .action(async (options) => {
       exitCode = await (await import('./worker-command.js')).workerCommand(options, io);

@@ -9,7 +9,7 @@ function yesterdayIn(timeZone: string): string {
 }
 
 /** `report-sync nightly`: yesterday (in the configured time zone) plus the lookback re-checks, in this process. */
-export async function nightlyCommand(options: CommonOptions & { concurrency?: number }, io: CliIo): Promise<number> {
+export async function nightlyCommand(options: CommonOptions & { concurrency?: number; metricsPort?: number }, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options, { concurrency: options.concurrency });
   const { settings } = config;
   const upstream = resolveUpstreamConfig(config.env);
@@ -20,6 +20,7 @@ export async function nightlyCommand(options: CommonOptions & { concurrency?: nu
     logger,
     io,
     configFile: options.config,
+    metricsPort: options.metricsPort,
     alert: { kind: 'nightly', what: `report-sync nightly of ${yesterdayIn(settings.schedule.timeZone)}` },
     plan: async (services) => {
       const plan = await planNightly({

@@ -11,6 +11,8 @@ export interface RunOptions extends CommonOptions, RangeOptions {
   readonly onlyMissing?: boolean;
   /** Load every file again, even one already loaded unchanged. */
   readonly force?: boolean;
+  /** Serve metrics and health checks on this port while the run lasts. */
+  readonly metricsPort?: number;
 }
 
 /** `report-sync run`: every slice of a date range, in this process. Dates default to yesterday. */
@@ -27,6 +29,7 @@ export async function runCommand(options: RunOptions, io: CliIo): Promise<number
     io,
     force: options.force,
     configFile: options.config,
+    metricsPort: options.metricsPort,
     alert: { kind: 'run', what: `report-sync run of ${range.from === range.to ? range.from : `${range.from} to ${range.to}`}` },
     plan: async (services) => {
       if (!options.onlyMissing) return { slices: planSlices(range), planned: countSlices(range), range, description: `syncing ${what}` };

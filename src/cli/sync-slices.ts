@@ -13,6 +13,7 @@ import { createSyncServices, type SyncServices } from '../sync-services.js';
 import type { CliIo } from './cli-io.js';
 import { formatRunSummary } from './format-run-summary.js';
 import { createProgressDisplay } from './progress-display.js';
+import { startMetrics, warehouseReadiness } from './start-metrics.js';
 
 export interface SyncPlan {
   readonly slices: Iterable<Slice> | AsyncIterable<Slice>;
@@ -34,6 +35,8 @@ export interface SyncSlicesOptions {
   readonly force?: boolean;
   /** The `--config` file, repeated in the retry command. */
   readonly configFile?: string;
+  /** `--metrics-port`: serve metrics and health checks while the run lasts. */
+  readonly metricsPort?: number;
   /** What the alert calls this run (e.g. `run of 2024-03-01 to 2024-03-07`); none sends no alert (the demo). */
   readonly alert?: { readonly kind: 'run' | 'nightly'; readonly what: string };
   /** Runs after the summary, while the warehouse is still open (the demo's query). */
@@ -45,10 +48,19 @@ export async function syncSlices(options: SyncSlicesOptions): Promise<number> {
   const { config, io, logger } = options;
   // Made first, so that a bad REPORT_ALERT_WEBHOOK_URL stops the command before any work (exit 2).
   const webhook = options.alert ? alertWebhookFromEnvironment(config.env, { logger, signal: io.signal }) : undefined;
-  const services = await createSyncServices({ config, upstream: options.upstream, logger, signal: io.signal }).catch(async (error: unknown) => {
+  let opened: SyncServices | undefined;
+  const exposed = await startMetrics(config, logger, options.metricsPort, [warehouseReadiness(() => opened?.warehouse)]).catch(async (error: unknown) => {
     await webhook?.close();
     throw error;
   });
+  const services = await createSyncServices({ config, upstream: options.upstream, logger, signal: io.signal, metrics: exposed?.metrics }).catch(
+    async (error: unknown) => {
+      await webhook?.close();
+      await exposed?.server.close();
+      throw error;
+    },
+  );
+  opened = services;
   try {
     const plan = await options.plan(services);
     logger.info({ planned: plan.planned, warehouse: services.warehouse.location }, plan.description);
@@ -70,6 +82,7 @@ export async function syncSlices(options: SyncSlicesOptions): Promise<number> {
     const retry = (report.notAttempted > 0 ? plan.range : undefined) ?? report.failures.span;
     report = { ...report, retryCommand: retry ? retryCommand('run', retry, options.configFile) : undefined };
     io.stdout.write(formatRunSummary(report));
+    if (options.alert?.kind === 'nightly' && exitCodeOf(report) === 0) exposed?.metrics.nightSucceeded(new Date());
     const alert = options.alert && runAlert(options.alert.kind, options.alert.what, report);
     // Waited for (bounded by its attempts and timeout), so that the command does not exit before its alert is out.
     if (alert) await webhook?.send(alert);
@@ -77,6 +90,7 @@ export async function syncSlices(options: SyncSlicesOptions): Promise<number> {
     return exitCodeOf(report);
   } finally {
     await webhook?.close();
+    await exposed?.server.close();
     await services.close();
   }
 }

@@ -15,7 +15,9 @@ import { createExportWorker } from '../queue/export-worker.js';
 import { createRedisConnector, type RedisConnector } from '../queue/redis-connection.js';
 import type { Logger } from '../logger.js';
 import { RedisRateGate } from '../queue/redis-rate-gate.js';
-import { createSyncServices } from '../sync-services.js';
+import { createSyncServices, type SyncServices } from '../sync-services.js';
+import { lastSuccessfulNight } from '../queue/night-record.js';
+import { startMetrics, warehouseReadiness } from './start-metrics.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 
 /**
@@ -23,7 +25,7 @@ import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from '
  * the jobs in flight and exits 0. Refused credentials pause it (see {@link CredentialsPause});
  * other configuration errors stop it with exit 2 (every job would fail).
  */
-export async function workerCommand(options: CommonOptions & { concurrency?: number }, io: CliIo): Promise<number> {
+export async function workerCommand(options: CommonOptions & { concurrency?: number; metricsPort?: number }, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options, { concurrency: options.concurrency });
   const { settings } = config;
   const upstream = resolveUpstreamConfig(config.env);
@@ -34,6 +36,21 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
   let fatal: SyncError | undefined;
   const stop = new AbortController();
   const shutdown = AbortSignal.any([io.signal, stop.signal].filter((signal): signal is AbortSignal => signal !== undefined));
+  // Up before anything else, so that /readyz says what the worker is waiting for.
+  const opened: { services?: SyncServices; credentials?: CredentialsPause } = {};
+  const exposed = await startMetrics(config, logger, options.metricsPort ?? settings.metrics.port, [
+    {
+      name: 'redis',
+      check: async () => {
+        if (connector.down || redis.status !== 'ready') return `Redis at ${connector.location} is unreachable (reconnecting)`;
+        await redis.ping();
+        return undefined;
+      },
+    },
+    warehouseReadiness(() => opened.services?.warehouse),
+    { name: 'credentials', check: async () => opened.credentials?.refusal },
+  ]);
+  const metrics = exposed?.metrics;
   try {
     try {
       await connector.waitUntilReady(redis, { signal: shutdown });
@@ -47,6 +64,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
       upstream,
       logger,
       signal: shutdown,
+      metrics,
       gate:
         settings.queue.rateLimit.max > 0
           ? new RedisRateGate({ redis, prefix: settings.queue.prefix, max: settings.queue.rateLimit.max, windowMs: settings.queue.rateLimit.durationMs })
@@ -58,11 +76,15 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
           issue,
           refreshMarginSeconds: settings.token.refreshMarginSeconds,
           rejectedRetryMs: settings.token.rejectedRetryMs,
-          ...identityProviderWaitOptions(settings.token, logger, shutdown),
+          ...identityProviderWaitOptions(settings.token, logger, shutdown, metrics),
         }),
     });
+    opened.services = services;
     const credentials = new CredentialsPause({ worker: () => worker, tokens: services.tokens, retryMs: settings.token.rejectedRetryMs, logger, shutdown });
+    opened.credentials = credentials;
     const exportQueue = new ExportQueue({ connection: redis, settings });
+    metrics?.setQueueDepthSource(() => exportQueue.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed'));
+    metrics?.setLastSuccessfulNightSource(() => lastSuccessfulNight(redis, settings.queue.prefix));
     const ownNightly = nightlyPlanSettings(settings);
     const worker = createExportWorker({
       connection: workerRedis,
@@ -74,6 +96,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
       exportQueue,
       logger,
       onCredentialsRefused: (error) => credentials.refused(error),
+      onStalledTakeover: () => metrics?.stalledJobTaken(),
       credentialsRetryMs: settings.token.rejectedRetryMs,
       onFatal: (error) => {
         fatal = error;
@@ -104,6 +127,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
     if (fatal) io.stderr.write(`report-sync: ${fatal.message}\n`);
     return fatal ? 2 : 0;
   } finally {
+    await exposed?.server.close();
     redis.disconnect();
     workerRedis.disconnect();
   }

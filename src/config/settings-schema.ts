@@ -167,6 +167,18 @@ export const settingsSchema = z
       })
       .strict()
       .prefault({}),
+    metrics: z
+      .object({
+        /**
+         * Port of `/metrics`, `/healthz` and `/readyz` for `worker` (and for `run`/`nightly` given
+         * `--metrics-port`); null: no server. 0 picks any free port.
+         */
+        port: z.number().int().min(0).max(65_535).nullable().default(9464),
+        /** Interface they listen on: 127.0.0.1 on a shared host, 0.0.0.0 in a container Prometheus scrapes. */
+        host: z.string().min(1).default('127.0.0.1'),
+      })
+      .strict()
+      .prefault({}),
     log: z
       .object({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

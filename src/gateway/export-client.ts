@@ -33,6 +33,8 @@ export interface ExportClientOptions {
    * transfer is given up (`EXPORT_TIMEOUT`, retried); none means no such check.
    */
   readonly bodyTimeoutMs?: number;
+  /** Told how each request went: its status (undefined when no answer came) and the seconds to its headers. */
+  readonly onAnswer?: (status: number | undefined, seconds: number) => void;
 }
 
 /** What the export endpoint gave for a slice. */
@@ -167,13 +169,17 @@ export class ExportClient {
 
   async #send(url: URL, token: string, slice: Slice): Promise<Dispatcher.ResponseData> {
     const permit = await this.#options.gate?.acquire();
+    const startedAt = performance.now();
     try {
-      return await request(url, {
+      const response = await request(url, {
         dispatcher: this.#options.dispatcher,
         method: 'GET',
         headers: { authorization: `Bearer ${token}`, 'x-client-id': this.#options.tenantId },
       });
+      this.#options.onAnswer?.(response.statusCode, (performance.now() - startedAt) / 1000);
+      return response;
     } catch (error) {
+      this.#options.onAnswer?.(undefined, (performance.now() - startedAt) / 1000);
       throw tlsVerificationError(error, url) ?? transferError(error, slice);
     } finally {
       await permit?.answered();

@@ -60,7 +60,8 @@ export async function runProductWorkers(options: ProductWorkersOptions): Promise
   const redisScope = testPrefix();
   const databaseUrl = options.databaseUrl ?? `sqlite:${join(options.dir, 'warehouse.sqlite')}`;
   mkdirSync(join(options.dir, 'config'), { recursive: true });
-  const settings: SettingsInput = { ...options.settings, queue: { ...options.settings.queue, prefix: redisScope.prefix } };
+  // Metrics on, as deployed, each worker on a free port of its own.
+  const settings: SettingsInput = { metrics: { port: 0 }, ...options.settings, queue: { ...options.settings.queue, prefix: redisScope.prefix } };
   writeFileSync(join(options.dir, 'config/default.json'), JSON.stringify(settings));
   const env = { ...options.env, DATABASE_URL: databaseUrl, REDIS_URL: TEST_REDIS_URL };
   const config = loadConfig({ cwd: options.dir, env, readDotEnv: false });

@@ -17,7 +17,7 @@ import { TEST_POSTGRES_URL } from '../helpers/temp-warehouse.js';
 const BIN = new URL('../../src/cli/bin.mjs', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'report-sync-fail-fast-'));
 mkdirSync(join(dir, 'config'));
-writeFileSync(join(dir, 'config/default.json'), JSON.stringify({ startup: { timeoutMs: 1_500 }, log: { level: 'info' } }));
+writeFileSync(join(dir, 'config/default.json'), JSON.stringify({ startup: { timeoutMs: 1_500 }, metrics: { port: 0 }, log: { level: 'info' } }));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const UPSTREAM = {

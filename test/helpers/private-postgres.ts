@@ -34,11 +34,13 @@ export async function startPrivatePostgres() {
   const port = await freePort();
   const pgCtl = (args: string[]) => asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '30', ...args]);
   let running = false;
+  // Given again at every start: pg_ctl start without them would try the default port and socket directory.
+  const serverOptions = ['-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`];
 
   try {
     // No fsync: the data is a test's, and initdb's syncs take seconds on a busy disk.
     await asPostgres('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '--no-instructions']);
-    await pgCtl(['-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`, 'start']);
+    await pgCtl([...serverOptions, 'start']);
     running = true;
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
@@ -82,7 +84,7 @@ export async function startPrivatePostgres() {
     },
     async start(): Promise<void> {
       if (running) return;
-      await pgCtl(['start']);
+      await pgCtl([...serverOptions, 'start']);
       running = true;
     },
     /** Stops the cluster and removes its directory. */

@@ -37,6 +37,8 @@ export async function startQueueRig(options: { simulator?: GatewaySimulatorOptio
     ...FAST_SETTINGS,
     ...options.settings,
     queue: { prefix: redisScope.prefix, lockDurationMs: 3_000, stalledIntervalMs: 1_000, ...options.settings?.queue },
+    // Any free port: several workers run side by side. Each logs where it serves.
+    metrics: { port: 0, ...options.settings?.metrics },
   };
   writeFileSync(join(dir, 'config/default.json'), JSON.stringify(settings));
   const env: Record<string, string> = {

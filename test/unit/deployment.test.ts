@@ -4,7 +4,7 @@ import { parse } from 'yaml';
 
 const root = new URL('../../', import.meta.url);
 const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8'), { merge: true }) as {
-  services: Record<string, { command?: string[]; env_file?: string; depends_on?: Record<string, { condition: string }>; deploy?: { replicas?: number }; environment?: Record<string, string>; image?: string; build?: string }>;
+  services: Record<string, { command?: string[]; healthcheck?: { test?: string[] }; env_file?: string; depends_on?: Record<string, { condition: string }>; deploy?: { replicas?: number }; environment?: Record<string, string>; image?: string; build?: string }>;
 };
 const dockerfile = readFileSync(new URL('Dockerfile', root), 'utf8');
 
@@ -18,6 +18,14 @@ describe('docker-compose.yml', () => {
     expect(services.worker!.command).toEqual(['worker']);
     expect(services.worker!.deploy?.replicas).toBe(2);
     expect(services.worker!.depends_on?.migrate?.condition).toBe('service_completed_successfully');
+  });
+
+  it('checks each worker on /readyz, and lets Prometheus reach its metrics', () => {
+    const worker = compose.services.worker!;
+    expect(worker.healthcheck?.test?.join(' ')).toContain('http://127.0.0.1:9464/readyz');
+    expect(worker.environment?.REPORT_SYNC_CONFIG).toBe('config/compose.json');
+    const settings = JSON.parse(readFileSync(new URL('config/compose.json', root), 'utf8')) as { metrics?: { host?: string } };
+    expect(settings.metrics?.host).toBe('0.0.0.0');
   });
 
   it('gives every report-sync service the same .env, a Postgres warehouse and Redis', () => {
