@@ -7,13 +7,13 @@ import { countSlices, planSlices, type SliceRange } from '../plan-slices.js';
 import { ExportQueue, type AddedSlices } from '../queue/export-queue.js';
 import { createRedisConnector } from '../queue/redis-connection.js';
 import { shiftIsoDate } from '../report-date.js';
-import { reportDefinitionFor } from '../reports/report-definition-for.js';
 import type { ReportType } from '../reports/report-types.js';
 import { retryCommand } from '../retry-command.js';
 import { exitCodeOf, type RunReport } from '../runner/run-report.js';
 import { describeSlice, sliceKey, type Slice } from '../slice.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { Ledger } from '../warehouse/ledger.js';
+import { tallyOutcomes as tally } from '../warehouse/tally-outcomes.js';
 import { createCliLogger, loadCliConfig, type CliIo } from './cli-io.js';
 import { formatRunSummary } from './format-run-summary.js';
 import { resolveRange, type RangeOptions } from './resolve-range.js';
@@ -190,24 +190,6 @@ async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
     interrupted: false,
     durationMs: Math.round(performance.now() - options.startedMs),
   };
-}
-
-/** The outcomes as the summary counts them. */
-function tally(outcomes: Awaited<ReturnType<Ledger['outcomesSince']>>) {
-  const counts = { loaded: 0, unchanged: 0, noData: 0, noDataAgain: 0, failed: 0, retries: 0, finished: 0, rowsWritten: { index_report: 0, constituent_report: 0 } };
-  for (const outcome of outcomes) {
-    counts.finished += outcome.slices;
-    counts.retries += outcome.retries;
-    if (outcome.status === 'loaded') {
-      counts.loaded += outcome.slices;
-      counts.unchanged += outcome.unchanged;
-      counts.rowsWritten[reportDefinitionFor(outcome.reportType as ReportType).table] += outcome.rowsWritten;
-    } else if (outcome.status === 'no_data') {
-      counts.noData += outcome.slices;
-      counts.noDataAgain += outcome.unchanged;
-    } else counts.failed += outcome.slices;
-  }
-  return counts;
 }
 
 /** Why nothing has moved for a while, when the queue can tell: no worker, or a queue paused by a 429. */

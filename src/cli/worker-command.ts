@@ -17,6 +17,8 @@ import type { Logger } from '../logger.js';
 import { RedisRateGate } from '../queue/redis-rate-gate.js';
 import { createSyncServices, type SyncServices } from '../sync-services.js';
 import { lastSuccessfulNight } from '../queue/night-record.js';
+import { followNight } from '../queue/follow-night.js';
+import { alertWebhookFromEnvironment, type AlertWebhook } from '../alerts/alert-webhook.js';
 import { startMetrics, warehouseReadiness } from './start-metrics.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 
@@ -51,13 +53,21 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
     { name: 'credentials', check: async () => opened.credentials?.refusal },
   ]);
   const metrics = exposed?.metrics;
+  let webhook: AlertWebhook | undefined;
   try {
+    // Made at start, so that a bad REPORT_ALERT_WEBHOOK_URL stops the worker at once (exit 2).
+    webhook = alertWebhookFromEnvironment(config.env, { logger, signal: shutdown, onResult: (result) => metrics?.alertSent(result) });
     try {
       await connector.waitUntilReady(redis, { signal: shutdown });
     } catch (error) {
       if (!(error instanceof SyncError) || error.code !== 'INTERRUPTED') throw error;
       logger.info({ redis: connector.location }, 'worker stopped before Redis answered');
       return 0;
+    }
+    // A worker started (again) is how an operator says the credentials were fixed: ask once more
+    // now instead of waiting out the refusal the fleet remembers (see token.rejectedRetryMs).
+    if ((await redis.del(`${settings.queue.prefix}:token:credentials-refused`)) > 0) {
+      logger.info('forgot the credentials refusal the fleet remembered: this start asks the identity provider again');
     }
     const services = await createSyncServices({
       config,
@@ -91,7 +101,9 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
       settings,
       concurrency: settings.concurrency,
       attemptSlice: (slice, attempt, options) => exportReport(slice, attempt, services, options),
-      planNightly: async (nightly) => (await planNightly({ ledger: services.ledger, ...nightly })).slices,
+      planNightly: (nightly) => planNightly({ ledger: services.ledger, ...nightly }),
+      followNight: (night) =>
+        followNight({ night, ledger: services.ledger, exportQueue, redis, prefix: settings.queue.prefix, logger, webhook, metrics, shutdown }),
       ownNightly,
       exportQueue,
       logger,
@@ -127,6 +139,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
     if (fatal) io.stderr.write(`report-sync: ${fatal.message}\n`);
     return fatal ? 2 : 0;
   } finally {
+    await webhook?.close();
     await exposed?.server.close();
     redis.disconnect();
     workerRedis.disconnect();

@@ -7,6 +7,7 @@ import { backoffDelay } from '../runner/backoff-delay.js';
 import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
 import { parseSlice, sliceLogFields, type Slice } from '../slice.js';
 import { SLICE_BACKOFF, type ExportQueue } from './export-queue.js';
+import type { NightInProgress } from './follow-night.js';
 import { nightlyPlanSettingsOf, type NightlyPlanSettings } from './nightly-schedule.js';
 import { EXPORT_SLICE_JOB, NIGHTLY_JOB, type SliceJobData } from './slice-job.js';
 
@@ -18,7 +19,12 @@ export interface ExportWorkerOptions {
   /** One attempt at one slice: the export job, the same as in-process. */
   readonly attemptSlice: (slice: Slice, attempt: SliceAttempt, options: { readonly force: boolean }) => Promise<SliceOutcome>;
   /** The nightly plan (yesterday plus lookback re-checks) for the settings a fan-out job carries. */
-  readonly planNightly: (nightly: NightlyPlanSettings) => Promise<readonly Slice[]>;
+  readonly planNightly: (nightly: NightlyPlanSettings) => Promise<{ readonly slices: readonly Slice[]; readonly reportDate: string; readonly lookbackFrom: string }>;
+  /**
+   * Follows a queued night until its slices have outcomes and tells it (log, alert, freshness);
+   * `interrupted` on a shutdown. Without it, the fan-out job ends once the slices are queued.
+   */
+  readonly followNight?: (night: NightInProgress) => Promise<'told' | 'interrupted'>;
   /** This process's own nightly settings, for a fan-out job that carries none (registered by an older release). */
   readonly ownNightly: NightlyPlanSettings;
   /** Where the nightly fan-out queues its slices, and whose rate limit a 429 sets. */
@@ -80,10 +86,30 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
         logger.warn({ jobId: job.id }, "the nightly job carries no usable settings (registered by an older release?): planning it with this worker's own");
         nightly = options.ownNightly;
       }
-      const slices = await options.planNightly(nightly);
-      const { queued, requeued, pending } = await options.exportQueue.addSlices(slices, settings.queue.nightlyPriority);
-      logger.info({ planned: slices.length, queued, requeued, alreadyPending: pending, portfolios: nightly.portfolios, reportTypes: nightly.reportTypes, lookbackDays: nightly.lookbackDays }, 'nightly fan-out queued its slices');
-      return { queued };
+      // A night already fanned out (its worker stopped while following it) is only followed.
+      let night = (job.data as { night?: NightInProgress }).night;
+      if (!night) {
+        const since = new Date().toISOString();
+        const plan = await options.planNightly(nightly);
+        const { queued, requeued, pending } = await options.exportQueue.addSlices(plan.slices, settings.queue.nightlyPriority);
+        logger.info(
+          { planned: plan.slices.length, queued, requeued, alreadyPending: pending, portfolios: nightly.portfolios, reportTypes: nightly.reportTypes, lookbackDays: nightly.lookbackDays },
+          'nightly fan-out queued its slices',
+        );
+        night = {
+          reportDate: plan.reportDate,
+          range: { from: plan.lookbackFrom, to: plan.reportDate, portfolios: nightly.portfolios, reportTypes: nightly.reportTypes },
+          since,
+          expected: queued + requeued + pending,
+        };
+        await job.updateData({ ...job.data, night } as unknown as SliceJobData);
+      }
+      if (options.followNight && (await options.followNight(night)) === 'interrupted') {
+        // Stopping: the night goes back to the queue, and whichever worker takes it follows it on.
+        await job.moveToDelayed(Date.now() + 1_000, token);
+        throw new DelayedError();
+      }
+      return { expected: night.expected };
     }
     if (job.name !== EXPORT_SLICE_JOB) throw new UnrecoverableError(`unknown job name ${job.name}`);
 

@@ -33,7 +33,7 @@ export async function drainExportQueue(options: { redisUrl: string; settings: Se
     settings: options.settings,
     concurrency: options.concurrency,
     attemptSlice: async (slice, attempt) => ({ status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: 0, unchanged: false }),
-    planNightly: async () => [],
+    planNightly: async () => ({ slices: [], reportDate: '2024-01-01', lookbackFrom: '2024-01-01' }),
     ownNightly: nightlyPlanSettings(options.settings),
     exportQueue,
     logger,

@@ -77,7 +77,10 @@ describe('the nightly schedule in queue mode', () => {
     expect(worker.output()).toContain("the registered nightly schedule's settings differ from this worker's");
     expect(worker.output()).toContain('schedule.lookbackDays 2 → 7');
 
-    // Every finished job is kept up to queue.keepCompleted.count (1,000), the fan-out's own included.
+    // Every finished job is kept up to queue.keepCompleted.count (1,000), the fan-out's own included
+    // (it completes once it has told the night).
+    await until(() => worker.output().includes('the night finished'), 20_000, 'the night to be told');
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const counts = await withQueue(TEST_REDIS(rig), rig.prefix, (queue) => queue.getJobCounts('completed'));
     expect(counts.completed).toBe(56 + 6 + 1);
   }, 90_000);

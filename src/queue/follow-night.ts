@@ -1,0 +1,89 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import type { AlertWebhook } from '../alerts/alert-webhook.js';
+import { runAlert } from '../alerts/run-alert.js';
+import type { Logger } from '../logger.js';
+import type { SyncMetrics } from '../metrics/sync-metrics.js';
+import type { SliceRange } from '../plan-slices.js';
+import { retryCommand } from '../retry-command.js';
+import type { RunReport } from '../runner/run-report.js';
+import type { Ledger } from '../warehouse/ledger.js';
+import { tallyOutcomes } from '../warehouse/tally-outcomes.js';
+import type { ExportQueue } from './export-queue.js';
+import { recordSuccessfulNight } from './night-record.js';
+
+/** A queued night being followed: carried in the fan-out job's data, so another worker can take it over. */
+export interface NightInProgress {
+  readonly reportDate: string;
+  readonly range: SliceRange;
+  /** When the fan-out started (ISO time): outcomes checked since then are the night's. */
+  readonly since: string;
+  /** Slices handed to the queue or already pending there. */
+  readonly expected: number;
+}
+
+export interface FollowNightOptions {
+  readonly night: NightInProgress;
+  readonly ledger: Ledger;
+  readonly exportQueue: ExportQueue;
+  readonly redis: Redis;
+  readonly prefix: string;
+  readonly logger: Logger;
+  readonly webhook?: AlertWebhook;
+  readonly metrics?: SyncMetrics;
+  readonly shutdown: AbortSignal;
+  /** @defaultValue 5000 */
+  readonly pollMs?: number;
+}
+
+/**
+ * Follows a queued night until every one of its slices has an outcome (or the queue holds nothing
+ * more for it: their jobs were lost), then tells it once: one log line, one alert when anything
+ * failed or was lost, and, when every slice ended loaded or no_data, the fleet's record of its last
+ * successful night (the freshness metric). Resolves `interrupted` on a shutdown, for another
+ * worker to take the night over.
+ */
+export async function followNight(options: FollowNightOptions): Promise<'told' | 'interrupted'> {
+  const { night, ledger, exportQueue, logger } = options;
+  const startedMs = Date.now();
+  let counts = tallyOutcomes(await ledger.outcomesSince(night.range, night.since));
+  let lost = false;
+  while (counts.finished < night.expected) {
+    // The fan-out job itself is running (active): it is not the night's unfinished work.
+    if ((await exportQueue.unfinished()) <= 1) {
+      counts = tallyOutcomes(await ledger.outcomesSince(night.range, night.since));
+      lost = counts.finished < night.expected;
+      break;
+    }
+    await sleep(options.pollMs ?? 5_000, undefined, { signal: options.shutdown }).catch(() => undefined);
+    if (options.shutdown.aborted) return 'interrupted';
+    counts = tallyOutcomes(await ledger.outcomesSince(night.range, night.since));
+  }
+  const failures = await ledger.failureSummary(night.range, { checkedSince: night.since });
+  const notAttempted = Math.max(0, night.expected - counts.finished);
+  const retry = notAttempted > 0 ? night.range : failures.span;
+  const report: RunReport = {
+    planned: night.expected,
+    ...counts,
+    notAttempted,
+    notAttemptedReason: lost && notAttempted > 0 ? `${notAttempted} slices of the night have no outcome and no job left in the queue: their jobs were lost (Redis restarted without persistence, or flushed)` : undefined,
+    bytes: 0,
+    failures,
+    retryCommand: retry && retryCommand('backfill', retry),
+    stoppedBy: undefined,
+    interrupted: false,
+    durationMs: Date.now() - startedMs,
+  };
+  const fields = { reportDate: night.reportDate, expected: night.expected, loaded: counts.loaded, unchanged: counts.unchanged, noData: counts.noData, failed: counts.failed, notAttempted, retries: counts.retries };
+  const alert = runAlert('night', `report-sync nightly of ${night.reportDate} (queue ${exportQueue.queue.name})`, report);
+  if (alert) {
+    logger.error({ ...fields, retry: report.retryCommand }, 'the night finished with slices failed or not attempted');
+    await options.webhook?.send(alert);
+  } else {
+    const at = new Date();
+    await recordSuccessfulNight(options.redis, options.prefix, night.reportDate, at);
+    options.metrics?.nightSucceeded(at);
+    logger.info(fields, 'the night finished: every slice loaded or no_data');
+  }
+  return 'told';
+}
