@@ -1,7 +1,7 @@
 import { shiftIsoDate, todayIn } from '../src/report-date.js';
 import type { ReportType } from '../src/reports/report-types.js';
 import { sliceKey, type Slice } from '../src/slice.js';
-import type { Ledger } from '../src/warehouse/ledger.js';
+import { sliceOfEntry, type Ledger } from '../src/warehouse/ledger.js';
 import { planSlices } from '../src/plan-slices.js';
 
 export interface NightlyPlanOptions {
@@ -38,9 +38,7 @@ export async function planNightly(options: NightlyPlanOptions): Promise<NightlyP
   const lookbackTo = shiftIsoDate(reportDate, -1);
   const filter = { from: lookbackFrom, to: lookbackTo, portfolios: options.portfolios, reportTypes: options.reportTypes };
   const loaded = new Set(
-    (await options.ledger.entries(filter, { status: 'loaded' })).map((entry) =>
-      sliceKey({ portfolioId: entry.portfolio_id, reportType: entry.report_type as ReportType, reportDate: entry.report_date }),
-    ),
+    (await options.ledger.entries(filter, { status: 'loaded' })).map((entry) => sliceKey(sliceOfEntry(entry))),
   );
   const rechecks = [...planSlices(filter)].filter((slice) => !loaded.has(sliceKey(slice)));
   return { reportDate, lookbackFrom, slices: [...yesterday, ...rechecks], rechecks: rechecks.length };

@@ -1,4 +1,4 @@
-import { countIsoDates, eachIsoDate } from './report-date.js';
+import { countIsoDates, eachIsoDate, shiftIsoDate } from './report-date.js';
 import type { ReportType } from './reports/report-types.js';
 import type { Slice } from './slice.js';
 
@@ -23,4 +23,15 @@ export function* planSlices(range: SliceRange): Generator<Slice> {
 /** How many slices {@link planSlices} yields for a range. */
 export function countSlices(range: SliceRange): number {
   return countIsoDates(range.from, range.to) * range.portfolios.length * range.reportTypes.length;
+}
+
+/** Days of ledger read at a time by the questions that walk a range: bounds memory on a ten-year range. */
+export const LEDGER_WINDOW_DAYS = 31;
+
+/** The range cut into consecutive windows of at most `days` days (the last one shorter), lazily. */
+export function* rangeWindows(range: SliceRange, days = LEDGER_WINDOW_DAYS): Generator<SliceRange> {
+  for (let from = range.from; from <= range.to; from = shiftIsoDate(from, days)) {
+    const lastDay = shiftIsoDate(from, days - 1);
+    yield { ...range, from, to: lastDay < range.to ? lastDay : range.to };
+  }
 }

@@ -1,15 +1,12 @@
 import type { FailureSummary } from '../failure-groups.js';
 import type { SliceRange } from '../plan-slices.js';
-import { countSlices, planSlices } from '../plan-slices.js';
-import { shiftIsoDate } from '../report-date.js';
+import { countSlices, planSlices, rangeWindows } from '../plan-slices.js';
 import type { ReportType } from '../reports/report-types.js';
 import { sliceKey, type Slice } from '../slice.js';
-import type { Ledger } from '../warehouse/ledger.js';
+import { sliceOfEntry, type Ledger } from '../warehouse/ledger.js';
 
 /** Missing slices named one by one; the rest are counted per portfolio and report type. */
 const MISSING_NAMED = 20;
-/** Days of ledger read at a time. */
-const WINDOW_DAYS = 31;
 
 /** The slices of one portfolio and report type that have no outcome at all. */
 export interface MissingGroup {
@@ -69,12 +66,8 @@ export async function checkFreshness(options: FreshnessCheckOptions): Promise<Fr
   const examples: Slice[] = [];
   let missingBeforeLastDay = 0;
   if (missing > 0) {
-    for (let from = range.from; from <= range.to; from = shiftIsoDate(from, WINDOW_DAYS)) {
-      const lastDay = shiftIsoDate(from, WINDOW_DAYS - 1);
-      const window = { ...range, from, to: lastDay < range.to ? lastDay : range.to };
-      const known = new Set(
-        (await ledger.entries(window)).map((entry) => sliceKey({ portfolioId: entry.portfolio_id, reportType: entry.report_type as ReportType, reportDate: entry.report_date })),
-      );
+    for (const window of rangeWindows(range)) {
+      const known = new Set((await ledger.entries(window)).map((entry) => sliceKey(sliceOfEntry(entry))));
       for (const slice of planSlices(window)) {
         if (known.has(sliceKey(slice))) continue;
         if (slice.reportDate !== range.to) missingBeforeLastDay += 1;

@@ -3,16 +3,14 @@ import { SingleBar } from 'cli-progress';
 import { alertWebhookFromEnvironment } from '../alerts/alert-webhook.js';
 import { runAlert } from '../alerts/run-alert.js';
 import { planMissingSlices } from '../plan-missing-slices.js';
-import { countSlices, planSlices, type SliceRange } from '../plan-slices.js';
+import { countSlices, planSlices, rangeWindows, type SliceRange } from '../plan-slices.js';
 import { ExportQueue, type AddedSlices } from '../queue/export-queue.js';
 import { createRedisConnector } from '../queue/redis-connection.js';
-import { shiftIsoDate } from '../report-date.js';
-import type { ReportType } from '../reports/report-types.js';
 import { retryCommand } from '../retry-command.js';
 import { exitCodeOf, type RunReport } from '../runner/run-report.js';
 import { describeSlice, sliceKey, type Slice } from '../slice.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
-import { Ledger } from '../warehouse/ledger.js';
+import { Ledger, sliceOfEntry } from '../warehouse/ledger.js';
 import { tallyOutcomes as tally } from '../warehouse/tally-outcomes.js';
 import { createCliLogger, loadCliConfig, type CliIo } from './cli-io.js';
 import { formatRunSummary } from './format-run-summary.js';
@@ -202,10 +200,9 @@ async function stallReason(exportQueue: ExportQueue, unfinished: number): Promis
 /** The first few slices of the backfill that got no outcome since `since`, read a month at a time. */
 async function lostSlices(ledger: Ledger, range: SliceRange, since: string, onlyMissing: boolean): Promise<Slice[]> {
   const named: Slice[] = [];
-  for (let from = range.from; from <= range.to && named.length < LOST_NAMED; ) {
-    const lastDay = shiftIsoDate(from, 30);
-    const window = { ...range, from, to: lastDay < range.to ? lastDay : range.to };
-    const entries = new Map((await ledger.entries(window)).map((entry) => [sliceKey({ portfolioId: entry.portfolio_id, reportType: entry.report_type as ReportType, reportDate: entry.report_date }), entry]));
+  for (const window of rangeWindows(range)) {
+    if (named.length === LOST_NAMED) break;
+    const entries = new Map((await ledger.entries(window)).map((entry) => [sliceKey(sliceOfEntry(entry)), entry]));
     for (const slice of planSlices(window)) {
       const entry = entries.get(sliceKey(slice));
       const hasOutcome = entry !== undefined && entry.checked_at >= since;
@@ -214,7 +211,6 @@ async function lostSlices(ledger: Ledger, range: SliceRange, since: string, only
       if (!hasOutcome && wasQueued) named.push(slice);
       if (named.length === LOST_NAMED) break;
     }
-    from = shiftIsoDate(window.to, 1);
   }
   return named;
 }

@@ -13,7 +13,7 @@ import { createSyncServices, type SyncServices } from '../sync-services.js';
 import type { CliIo } from './cli-io.js';
 import { formatRunSummary } from './format-run-summary.js';
 import { createProgressDisplay } from './progress-display.js';
-import { startMetrics, warehouseReadiness } from './start-metrics.js';
+import { startMetrics, warehouseReadiness, type CommandMetrics } from './start-metrics.js';
 
 export interface SyncPlan {
   readonly slices: Iterable<Slice> | AsyncIterable<Slice>;
@@ -46,24 +46,18 @@ export interface SyncSlicesOptions {
 /** The in-process sync behind `run`, `nightly` and `demo`: plan, run with progress, summarise. */
 export async function syncSlices(options: SyncSlicesOptions): Promise<number> {
   const { config, io, logger } = options;
+  let exposed: CommandMetrics | undefined;
+  let services: SyncServices | undefined;
   // Made first, so that a bad REPORT_ALERT_WEBHOOK_URL stops the command before any work (exit 2).
-  const webhook = options.alert ? alertWebhookFromEnvironment(config.env, { logger, signal: io.signal }) : undefined;
-  let opened: SyncServices | undefined;
-  const exposed = await startMetrics(config, logger, options.metricsPort, [warehouseReadiness(() => opened?.warehouse)]).catch(async (error: unknown) => {
-    await webhook?.close();
-    throw error;
-  });
-  const services = await createSyncServices({ config, upstream: options.upstream, logger, signal: io.signal, metrics: exposed?.metrics }).catch(
-    async (error: unknown) => {
-      await webhook?.close();
-      await exposed?.server.close();
-      throw error;
-    },
-  );
-  opened = services;
+  const webhook = options.alert
+    ? alertWebhookFromEnvironment(config.env, { logger, signal: io.signal, onResult: (result) => exposed?.metrics.alertSent(result) })
+    : undefined;
   try {
-    const plan = await options.plan(services);
-    logger.info({ planned: plan.planned, warehouse: services.warehouse.location }, plan.description);
+    exposed = await startMetrics(config, logger, options.metricsPort, [warehouseReadiness(() => services?.warehouse)]);
+    services = await createSyncServices({ config, upstream: options.upstream, logger, signal: io.signal, metrics: exposed?.metrics });
+    const opened = services;
+    const plan = await options.plan(opened);
+    logger.info({ planned: plan.planned, warehouse: opened.warehouse.location }, plan.description);
     const progress = createProgressDisplay(plan.planned, io.stderr);
     let report: RunReport;
     try {
@@ -72,7 +66,7 @@ export async function syncSlices(options: SyncSlicesOptions): Promise<number> {
         planned: plan.planned,
         concurrency: config.settings.concurrency,
         retry: config.settings.retry,
-        attemptSlice: (slice, attempt) => exportReport(slice, attempt, services, { force: options.force }),
+        attemptSlice: (slice, attempt) => exportReport(slice, attempt, opened, { force: options.force }),
         onFinal: (outcome) => progress.onFinal(outcome),
         signal: io.signal,
       });
@@ -86,11 +80,11 @@ export async function syncSlices(options: SyncSlicesOptions): Promise<number> {
     const alert = options.alert && runAlert(options.alert.kind, options.alert.what, report);
     // Waited for (bounded by its attempts and timeout), so that the command does not exit before its alert is out.
     if (alert) await webhook?.send(alert);
-    await options.after?.(services, report);
+    await options.after?.(opened, report);
     return exitCodeOf(report);
   } finally {
     await webhook?.close();
     await exposed?.server.close();
-    await services.close();
+    await services?.close();
   }
 }

@@ -124,7 +124,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
       logger.error({ error: error.message }, 'worker error');
     });
     await worker.waitUntilReady();
-    const healing = keepNightlyScheduleAlive(exportQueue, ownNightly, settings, logger, shutdown);
+    const healing = keepNightlyScheduleAlive(exportQueue, ownNightly, settings, logger, shutdown, () => connector.down);
     logger.info({ queue: settings.queue.name, concurrency: settings.concurrency, warehouse: services.warehouse.location }, 'worker ready');
 
     if (!shutdown.aborted) await once(shutdown, 'abort');
@@ -158,6 +158,7 @@ async function keepNightlyScheduleAlive(
   settings: Settings,
   logger: Logger,
   shutdown: AbortSignal,
+  redisDown: () => boolean,
 ): Promise<void> {
   let reported = '';
   while (!shutdown.aborted) {
@@ -179,14 +180,10 @@ async function keepNightlyScheduleAlive(
       reported = differences;
     } catch (error) {
       // Redis trouble is already reported by the connector; the next round tries again.
-      if (!connectorTrouble(error)) logger.error({ error: (error as Error).message }, 'could not check the nightly schedule');
+      if (!redisDown() && !shutdown.aborted) logger.error({ error: (error as Error).message }, 'could not check the nightly schedule');
     }
     await sleep(settings.schedule.checkIntervalMs, undefined, { signal: shutdown }).catch(() => undefined);
   }
-}
-
-function connectorTrouble(error: unknown): boolean {
-  return /Connection is closed|ECONNREFUSED|ECONNRESET|is down and this process is stopping/.test(String((error as Error)?.message ?? error));
 }
 
 /**

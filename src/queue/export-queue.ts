@@ -130,7 +130,8 @@ export class ExportQueue {
         if (scores?.[2 * i]?.[1] !== null || scores?.[2 * i + 1]?.[1] !== null) finished.add(job.opts.jobId!);
       });
       // A finished job is not locked, so it can always be removed; 0 means it was removed meanwhile.
-      for (const jobId of finished) await queue.remove(jobId);
+      // Sent together: ioredis pipelines them on the one connection.
+      await Promise.all([...finished].map((jobId) => queue.remove(jobId)));
     }
     const pendingIds = new Set(known.map((job) => job.opts.jobId!).filter((jobId) => !finished.has(jobId)));
     const toAdd = pendingIds.size === 0 ? jobs : jobs.filter((job) => !pendingIds.has(job.opts.jobId!));

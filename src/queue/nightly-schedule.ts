@@ -1,7 +1,6 @@
 import type { Queue } from 'bullmq';
-import type { Settings } from '../config/settings-schema.js';
-import { isTimeZone } from '../report-date.js';
-import { isReportType, type ReportType } from '../reports/report-types.js';
+import { settingsSchema, type Settings } from '../config/settings-schema.js';
+import type { ReportType } from '../reports/report-types.js';
 import { NIGHTLY_JOB, NIGHTLY_SCHEDULER_ID } from './slice-job.js';
 
 /**
@@ -38,16 +37,12 @@ export function nightlyPlanSettings(settings: Pick<Settings, 'schedule' | 'portf
  * registered by an older release, or tampered with).
  */
 export function nightlyPlanSettingsOf(data: unknown): NightlyPlanSettings | undefined {
-  const nightly = (data as { nightly?: unknown } | null | undefined)?.nightly as Record<string, unknown> | undefined;
+  const nightly = (data as { nightly?: unknown } | null | undefined)?.nightly;
   if (typeof nightly !== 'object' || nightly === null) return undefined;
-  const { cron, timeZone, portfolios, reportTypes, lookbackDays } = nightly;
-  const validPortfolios =
-    Array.isArray(portfolios) && portfolios.length > 0 && portfolios.every((id) => Number.isInteger(id) && id >= 1 && id <= 2_147_483_647);
-  const validTypes = Array.isArray(reportTypes) && reportTypes.length > 0 && reportTypes.every((type) => typeof type === 'string' && isReportType(type));
-  const validLookback = Number.isInteger(lookbackDays) && (lookbackDays as number) >= 0 && (lookbackDays as number) <= 366;
-  if (typeof cron !== 'string' || typeof timeZone !== 'string' || !validPortfolios || !validTypes || !validLookback) return undefined;
-  if (!isTimeZone(timeZone)) return undefined;
-  return { cron, timeZone, portfolios: portfolios as number[], reportTypes: reportTypes as ReportType[], lookbackDays: lookbackDays as number };
+  const { cron, timeZone, portfolios, reportTypes, lookbackDays } = nightly as Record<string, unknown>;
+  // The very rules the settings files are held to (a cron BullMQ can use, real zones, ids, types).
+  const parsed = settingsSchema.safeParse({ portfolios, reportTypes, schedule: { cron, timeZone, lookbackDays } });
+  return parsed.success ? nightlyPlanSettings(parsed.data) : undefined;
 }
 
 /** How two sets of nightly settings differ, one phrase per setting, e.g. `lookbackDays 7 → 2`. */

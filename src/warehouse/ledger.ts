@@ -1,6 +1,7 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
 import { EXAMPLES_PER_GROUP, NO_FAILURES, summariseFailures, type FailureGroup, type FailureSummary } from '../failure-groups.js';
 import type { ReportType } from '../reports/report-types.js';
+import type { Slice } from '../slice.js';
 import { ledgerError } from './ledger-error.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import type { ReportLoadsRow, SliceStatus, Warehouse } from './warehouse-schema.js';
@@ -21,6 +22,11 @@ export interface LedgerCount {
 }
 
 export type LedgerEntry = Pick<ReportLoadsRow, 'portfolio_id' | 'report_type' | 'report_date' | 'status' | 'error' | 'attempts' | 'updated_at' | 'checked_at'>;
+
+/** The slice a ledger row is about. */
+export function sliceOfEntry(entry: Pick<LedgerEntry, 'portfolio_id' | 'report_type' | 'report_date'>): Slice {
+  return { portfolioId: entry.portfolio_id, reportType: entry.report_type as ReportType, reportDate: entry.report_date };
+}
 
 /** What the slices checked since a moment came to, per status and report type. */
 export interface OutcomesSince {

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { SliceRange } from '../plan-slices.js';
-import { shiftIsoDate } from '../report-date.js';
+import { rangeWindows, type SliceRange } from '../plan-slices.js';
 import { REPORT_DEFINITIONS } from '../reports/report-definition-for.js';
 import type { ReportType } from '../reports/report-types.js';
 import { sliceKey, type Slice } from '../slice.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
+import { sliceOfEntry } from './ledger.js';
 import type { Warehouse } from './warehouse-schema.js';
 
 /** A slice whose rows in the warehouse are not the number its ledger row records. */
@@ -16,9 +16,6 @@ export interface RowCountDifference {
   readonly tableRows: number;
 }
 
-/** Days compared per round of queries: bounds memory on a long range. */
-const WINDOW_DAYS = 31;
-
 /**
  * Compares every slice's ledger `row_count` with the rows its table holds, over a range, counted
  * in SQL a month at a time: rows deleted behind the ledger's back (an analyst's DELETE, an older
@@ -28,9 +25,7 @@ export async function rowCountDifferences(db: Kysely<Warehouse>, range: SliceRan
   const differences: RowCountDifference[] = [];
   const wanted = new Set<string>(range.reportTypes);
   try {
-    for (let from = range.from; from <= range.to; from = shiftIsoDate(from, WINDOW_DAYS)) {
-      const lastDay = shiftIsoDate(from, WINDOW_DAYS - 1);
-      const to = lastDay < range.to ? lastDay : range.to;
+    for (const { from, to } of rangeWindows(range)) {
       const held = new Map<string, { slice: Slice; rows: number }>();
       for (const definition of REPORT_DEFINITIONS) {
         const table = db as unknown as Kysely<Record<string, { portfolio_id: number; report_type: string; report_date: string }>>;
@@ -58,7 +53,7 @@ export async function rowCountDifferences(db: Kysely<Warehouse>, range: SliceRan
         .where('report_type', 'in', [...range.reportTypes])
         .execute();
       for (const row of ledger) {
-        const slice: Slice = { portfolioId: Number(row.portfolio_id), reportType: row.report_type as ReportType, reportDate: String(row.report_date) };
+        const slice = sliceOfEntry(row);
         const key = sliceKey(slice);
         const tableRows = held.get(key)?.rows ?? 0;
         held.delete(key);

@@ -1,20 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startPrivatePostgres } from '../helpers/private-postgres.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
-import { startQueueRig, type QueueRig, type WorkerProcess } from '../helpers/queue-rig.js';
+import { startQueueRig, type QueueRig } from '../helpers/queue-rig.js';
 import { until } from '../helpers/until.js';
 
 /*
  * What Prometheus and an orchestrator see of a worker: /metrics with the counts of what its slices
  * did, /healthz, and /readyz naming what is down (Redis, the warehouse) and recovering after.
  */
-
-/** Where the worker said it serves (it logs the address once, at start). */
-function baseUrlOf(worker: WorkerProcess): string {
-  const url = /"metrics":"(http:\/\/[^"]+)\/metrics"/.exec(worker.output())?.[1];
-  if (!url) throw new Error(`the worker did not say where it serves metrics:\n${worker.output()}`);
-  return url;
-}
 
 function sample(text: string, name: string): number | undefined {
   const line = text.split('\n').find((candidate) => candidate.startsWith(`${name} `));
@@ -38,7 +31,7 @@ describe('a worker’s metrics and health checks', () => {
     rig.simulator.script(1002, 'index', '2024-01-03', [{ status: 404 }]);
     const worker = rig.startWorker();
     await rig.ready(worker);
-    const base = baseUrlOf(worker);
+    const base = rig.metricsUrl(worker);
     expect(await (await fetch(`${base}/healthz`)).text()).toBe('ok\n');
     const result = await rig.cli(['backfill', '--from', '2024-01-01', '--to', '2024-01-14', '--wait']);
     expect(result.code).toBe(1);
@@ -74,7 +67,7 @@ describe('a worker’s metrics and health checks', () => {
     rig.env.REDIS_URL = redis.url;
     const worker = rig.startWorker();
     await rig.ready(worker);
-    const base = baseUrlOf(worker);
+    const base = rig.metricsUrl(worker);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     await redis.crash();
     await until(async () => (await fetch(`${base}/readyz`)).status === 503, 10_000, '/readyz to fail');
@@ -92,7 +85,7 @@ describe('a worker’s metrics and health checks', () => {
     rig.env.DATABASE_URL = await postgres.createDatabase('report_sync_readyz');
     const worker = rig.startWorker();
     await rig.ready(worker);
-    const base = baseUrlOf(worker);
+    const base = rig.metricsUrl(worker);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     await postgres.stop();
     await until(async () => (await fetch(`${base}/readyz`)).status === 503, 15_000, '/readyz to fail');

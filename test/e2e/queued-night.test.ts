@@ -46,7 +46,7 @@ describe('a queued night', () => {
     await rig.promoteNightly();
     await until(() => workers.some((worker) => worker.output().includes('the night finished: every slice loaded or no_data')), 30_000, 'the night to finish');
     for (const worker of workers) {
-      const base = /"metrics":"(http:\/\/[^"]+)\/metrics"/.exec(worker.output())![1];
+      const base = rig.metricsUrl(worker);
       const text = await (await fetch(`${base}/metrics`)).text();
       const value = Number(/^report_sync_last_successful_night_timestamp_seconds (\S+)$/m.exec(text)?.[1]);
       expect(value).toBeGreaterThanOrEqual(before);

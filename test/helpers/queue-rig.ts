@@ -81,6 +81,12 @@ export async function startQueueRig(options: { simulator?: GatewaySimulatorOptio
       const code = await main(args, io);
       return { code, stdout: io.stdout.text, stderr: io.stderr.text, logs: io.logs.text, logLines: [] };
     },
+    /** Where the worker said it serves /metrics, /healthz and /readyz (it logs the address once, at start). */
+    metricsUrl(worker: WorkerProcess): string {
+      const url = /"metrics":"(http:\/\/[^"]+)\/metrics"/.exec(worker.output())?.[1];
+      if (!url) throw new Error(`the worker did not say where it serves metrics:\n${worker.output()}`);
+      return url;
+    },
     /** The queue's jobs by state. */
     async queueCounts(): Promise<Record<'waiting' | 'prioritized' | 'delayed' | 'active' | 'completed' | 'failed', number>> {
       const connection = new Redis(env.REDIS_URL!, { maxRetriesPerRequest: null });
