@@ -109,21 +109,26 @@ async function fetchAndLoad(
     }
 
     const facts = { format: content.format, fileName: download.fileName, bytes: body.bytes, sha256: body.sha256 };
-    const previous = options.force ? undefined : await loader.ledgerEntry(slice);
-    if (previous?.status === 'loaded' && previous.content_sha256 === body.sha256) {
-      // The same file: nothing to write, as long as the warehouse still holds what the ledger says.
-      const held = await loader.countRows(slice, definition);
-      if (held === previous.row_count) {
-        await loader.recordUnchanged(slice, attempt.number);
-        return { status: 'loaded', final: true, slice, attempt: attempt.number, durationMs: elapsed(), rowCount: previous.row_count, bytes: body.bytes, format: content.format, fileName: download.fileName, unchanged: true };
-      }
+    const rows = toRows(content.records, createRowValuesBuilder(definition, slice, fileName));
+    const load = await loader.loadExport(slice, definition, rows, facts, attempt.number, { force: options.force });
+    if (load.replacedMismatch) {
       log.warn(
-        { heldRows: held, ledgerRows: previous.row_count },
-        'the warehouse no longer holds the rows the ledger records for this unchanged file (deleted, or an older backup restored): loading it again',
+        { heldRows: load.replacedMismatch.heldRows, ledgerRows: load.replacedMismatch.ledgerRows },
+        'the warehouse no longer held the rows the ledger records for this unchanged file (deleted, or an older backup restored): loaded it again',
       );
     }
-    const rowCount = await loader.replaceRowValues(slice, definition, toRows(content.records, createRowValuesBuilder(definition, slice, fileName)), facts, attempt.number);
-    return { status: 'loaded', final: true, slice, attempt: attempt.number, durationMs: elapsed(), rowCount, bytes: body.bytes, format: content.format, fileName: download.fileName, unchanged: false };
+    return {
+      status: 'loaded',
+      final: true,
+      slice,
+      attempt: attempt.number,
+      durationMs: elapsed(),
+      rowCount: load.rowCount,
+      bytes: body.bytes,
+      format: content.format,
+      fileName: download.fileName,
+      unchanged: load.unchanged,
+    };
   } finally {
     await body.dispose();
   }
@@ -143,8 +148,11 @@ async function* toRows(records: AsyncIterable<SourceRecord>, build: ReturnType<t
  * `warehouse.acceptEmptyRestatements` says such restatements are to be believed.
  */
 async function recordNoData(slice: Slice, format: ExportFormat, attempt: SliceAttempt, deps: ExportReportDeps): Promise<boolean> {
-  const previous = await deps.loader.ledgerEntry(slice);
-  if (previous && previous.row_count > 0 && !deps.settings.warehouse.acceptEmptyRestatements) {
+  const record = await deps.loader.recordEmptyAnswer(slice, reportDefinitionFor(slice.reportType), format, attempt.number, {
+    acceptRestatement: deps.settings.warehouse.acceptEmptyRestatements,
+  });
+  if (record.kind === 'refused') {
+    const previous = record.previous;
     throw new SyncError(
       'EMPTY_RESTATEMENT',
       `the service answered 200 with no data for ${describeSlice(slice)}, which the warehouse holds ${previous.row_count} rows of ` +
@@ -152,12 +160,7 @@ async function recordNoData(slice: Slice, format: ExportFormat, attempt: SliceAt
         'set warehouse.acceptEmptyRestatements to true and run the slice again',
     );
   }
-  if (previous?.status === 'no_data') {
-    await deps.loader.recordUnchanged(slice, attempt.number);
-    return true;
-  }
-  await deps.loader.recordNoData(slice, reportDefinitionFor(slice.reportType), format, attempt.number);
-  return false;
+  return record.kind === 'unchanged';
 }
 
 /**

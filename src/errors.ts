@@ -43,6 +43,12 @@ export type SyncErrorCode =
    * kept (an empty answer never deletes data on its own) unless `warehouse.acceptEmptyRestatements`.
    */
   | 'EMPTY_RESTATEMENT'
+  /**
+   * The machine itself is in the way: the temporary or data directory is full, missing or not
+   * writable. Retried (space may come back) while running; at start, a command stops (exit 2)
+   * naming the setting or variable to change.
+   */
+  | 'LOCAL_STORAGE'
   /** A wait (for the identity provider) was cut short by a shutdown; the slice is left as it was. */
   | 'INTERRUPTED'
   /** Something report-sync did not expect: a bug to report, not trouble to retry. */
@@ -57,6 +63,7 @@ export const RETRYABLE_CODES: ReadonlySet<SyncErrorCode> = new Set<SyncErrorCode
   'EXPORT_TIMEOUT',
   'WAREHOUSE_UNAVAILABLE',
   'EMPTY_RESTATEMENT',
+  'LOCAL_STORAGE',
 ]);
 
 /** Codes that make continuing pointless for every other slice as well: the run stops. */

@@ -4,6 +4,8 @@ import type { ReportDefinition } from './report-definition.js';
 export interface IndexReportRow {
   portfolio_id: number;
   report_date: string;
+  /** The record's 1-based position in its file. */
+  line_number: number;
   effective_date: string;
   index_id: string;
   index_name: string | null;
@@ -21,7 +23,7 @@ export interface IndexReportRow {
 export const indexReport: ReportDefinition = {
   table: 'index_report',
   storesReportType: false,
-  storesLineNumber: false,
+  storesLineNumber: true,
   columns: [
     { name: 'effective_date', kind: 'date', key: true },
     { name: 'index_id', kind: 'text', key: true },

@@ -2,6 +2,7 @@ import { Migrator, type Migration, type MigrationProvider, type MigrationResultS
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { createTables } from './migrations/0001-create-tables.js';
 import { ledgerErrorCode } from './migrations/0002-ledger-error-code.js';
+import { indexReportLineNumber } from './migrations/0003-index-report-line-number.js';
 import type { WarehouseDialect, WarehouseHandle } from './open-warehouse.js';
 
 /**
@@ -13,6 +14,7 @@ function migrationsFor(dialect: WarehouseDialect): Record<string, Migration> {
   return {
     '0001-create-tables': createTables(dialect),
     '0002-ledger-error-code': ledgerErrorCode(),
+    '0003-index-report-line-number': indexReportLineNumber(dialect),
   };
 }
 

@@ -1,4 +1,4 @@
-import { CompiledQuery, PostgresIntrospector, sql, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, PostgresIntrospector, sql, type Kysely } from 'kysely';
 import { SyncError } from '../errors.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
 import { rowColumns, type RowValues, type WarehouseRow } from '../reports/row-builder.js';
@@ -30,7 +30,10 @@ export interface SliceLoaderOptions {
 
 /**
  * Writes slices and their ledger rows. Each write is one transaction holding the slice's rows
- * and its ledger row together, so a crash leaves a slice either as it was or wholly new.
+ * and its ledger row together, so a crash leaves a slice either as it was or wholly new; and
+ * each starts by taking the slice's lock (Postgres: an advisory transaction lock keyed by the
+ * slice; SQLite: the database's write lock, `BEGIN IMMEDIATE`), so two processes that reach the
+ * same slice write it one after the other: the second sees the ledger as the first left it.
  *
  * Rows take the fastest path each dialect has, every statement still compiled by Kysely with
  * its values as parameters or data: SQLite runs one multi-row INSERT compiled once and executed
@@ -155,59 +158,126 @@ export class SliceLoader {
     file: ExportFileFacts,
     attempts: number,
   ): Promise<number> {
-    return this.#write(`loading ${describeSlice(slice)}`, async (trx) => {
-      // The first statement writes, so SQLite takes its write lock here rather than upgrading a read lock later.
-      await trx.executeQuery(this.#deleteRows(definition).with(ledgerKey(slice)));
-      const columns = rowColumns(definition);
-      const rowCount = this.#copies
-        ? await copyRows(trx, definition, columns, rows, this.#batchRows)
-        : await this.#insertRows(trx, definition, columns, rows);
-      const now = this.#now().toISOString();
-      await trx.executeQuery(this.#upsertLedger.with({
-        ...ledgerKey(slice),
-        status: 'loaded',
-        row_count: rowCount,
-        format: file.format,
-        file_name: file.fileName,
-        bytes: file.bytes,
-        content_sha256: file.sha256,
-        attempts,
-        error: null,
-        error_code: null,
-        first_loaded_at: now,
-        updated_at: now,
-        checked_at: now,
-      }));
-      return rowCount;
+    return this.#write(slice, `loading ${describeSlice(slice)}`, (trx) => this.#replace(trx, slice, definition, rows, file, attempts));
+  }
+
+  /**
+   * Loads a downloaded file, deciding under the slice's lock what it changes: the file the
+   * ledger already records as loaded (same SHA-256, and the table still holding its rows) only
+   * moves `checked_at`; anything else replaces the slice's rows whole. Deciding under the lock is
+   * what makes a second process with the same file a no-op instead of a second copy.
+   */
+  async loadExport(
+    slice: Slice,
+    definition: ReportDefinition,
+    rows: AsyncIterable<RowValues>,
+    file: ExportFileFacts,
+    attempts: number,
+    options: { readonly force?: boolean } = {},
+  ): Promise<ExportLoad> {
+    return this.#write(slice, `loading ${describeSlice(slice)}`, async (trx) => {
+      let replacedMismatch: ExportLoad['replacedMismatch'];
+      if (!options.force) {
+        const previous = await selectOne<ReportLoadsRow>(trx, this.#selectLedger.with(ledgerKey(slice)));
+        if (previous?.status === 'loaded' && previous.content_sha256 === file.sha256) {
+          const held = Number((await selectOne<{ rows: number | string }>(trx, this.#countRows(definition).with(ledgerKey(slice))))?.rows ?? 0);
+          if (held === previous.row_count) {
+            await trx.executeQuery(this.#touchLedger.with({ ...ledgerKey(slice), checked_at: this.#now().toISOString(), attempts }));
+            return { rowCount: previous.row_count, unchanged: true };
+          }
+          replacedMismatch = { heldRows: held, ledgerRows: previous.row_count };
+        }
+      }
+      const rowCount = await this.#replace(trx, slice, definition, rows, file, attempts);
+      return { rowCount, unchanged: false, replacedMismatch };
     });
+  }
+
+  /**
+   * Records an empty answer under the slice's lock: `no_data`, or only `checked_at` when the
+   * ledger already says `no_data`. A slice whose rows the warehouse holds keeps them unless
+   * `acceptRestatement`: the answer is then `refused`, with the ledger row that holds them.
+   */
+  async recordEmptyAnswer(
+    slice: Slice,
+    definition: ReportDefinition,
+    format: ExportFormat,
+    attempts: number,
+    options: { readonly acceptRestatement: boolean },
+  ): Promise<EmptyAnswerRecord> {
+    return this.#write(slice, `recording no data for ${describeSlice(slice)}`, async (trx) => {
+      const previous = await selectOne<ReportLoadsRow>(trx, this.#selectLedger.with(ledgerKey(slice)));
+      if (previous && previous.row_count > 0 && !options.acceptRestatement) return { kind: 'refused', previous };
+      if (previous?.status === 'no_data') {
+        await trx.executeQuery(this.#touchLedger.with({ ...ledgerKey(slice), checked_at: this.#now().toISOString(), attempts }));
+        return { kind: 'unchanged' };
+      }
+      await this.#replaceWithNoData(trx, slice, definition, format, attempts);
+      return { kind: 'recorded' };
+    });
+  }
+
+  /** Deletes the slice's rows, writes the new ones and the ledger row, inside the caller's locked transaction. */
+  async #replace(
+    trx: Kysely<Warehouse>,
+    slice: Slice,
+    definition: ReportDefinition,
+    rows: AsyncIterable<RowValues>,
+    file: ExportFileFacts,
+    attempts: number,
+  ): Promise<number> {
+    await trx.executeQuery(this.#deleteRows(definition).with(ledgerKey(slice)));
+    const columns = rowColumns(definition);
+    const rowCount = this.#copies
+      ? await copyRows(trx, definition, columns, rows, this.#batchRows)
+      : await this.#insertRows(trx, definition, columns, rows);
+    const now = this.#now().toISOString();
+    await trx.executeQuery(this.#upsertLedger.with({
+      ...ledgerKey(slice),
+      status: 'loaded',
+      row_count: rowCount,
+      format: file.format,
+      file_name: file.fileName,
+      bytes: file.bytes,
+      content_sha256: file.sha256,
+      attempts,
+      error: null,
+      error_code: null,
+      first_loaded_at: now,
+      updated_at: now,
+      checked_at: now,
+    }));
+    return rowCount;
   }
 
   /** Records `no_data` (an empty body) and removes any rows the slice had. */
   async recordNoData(slice: Slice, definition: ReportDefinition, format: ExportFormat, attempts: number): Promise<void> {
-    await this.#write(`recording no data for ${describeSlice(slice)}`, async (trx) => {
-      await trx.executeQuery(this.#deleteRows(definition).with(ledgerKey(slice)));
-      const now = this.#now().toISOString();
-      await trx.executeQuery(this.#upsertLedger.with({
-        ...ledgerKey(slice),
-        status: 'no_data',
-        row_count: 0,
-        format,
-        file_name: null,
-        bytes: 0,
-        content_sha256: null,
-        attempts,
-        error: null,
-        error_code: null,
-        first_loaded_at: null,
-        updated_at: now,
-        checked_at: now,
-      }));
-    });
+    await this.#write(slice, `recording no data for ${describeSlice(slice)}`, (trx) => this.#replaceWithNoData(trx, slice, definition, format, attempts));
+  }
+
+  async #replaceWithNoData(trx: Kysely<Warehouse>, slice: Slice, definition: ReportDefinition, format: ExportFormat, attempts: number): Promise<void> {
+    await trx.executeQuery(this.#deleteRows(definition).with(ledgerKey(slice)));
+    const now = this.#now().toISOString();
+    await trx.executeQuery(this.#upsertLedger.with({
+      ...ledgerKey(slice),
+      status: 'no_data',
+      row_count: 0,
+      format,
+      file_name: null,
+      bytes: 0,
+      content_sha256: null,
+      attempts,
+      error: null,
+      error_code: null,
+      first_loaded_at: null,
+      updated_at: now,
+      checked_at: now,
+    }));
   }
 
   /** Notes that the slice was fetched again and nothing changed: only `checked_at` and `attempts` move. */
   async recordUnchanged(slice: Slice, attempts: number): Promise<void> {
-    await this.#write(`updating the ledger for ${describeSlice(slice)}`, async (trx) => {
+    await this.#write(slice, `updating the ledger for ${describeSlice(slice)}`, async (trx) => {
       await trx.executeQuery(this.#touchLedger.with({ ...ledgerKey(slice), checked_at: this.#now().toISOString(), attempts }));
     });
   }
@@ -217,7 +287,7 @@ export class SliceLoader {
    * rows loaded earlier, and the ledger's facts about them, stay.
    */
   async recordFailure(slice: Slice, reason: string, attempts: number): Promise<void> {
-    await this.#write(`recording the failure of ${describeSlice(slice)}`, async (trx) => {
+    await this.#write(slice, `recording the failure of ${describeSlice(slice)}`, async (trx) => {
       const now = this.#now().toISOString();
       await trx
         .insertInto('report_loads')
@@ -251,7 +321,7 @@ export class SliceLoader {
   }
 
   /** Multi-row INSERTs of `batchRows` rows, one SQL text for every full batch. */
-  async #insertRows(trx: Transaction<Warehouse>, definition: ReportDefinition, columns: readonly string[], rows: AsyncIterable<RowValues>): Promise<number> {
+  async #insertRows(trx: Kysely<Warehouse>, definition: ReportDefinition, columns: readonly string[], rows: AsyncIterable<RowValues>): Promise<number> {
     const batchRows = this.#batchRows;
     const fullBatchSql = this.#insertSqlFor(trx, definition, columns, batchRows);
     let rowCount = 0;
@@ -278,7 +348,7 @@ export class SliceLoader {
    * The INSERT of `count` rows into the definition's table, compiled on first use. At most
    * `batchRows` texts per table: small slices all end in a shorter batch, usually of a few sizes.
    */
-  #insertSqlFor(trx: Transaction<Warehouse>, definition: ReportDefinition, columns: readonly string[], count: number): string {
+  #insertSqlFor(trx: Kysely<Warehouse>, definition: ReportDefinition, columns: readonly string[], count: number): string {
     const key = `${definition.table} ${count}`;
     let text = this.#insertSql.get(key);
     if (text === undefined) {
@@ -323,15 +393,73 @@ export class SliceLoader {
     return statement;
   }
 
-  async #write<T>(action: string, work: (trx: Transaction<Warehouse>) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` in a transaction of its own that first takes the slice's lock (see the class
+   * comment); the lock is released by the COMMIT or ROLLBACK. Kysely's `transaction()` cannot
+   * begin SQLite's IMMEDIATE kind, hence the explicit statements on one connection.
+   */
+  async #write<T>(slice: Slice, action: string, work: (trx: Kysely<Warehouse>) => Promise<T>): Promise<T> {
     try {
-      return await this.#db.transaction().execute(work);
+      return await this.#db.connection().execute(async (connection) => {
+        await connection.executeQuery(this.#copies ? BEGIN : BEGIN_IMMEDIATE);
+        try {
+          if (this.#copies) await connection.executeQuery(lockSliceStatement(slice));
+          const result = await work(connection);
+          await connection.executeQuery(COMMIT);
+          return result;
+        } catch (error) {
+          // The error that ended the work is the one to report; a rollback on a broken connection adds nothing.
+          await connection.executeQuery(ROLLBACK).catch(() => undefined);
+          throw error;
+        }
+      });
     } catch (error) {
       // A bad record thrown from the row stream is the file's fault, not the database's.
       if (error instanceof SyncError) throw error;
       throw classifyWarehouseError(error, action);
     }
   }
+}
+
+/** What {@link SliceLoader.loadExport} did with a file. */
+export interface ExportLoad {
+  /** The rows the warehouse holds for the slice now. */
+  readonly rowCount: number;
+  /** The file was the one already loaded: nothing but `checked_at` and `attempts` was written. */
+  readonly unchanged: boolean;
+  /**
+   * Set when the file was the one already loaded but the table no longer held the rows the ledger
+   * records (deleted, or an older backup restored), so it was loaded again.
+   */
+  readonly replacedMismatch?: { readonly heldRows: number; readonly ledgerRows: number };
+}
+
+/** What {@link SliceLoader.recordEmptyAnswer} did. */
+export type EmptyAnswerRecord =
+  | { readonly kind: 'recorded' | 'unchanged' }
+  /** The warehouse holds rows of the slice, kept: `previous` is their ledger row. */
+  | { readonly kind: 'refused'; readonly previous: ReportLoadsRow };
+
+const BEGIN = CompiledQuery.raw('begin');
+/** Takes SQLite's write lock at once, so the ledger read that follows cannot be overtaken by another writer. */
+const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
+
+/**
+ * Postgres's lock on one slice until the transaction ends. Keyed by a 64-bit hash of the slice,
+ * namespaced so that another application's advisory locks are unlikely to meet ours (a collision
+ * would only make two slices wait for each other, never mix them).
+ */
+function lockSliceStatement(slice: Slice): CompiledQuery {
+  return CompiledQuery.raw('select pg_advisory_xact_lock(hashtextextended($1, 0))', [
+    `report-sync slice ${slice.portfolioId} ${slice.reportType} ${slice.reportDate}`,
+  ]);
+}
+
+async function selectOne<R>(db: Kysely<Warehouse>, query: CompiledQuery): Promise<R | undefined> {
+  const result = await db.executeQuery<R>(query);
+  return result.rows[0];
 }
 
 /** A slice as the warehouse's columns name it. */
@@ -361,7 +489,7 @@ function ledgerKey(slice: Slice): SliceKey {
 }
 
 /** The SQL of an INSERT of `count` rows; Kysely makes every value a parameter. */
-function compileInsert(trx: Transaction<Warehouse>, definition: ReportDefinition, columns: readonly string[], count: number): string {
+function compileInsert(trx: Kysely<Warehouse>, definition: ReportDefinition, columns: readonly string[], count: number): string {
   const placeholder: WarehouseRow = Object.fromEntries(columns.map((column) => [column, null]));
   return (trx as unknown as Kysely<Record<string, WarehouseRow>>)
     .insertInto(definition.table)
@@ -375,7 +503,7 @@ function compileInsert(trx: Transaction<Warehouse>, definition: ReportDefinition
  * @returns the number of rows copied
  */
 async function copyRows(
-  trx: Transaction<Warehouse>,
+  trx: Kysely<Warehouse>,
   definition: ReportDefinition,
   columns: readonly string[],
   rows: AsyncIterable<RowValues>,

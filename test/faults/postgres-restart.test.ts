@@ -86,7 +86,7 @@ describe('Postgres restarted during a load', () => {
     for (const line of retries) {
       expect(line.code).toBe('WAREHOUSE_UNAVAILABLE');
       // What a restart looks like from the client depends on the moment it lands: all of these are it.
-      expect(String(line.error)).toMatch(/terminat|57P01|57P03|ECONNREFUSED|ECONNRESET|not queryable|shutting down|starting up/i);
+      expect(String(line.error)).toMatch(/terminat|57P01|57P03|ECONNREFUSED|ECONNRESET|EPIPE|not queryable|shutting down|starting up/i);
     }
     expect(
       retries.some((line) => line.reportType === 'constituent.close'),

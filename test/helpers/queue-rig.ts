@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,19 +8,13 @@ import type { SettingsInput } from '../../src/config/settings-schema.js';
 import { createGatewaySimulator, simulatorEnvironment, type GatewaySimulatorOptions } from '../../src/simulator/gateway-simulator.js';
 import { openWarehouse, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
 import { capturedIo } from './captured-io.js';
+import { startCliProcess, type CliProcess } from './cli-process.js';
 import { FAST_SETTINGS, type CliResult } from './sync-rig.js';
 import { createTempDatabase } from './temp-warehouse.js';
 import { TEST_REDIS_URL, testPrefix } from './test-redis.js';
 
-const BIN = new URL('../../src/cli/bin.mjs', import.meta.url).pathname;
-
 /** A worker process started with `node src/cli/bin.mjs worker`. */
-export interface WorkerProcess {
-  readonly child: ChildProcess;
-  output(): string;
-  /** Resolves with the exit code (or the signal's name). */
-  readonly exited: Promise<number | string>;
-}
+export type WorkerProcess = CliProcess;
 
 /**
  * The distributed shape on one machine: the simulator in this process, a Postgres database and a
@@ -55,16 +48,7 @@ export async function startQueueRig(options: { simulator?: GatewaySimulatorOptio
     env,
     prefix: redisScope.prefix,
     startWorker(args: string[] = []): WorkerProcess {
-      const child = spawn(process.execPath, [BIN, 'worker', ...args], {
-        cwd: dir,
-        env: { PATH: process.env.PATH ?? '', ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-      const worker = { child, output: () => output, exited };
+      const worker = startCliProcess(['worker', ...args], { cwd: dir, env });
       workers.push(worker);
       return worker;
     },
