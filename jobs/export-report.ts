@@ -114,7 +114,7 @@ async function fetchAndLoad(
     if (load.replacedMismatch) {
       log.warn(
         { heldRows: load.replacedMismatch.heldRows, ledgerRows: load.replacedMismatch.ledgerRows },
-        'the warehouse no longer held the rows the ledger records for this unchanged file (deleted, or an older backup restored): loaded it again',
+        'the warehouse no longer holds the rows the ledger records for this unchanged file (deleted, or an older backup restored): loading it again',
       );
     }
     return {

@@ -1,3 +1,5 @@
+import { escapeControlCharacters } from './printable-text.js';
+
 /**
  * Every error report-sync raises on purpose is a {@link SyncError} with a stable `code`.
  * Whether a code is worth retrying is decided in one place, {@link RETRYABLE_CODES},
@@ -80,13 +82,18 @@ export interface SyncErrorOptions {
   retryAfterMs?: number;
 }
 
-/** Base class of every deliberate error; `code` is stable, `message` says what to do. */
+/**
+ * Base class of every deliberate error; `code` is stable, `message` says what to do. The message
+ * is one line with no control characters: it often quotes the upstream (an error page, a file
+ * name, a value), and it goes to terminals, logs, alerts and the ledger, where an escape sequence
+ * or a forged line must never arrive as such.
+ */
 export class SyncError extends Error {
   readonly code: SyncErrorCode;
   readonly retryAfterMs: number | undefined;
 
   constructor(code: SyncErrorCode, message: string, options: SyncErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(escapeControlCharacters(message), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
     this.retryAfterMs = options.retryAfterMs;

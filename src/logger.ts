@@ -38,7 +38,7 @@ export function createLogger(options: LoggerOptions): Logger {
   // Built once: the secrets' encoded forms are the same for every line.
   const redact = secretRedactor(options.secrets ?? []);
   // The JSON line is censored before pino-pretty sees it, so both outputs get the same net.
-  const destination: DestinationStream = { write: (line: string) => output.write(redact(line)) };
+  const destination: DestinationStream = { write: (line: string) => output.write(inertControls(redact(line), usePretty)) };
   const logger = pino(
     {
       level: options.level,
@@ -63,4 +63,23 @@ export function createLogger(options: LoggerOptions): Logger {
     return child.call(this, censorSecretFields(bindings), childOptions);
   } as Logger['child'];
   return logger;
+}
+
+/**
+ * Every escape of a JSON string, left to right (so `\\` pairs are never split); the first group
+ * holds the escapes of controls other than line feed and tab (which a pretty stack trace needs).
+ */
+const JSON_ESCAPE = /\\(u00(?:0[0-8bcef]|1[0-9a-f]|7f|[89][0-9a-f])|[rbf])|\\./gi;
+/** Controls JSON leaves raw: DEL and C1 (a C1 CSI acts on some terminals as ESC [ does). */
+const RAW_CONTROL = /[\u007f-\u009f]/g;
+
+/**
+ * A finished JSON line made inert for a terminal: JSON already escapes C0 controls, but not DEL or
+ * C1, which are escaped here. For pino-pretty, which parses the line and prints its strings as
+ * they are, those escapes are escaped once more, so that an escape sequence a value carries (an
+ * upstream's error page, a file name) arrives as the text `\u001b`, not as ESC.
+ */
+function inertControls(line: string, forPretty: boolean): string {
+  const json = line.replace(RAW_CONTROL, (char) => `\\u00${char.charCodeAt(0).toString(16)}`);
+  return forPretty ? json.replace(JSON_ESCAPE, (escape, control: string | undefined) => (control ? `\\${escape}` : escape)) : json;
 }

@@ -54,6 +54,8 @@ export async function checkCommand(options: CheckOptions, io: CliIo): Promise<nu
   const webhook = options.alert === false ? undefined : alertWebhookFromEnvironment(config.env, { logger, signal: io.signal });
   const warehouse = await connectWarehouse(config, { purpose: 'read' });
   try {
+    // A damaged warehouse is said, not a reason to hide the ledger it still has.
+    for (const damage of warehouse.damage) io.stderr.write(`report-sync: warning: ${damage}\n`);
     const result = await checkFreshness({ ledger: new Ledger(warehouse.db), range, graceUntil });
     const differences = options.deep ? await rowCountDifferences(warehouse.db, range) : undefined;
     const failing = result.status === 'failed' || (differences?.length ?? 0) > 0;

@@ -1,3 +1,4 @@
+import { escapeControlCharacters } from '../printable-text.js';
 import { countIsoDates, shiftIsoDate } from '../report-date.js';
 import type { ReportType } from '../reports/report-types.js';
 import { describeSlice } from '../slice.js';
@@ -25,6 +26,7 @@ const FAILED_LISTED = 1000;
 /**
  * `report-sync status`: per portfolio and report type, how many slices of the range are
  * loaded, no_data, failed and missing (never attempted), then the failed ones with their reasons.
+ * On a damaged warehouse it still shows what the ledger holds, with a warning per problem on stderr.
  */
 export async function statusCommand(options: StatusOptions, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options);
@@ -34,6 +36,8 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
 
   const warehouse = await connectWarehouse(config, { purpose: 'read' });
   try {
+    // A damaged warehouse is said, not a reason to hide the ledger it still has.
+    for (const damage of warehouse.damage) io.stderr.write(`report-sync: warning: ${damage}\n`);
     const ledger = new Ledger(warehouse.db);
     const filter = { from, to, portfolios: options.portfolios, reportTypes: options.reportTypes };
     const counts = await ledger.countByStatus(filter);
@@ -100,7 +104,7 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
       lines.push('', `Failed slices (${failed.length}${failed.length === FAILED_LISTED ? '+' : ''}):`);
       for (const entry of failed) {
         const slice = { portfolioId: entry.portfolio_id, reportType: entry.report_type as ReportType, reportDate: entry.report_date };
-        lines.push(`  ${describeSlice(slice)} (${entry.attempts} attempts, ${entry.updated_at}): ${entry.error ?? ''}`);
+        lines.push(`  ${describeSlice(slice)} (${entry.attempts} attempts, ${entry.updated_at}): ${escapeControlCharacters(entry.error ?? '')}`);
       }
     }
     io.stdout.write(`${lines.join('\n')}\n`);

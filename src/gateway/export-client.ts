@@ -9,6 +9,7 @@ import { decodeContentEncoding } from './decode-content-encoding.js';
 import { guardBodyProgress } from './guard-body-progress.js';
 import { joinUrl } from './join-url.js';
 import type { RequestGate } from './request-gate.js';
+import { escapeControlCharacters } from '../printable-text.js';
 import { redactSecrets } from '../redact-secrets.js';
 import { readSmallBody } from './read-small-body.js';
 import { SpooledBody } from './spooled-body.js';
@@ -223,7 +224,17 @@ function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/**
+ * The file name of Content-Disposition, with any control characters escaped (`\x1b`, `\x0a`):
+ * it is shown in summaries and kept in the ledger, where a name holding an escape sequence or a
+ * line break must not act on a terminal or forge a line.
+ */
 function fileNameOf(header: string | string[] | undefined): string | null {
+  const name = rawFileNameOf(header);
+  return name === null ? null : escapeControlCharacters(name);
+}
+
+function rawFileNameOf(header: string | string[] | undefined): string | null {
   const value = headerText(header);
   if (!value) return null;
   try {

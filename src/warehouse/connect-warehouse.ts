@@ -3,12 +3,15 @@ import { ConfigError, SyncError } from '../errors.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { migrateWarehouse } from './migrate-warehouse.js';
 import { openWarehouse, type WarehouseHandle } from './open-warehouse.js';
+import { verifyWarehouseSchema } from './verify-warehouse-schema.js';
 
 export interface ConnectWarehouseOptions {
   /**
    * `write`: create the warehouse if needed and bring its schema up to date (syncs, `migrate`);
    * `read`: the warehouse must already exist with its tables, and nothing is created or migrated
    * (`status`, `check`), so a mistyped path is reported, never silently made into an empty warehouse.
+   * Either way the schema is checked, not assumed (see {@link verifyWarehouseSchema}): `write` stops
+   * on damage (exit 2), `read` reports it in `damage` and reads on.
    */
   readonly purpose: 'write' | 'read';
 }
@@ -17,12 +20,13 @@ export interface ConnectWarehouseOptions {
  * Opens the warehouse named by `DATABASE_URL` and makes sure it answers, within
  * `startup.timeoutMs`: a server that is down or unreachable is `SERVICE_UNREACHABLE` (exit 2, naming
  * DATABASE_URL), a database that does not exist or refuses the account is `CONFIG_INVALID`. On
- * failure nothing is left open.
+ * failure nothing is left open. `applied`: the migrations this call applied; `damage` (`read` only):
+ * one message per problem of the schema or of `kysely_migration`, for the command to warn of.
  */
 export async function connectWarehouse(
   config: AppConfig,
   options: ConnectWarehouseOptions,
-): Promise<WarehouseHandle & { readonly applied: readonly string[] }> {
+): Promise<WarehouseHandle & { readonly applied: readonly string[]; readonly damage: readonly string[] }> {
   const { settings } = config;
   const warehouse = await openWarehouse(config.databaseUrl, {
     cwd: config.cwd,
@@ -31,10 +35,16 @@ export async function connectWarehouse(
     mustExist: options.purpose === 'read',
   });
   try {
-    let applied: readonly string[] = [];
-    if (options.purpose === 'write') applied = (await migrateWarehouse(warehouse)).applied;
-    else await verifyTables(warehouse);
-    return { ...warehouse, applied };
+    if (options.purpose === 'read') {
+      await verifyTables(warehouse);
+      return { ...warehouse, applied: [], damage: await damageOf(warehouse) };
+    }
+    const { applied } = await migrateWarehouse(warehouse);
+    // A table or column dropped by hand is not something migrate notices (its row in
+    // kysely_migration is still there): every slice would download its file only to fail it.
+    const damage = await verifyWarehouseSchema(warehouse);
+    if (damage) throw damage;
+    return { ...warehouse, applied, damage: [] };
   } catch (error) {
     await warehouse.close().catch(() => undefined);
     throw atStart(error, warehouse.location, settings.startup.timeoutMs);
@@ -53,6 +63,29 @@ async function verifyTables(warehouse: WarehouseHandle): Promise<void> {
     }
     throw classifyWarehouseError(error, `reading ${warehouse.location}`);
   }
+}
+
+/**
+ * What a read-only command warns of, one message each: a damaged migration history, tables or
+ * columns missing. Never a reason to stop: the ledger may still be readable.
+ */
+async function damageOf(warehouse: WarehouseHandle): Promise<string[]> {
+  const damage: string[] = [];
+  let pending: readonly string[] = [];
+  try {
+    pending = (await migrateWarehouse(warehouse, { dryRun: true })).pending;
+  } catch (error) {
+    damage.push(classifyWarehouseError(error, `reading the migration history of ${warehouse.location}`).message);
+  }
+  // A warehouse the next sync will migrate lacks the newer columns by design, not by damage.
+  if (pending.length > 0) return damage;
+  try {
+    const schema = await verifyWarehouseSchema(warehouse);
+    if (schema) damage.push(schema.message);
+  } catch (error) {
+    damage.push(classifyWarehouseError(error, `checking the schema of ${warehouse.location}`).message);
+  }
+  return damage;
 }
 
 function atStart(error: unknown, location: string, timeoutMs: number): SyncError {

@@ -1,9 +1,11 @@
 import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import { ConfigError } from '../errors.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { createTables } from './migrations/0001-create-tables.js';
 import { ledgerErrorCode } from './migrations/0002-ledger-error-code.js';
 import { indexReportLineNumber } from './migrations/0003-index-report-line-number.js';
 import type { WarehouseDialect, WarehouseHandle } from './open-warehouse.js';
+import { readMigrationHistory } from './read-migration-history.js';
 
 /**
  * The migrations, in order. Listed here rather than read from a folder so they work the same
@@ -18,16 +20,54 @@ function migrationsFor(dialect: WarehouseDialect): Record<string, Migration> {
   };
 }
 
-/** Brings the warehouse schema up to date; safe to run any number of times, from any number of processes. */
-export async function migrateWarehouse(warehouse: WarehouseHandle): Promise<{ applied: string[] }> {
-  const provider: MigrationProvider = { getMigrations: async () => migrationsFor(warehouse.dialect) };
+/** Postgres SQLSTATEs of a migration creating what is already there: duplicate table, column, object. */
+const ALREADY_THERE_CODES: ReadonlySet<string> = new Set(['42P07', '42701', '42710']);
+
+/**
+ * Brings the warehouse schema up to date; safe to run any number of times, from any number of processes.
+ * With `dryRun`, changes nothing: says which migrations are `pending`, and throws as a migration
+ * would when `kysely_migration` is damaged (for the read-only commands).
+ */
+export async function migrateWarehouse(warehouse: WarehouseHandle, options: { readonly dryRun?: boolean } = {}): Promise<{ applied: string[]; pending: string[] }> {
+  const migrations = migrationsFor(warehouse.dialect);
+  if (options.dryRun) {
+    const history = await readMigrationHistory(warehouse, Object.keys(migrations));
+    if (history.damage) throw history.damage;
+    return { applied: [], pending: [...history.pending] };
+  }
+  const provider: MigrationProvider = { getMigrations: async () => migrations };
   const migrator = new Migrator({ db: warehouse.db, provider });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
+    const explained = await explainHistory(warehouse, Object.keys(migrations), result.error, failed);
+    if (explained) throw explained;
     // Kysely hands back whatever the driver threw: a server that is down or a database that does
     // not exist is not a migration that failed, and is said as what it is.
     throw classifyWarehouseError(result.error, failed ? `applying migration ${failed} to ${warehouse.location}` : `migrating ${warehouse.location}`);
   }
-  return { applied: (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+  return { applied: (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName), pending: [] };
+}
+
+/**
+ * Kysely refuses a `kysely_migration` that does not match the migrations ("corrupted migrations:
+ * …") without naming the rows to fix, and a migration that finds its table or column already
+ * there usually means its row was deleted: both are said in terms of the rows, as bad
+ * configuration (exit 2). Anything else (or a history that cannot be read) is left to the caller.
+ */
+async function explainHistory(warehouse: WarehouseHandle, known: readonly string[], error: unknown, failed: string | undefined): Promise<ConfigError | undefined> {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = String((error as { code?: unknown } | undefined)?.code ?? '');
+  const corrupted = message.startsWith('corrupted migrations');
+  const alreadyThere = failed !== undefined && (ALREADY_THERE_CODES.has(code) || /already exists|duplicate column/i.test(message));
+  if (!corrupted && !alreadyThere) return undefined;
+  const history = await readMigrationHistory(warehouse, known).catch(() => undefined);
+  if (history?.damage) return new ConfigError(history.damage.message, { cause: error });
+  if (!alreadyThere) return undefined;
+  const listed = history && history.recorded.length > 0 ? `it lists ${history.recorded.join(', ')}` : 'it lists none';
+  return new ConfigError(
+    `applying migration ${failed} to ${warehouse.location} failed: ${message}. The warehouse seems to have had it already, though kysely_migration does not record it (${listed}). ` +
+      `If its tables are intact, record it (insert into kysely_migration (name, timestamp) values ('${failed}', '${new Date().toISOString()}')) and run report-sync migrate again; otherwise restore the warehouse from a backup`,
+    { cause: error },
+  );
 }

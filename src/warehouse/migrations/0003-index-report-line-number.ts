@@ -1,22 +1,6 @@
 import { sql, type CreateTableBuilder, type Kysely, type Migration } from 'kysely';
 import type { WarehouseDialect } from '../open-warehouse.js';
 
-/** The columns of `index_report` before this migration, in table order. */
-const INDEX_COLUMNS = [
-  'portfolio_id',
-  'report_date',
-  'effective_date',
-  'index_id',
-  'index_name',
-  'index_value',
-  'currency',
-  'close_market_value',
-  'open_market_value',
-  'close_divisor',
-  'open_divisor',
-  'extra',
-] as const;
-
 /**
  * `index_report` gets `line_number` (the record's 1-based position in its file, as
  * `constituent_report` has) and a primary key on (portfolio_id, report_date, line_number), so that
@@ -81,11 +65,18 @@ async function rebuildSqliteTable(db: Kysely<unknown>, withLineNumber: boolean):
     .addColumn('extra', 'text');
   if (withLineNumber) table = table.addPrimaryKeyConstraint('index_report_pk', ['portfolio_id', 'report_date', 'line_number']);
   await table.execute();
-  const columns = sql.join(INDEX_COLUMNS.map((column) => sql.ref(column)));
+  // The columns spelled out: constant SQL text, the rows copied in the order they were stored.
   await (withLineNumber
-    ? sql`insert into index_report_new (${columns}, line_number)
-          select ${columns}, row_number() over (partition by portfolio_id, report_date order by rowid) from index_report`
-    : sql`insert into index_report_new (${columns}) select ${columns} from index_report order by portfolio_id, report_date, line_number`
+    ? sql`insert into index_report_new (portfolio_id, report_date, line_number, effective_date, index_id, index_name, index_value,
+            currency, close_market_value, open_market_value, close_divisor, open_divisor, extra)
+          select portfolio_id, report_date, row_number() over (partition by portfolio_id, report_date order by rowid), effective_date,
+            index_id, index_name, index_value, currency, close_market_value, open_market_value, close_divisor, open_divisor, extra
+          from index_report`
+    : sql`insert into index_report_new (portfolio_id, report_date, effective_date, index_id, index_name, index_value, currency,
+            close_market_value, open_market_value, close_divisor, open_divisor, extra)
+          select portfolio_id, report_date, effective_date, index_id, index_name, index_value, currency, close_market_value,
+            open_market_value, close_divisor, open_divisor, extra
+          from index_report order by portfolio_id, report_date, line_number`
   ).execute(db);
   await db.schema.dropTable('index_report').execute();
   await db.schema.alterTable('index_report_new').renameTo('index_report').execute();

@@ -1,0 +1,114 @@
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
+import { DIALECTS } from '../helpers/temp-warehouse.js';
+
+/*
+ * A warehouse damaged behind report-sync's back (a table or column dropped, kysely_migration
+ * edited) is named at start, with exit 2 and how to repair it: migrate no longer says "up to date"
+ * over it, a sync stops before any download, and the read-only status still shows the ledger.
+ */
+
+const DAY = ['--from', '2024-03-04', '--to', '2024-03-04'];
+
+describe.each(DIALECTS)('a damaged warehouse (%s)', (dialect) => {
+  let rig: SyncRig | undefined;
+  afterEach(async () => {
+    await rig?.close();
+    rig = undefined;
+  });
+
+  /** A warehouse holding one loaded day (two portfolios, index and constituent.close), then damaged by `damage`. */
+  async function loadedThenDamaged(damage: string): Promise<SyncRig> {
+    rig = await startSyncRig({ dialect });
+    const first = await rig.cli(['run', ...DAY]);
+    expect(first.code, first.stderr).toBe(0);
+    const warehouse = await rig.warehouse();
+    await sql.raw(damage).execute(warehouse.db);
+    rig.simulator.resetCounters();
+    return rig;
+  }
+
+  /** `status` exits 0 with the ledger's counts, and one warning line matching `warning`. */
+  async function expectStatusWarns(rig: SyncRig, warning: RegExp): Promise<void> {
+    const status = await rig.cli(['status', ...DAY]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/1001\s+index\s+1\s+0\s+0\s+0/);
+    expect(status.stdout).toMatch(/1002\s+constituent\.close\s+1\s+0\s+0\s+0/);
+    const warnings = status.stderr.split('\n').filter((line) => line.startsWith('report-sync: warning: '));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(warning);
+  }
+
+  it('missing index_report: migrate exits 2 naming it and the reload, run stops before any download, status warns', async () => {
+    const rig = await loadedThenDamaged('drop table index_report');
+
+    const migrate = await rig.cli(['migrate']);
+    expect(migrate.code).toBe(2);
+    expect(migrate.stdout).not.toContain('up to date');
+    expect(migrate.stderr).toContain('lacks index_report (table), which report-sync writes');
+    expect(migrate.stderr).toContain('Restore the warehouse from a backup');
+    // The ledger still lists the two index slices as loaded: the run that loads them into a re-created table.
+    expect(migrate.stderr).toContain(
+      'load the 2 slices its ledger lists as loaded there again: report-sync run --from 2024-03-04 --to 2024-03-04 --portfolios 1001,1002 --report-types index (the run finds their rows gone',
+    );
+
+    const run = await rig.cli(['run', ...DAY]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('index_report (table)');
+    expect(rig.simulator.counters.exportRequests).toBe(0);
+    expect(rig.simulator.counters.tokenRequests).toBe(0);
+
+    await expectStatusWarns(rig, /lacks index_report \(table\)/);
+
+    // The repair the message gives is the repair: the table re-created, then the run it names.
+    await sql.raw(`create table index_report (portfolio_id integer not null, report_date date not null, line_number integer not null,
+      effective_date date not null, index_id text not null, index_name text, index_value numeric, currency text, close_market_value numeric,
+      open_market_value numeric, close_divisor numeric, open_divisor numeric, extra text, primary key (portfolio_id, report_date, line_number))`).execute((await rig.warehouse()).db);
+    const advised = /report-sync (run --from \S+ --to \S+ --portfolios \S+ --report-types \S+)/.exec(migrate.stderr)![1]!.split(' ');
+    const reload = await rig.cli(advised);
+    expect(reload.code, reload.stderr).toBe(0);
+    const held = await (await rig.warehouse()).db.selectFrom('index_report').select(({ fn }) => fn.countAll<number | string>().as('rows')).executeTakeFirstOrThrow();
+    expect(Number(held.rows)).toBe(6);
+    expect((await rig.cli(['migrate'])).stdout).toContain('is up to date');
+  });
+
+  it('a missing column is named as table.column', async () => {
+    const rig = await loadedThenDamaged('alter table report_loads drop column error_code');
+    const migrate = await rig.cli(['migrate']);
+    expect(migrate.code).toBe(2);
+    expect(migrate.stderr).toContain('lacks report_loads.error_code (column)');
+    // Damage to the ledger makes every loaded slice suspect, and a re-created column takes --force.
+    expect(migrate.stderr).toContain('--report-types index,constituent.close --force (--force, because the rows are there');
+    expect(rig.simulator.counters.exportRequests).toBe(0);
+  });
+
+  it('kysely_migration listing a migration this version does not know: exit 2 saying which and what to do', async () => {
+    const rig = await loadedThenDamaged("insert into kysely_migration (name, timestamp) values ('0099-from-the-future', '2999-01-01T00:00:00.000Z')");
+    for (const command of [['migrate'], ['run', ...DAY]]) {
+      const result = await rig.cli(command);
+      expect(result.code, command[0]).toBe(2);
+      expect(result.stderr).toContain('(table kysely_migration) is damaged');
+      expect(result.stderr).toContain('it lists 0099-from-the-future, which this version of report-sync does not know (it knows 0001-create-tables, 0002-ledger-error-code');
+      expect(result.stderr).toContain("delete from kysely_migration where name in ('0099-from-the-future')");
+    }
+    expect(rig.simulator.counters.exportRequests).toBe(0);
+    await expectStatusWarns(rig, /0099-from-the-future, which this version of report-sync does not know/);
+  });
+
+  it('kysely_migration missing a row before a later one: exit 2 with the row to put back', async () => {
+    const rig = await loadedThenDamaged("delete from kysely_migration where name = '0002-ledger-error-code'");
+    const migrate = await rig.cli(['migrate']);
+    expect(migrate.code).toBe(2);
+    expect(migrate.stderr).toMatch(/it lacks 0002-ledger-error-code, though it lists the later 0003-\S+, so the table was edited/);
+    expect(migrate.stderr).toMatch(/insert into kysely_migration \(name, timestamp\) values \('0002-ledger-error-code', '[^']+'\)/);
+    await expectStatusWarns(rig, /it lacks 0002-ledger-error-code/);
+
+    // The repair the message gives is the repair.
+    const repair = /insert into kysely_migration \(name, timestamp\) values \('0002-ledger-error-code', '[^']+'\)/.exec(migrate.stderr)![0];
+    await sql.raw(repair).execute((await rig.warehouse()).db);
+    const again = await rig.cli(['migrate']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('is up to date');
+  });
+});
