@@ -51,6 +51,11 @@ export type SyncErrorCode =
    * naming the setting or variable to change.
    */
   | 'LOCAL_STORAGE'
+  /**
+   * Redis refused to store more jobs: it reached its `maxmemory`. Queueing stops (exit 2) with
+   * the count of slices queued so far; the rest need more memory or a shorter range.
+   */
+  | 'REDIS_FULL'
   /** A wait (for the identity provider) was cut short by a shutdown; the slice is left as it was. */
   | 'INTERRUPTED'
   /** Something report-sync did not expect: a bug to report, not trouble to retry. */
@@ -74,6 +79,7 @@ export const FATAL_CODES: ReadonlySet<SyncErrorCode> = new Set<SyncErrorCode>([
   'USAGE_INVALID',
   'AUTH_REJECTED',
   'SERVICE_UNREACHABLE',
+  'REDIS_FULL',
 ]);
 
 export interface SyncErrorOptions {

@@ -52,9 +52,20 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
     const since = new Date().toISOString();
     const startedMs = performance.now();
     const slices = options.onlyMissing ? planMissingSlices(range, ledger) : planSlices(range);
-    const added = await exportQueue.addSlices(slices, settings.queue.backfillPriority, { force: options.force });
     const planned = countSlices(range);
+    const added = await exportQueue.addSlices(slices, settings.queue.backfillPriority, {
+      force: options.force,
+      signal: io.signal,
+      onBatch: queueingProgress(io, planned),
+    });
     io.stdout.write(`${describeQueued(added, planned, range, options.onlyMissing === true, settings.queue.name)}\n`);
+    if (added.interrupted) {
+      io.stdout.write(
+        `Stopped by the signal before queueing the whole range: ${added.queued + added.requeued} slices were queued and go on in the workers. ` +
+          'Run the same command again to queue the rest: slices already queued are not queued twice.\n',
+      );
+      return 1;
+    }
     const expected = added.queued + added.requeued + added.pending;
     if (!options.wait || expected === 0) return 0;
 
@@ -69,6 +80,19 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
     redis.disconnect();
     await warehouse?.close();
   }
+}
+
+/** How often a line says how far the queueing of a long range has got. */
+const QUEUEING_LINE_MS = 5_000;
+
+/** A line on stderr every few seconds while a long range is being queued: never silent for long. */
+function queueingProgress(io: CliIo, planned: number): (handed: number) => void {
+  let lastLine = Date.now();
+  return (handed) => {
+    if (Date.now() - lastLine < QUEUEING_LINE_MS) return;
+    lastLine = Date.now();
+    io.stderr.write(`backfill: queueing: ${handed} of the range's ${planned} slices handed to Redis so far\n`);
+  };
 }
 
 function describeQueued(added: AddedSlices, planned: number, range: SliceRange, onlyMissing: boolean, queueName: string): string {

@@ -2,6 +2,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings-schema.js';
 import type { Slice } from '../slice.js';
+import { QueueingError } from './queueing-error.js';
 import { EXPORT_SLICE_JOB, NIGHTLY_SCHEDULER_ID, sliceJobId, type SliceJobData } from './slice-job.js';
 
 /** Name of the backoff strategy the export worker registers (Retry-After aware). */
@@ -20,6 +21,8 @@ export interface AddedSlices {
   readonly requeued: number;
   /** Slices left alone because their job is still waiting, delayed or running. */
   readonly pending: number;
+  /** Set when a shutdown stopped the queueing before every slice was handed to Redis. */
+  readonly interrupted?: true;
 }
 
 /** The BullMQ queue of export jobs; its owner calls `close()`. */
@@ -49,24 +52,26 @@ export class ExportQueue {
    * left alone (never queued twice); one whose kept job has finished (completed, or failed for good)
    * is queued again: BullMQ would otherwise drop it as a duplicate of the finished job it keeps for
    * `queue.keepCompleted` / `keepFailed`, and a recovery or a re-check would silently do nothing.
+   * A `signal` stops the queueing at the next batch (what was sent stays queued; `interrupted` says so).
    * @returns what happened to the slices, counted as it happened
+   * @throws QueueingError when Redis refuses a batch, with what was queued before it
    */
   async addSlices(
     slices: Iterable<Slice> | AsyncIterable<Slice>,
     priority: number,
-    options: { readonly force?: boolean; readonly onBatch?: (handled: number) => void } = {},
+    options: { readonly force?: boolean; readonly onBatch?: (handled: number) => void; readonly signal?: AbortSignal } = {},
   ): Promise<AddedSlices> {
     const batchSize = this.#settings.queue.addBatchSize;
     // Built once and shared by every job of the call: at millions of slices, fresh copies per job
     // cost more in garbage collection than the planning itself. BullMQ only reads them.
     const shared = this.#sharedJobOptions();
-    const added = { queued: 0, requeued: 0, pending: 0 };
+    const added: { queued: number; requeued: number; pending: number; interrupted?: true } = { queued: 0, requeued: 0, pending: 0 };
     let batch: { name: string; data: SliceJobData; opts: JobsOptions }[] = [];
     let sending: Promise<void> | undefined;
     let failure: { error: unknown } | undefined;
     const settle = async () => {
       await sending;
-      if (failure) throw failure.error;
+      if (failure) throw new QueueingError(failure.error, { ...added });
     };
     const flush = async () => {
       const jobs = batch;
@@ -84,9 +89,19 @@ export class ExportQueue {
           options.onBatch?.(added.queued + added.requeued + added.pending);
         },
         (error: unknown) => {
-          failure = { error };
+          if (error instanceof PartlySent) {
+            added.queued += error.sent.queued;
+            added.requeued += error.sent.requeued;
+            added.pending += error.sent.pending;
+          }
+          failure = { error: error instanceof PartlySent ? error.cause : error };
         },
       );
+    };
+    const stopping = () => {
+      if (!options.signal?.aborted) return false;
+      added.interrupted = true;
+      return true;
     };
     const add = (slice: Slice): boolean => {
       const data: SliceJobData = options.force
@@ -98,12 +113,21 @@ export class ExportQueue {
     try {
       // A plain generator is walked synchronously: `for await` over it would cost a promise and a
       // microtask per slice, millions of them on a ten-year range.
+      // A full batch is sent unless a shutdown came meanwhile: then it is dropped, never half-sent.
       if (Symbol.iterator in slices) {
-        for (const slice of slices) if (add(slice)) await flush();
+        for (const slice of slices) {
+          if (!add(slice)) continue;
+          if (stopping()) break;
+          await flush();
+        }
       } else {
-        for await (const slice of slices) if (add(slice)) await flush();
+        for await (const slice of slices) {
+          if (!add(slice)) continue;
+          if (stopping()) break;
+          await flush();
+        }
       }
-      if (batch.length > 0) await flush();
+      if (batch.length > 0 && !added.interrupted && !stopping()) await flush();
     } finally {
       // Never return (or close the queue) with a batch still on its way.
       await sending;
@@ -135,7 +159,18 @@ export class ExportQueue {
     }
     const pendingIds = new Set(known.map((job) => job.opts.jobId!).filter((jobId) => !finished.has(jobId)));
     const toAdd = pendingIds.size === 0 ? jobs : jobs.filter((job) => !pendingIds.has(job.opts.jobId!));
-    if (toAdd.length > 0) await queue.addBulk(toAdd);
+    if (toAdd.length > 0) {
+      try {
+        await queue.addBulk(toAdd);
+      } catch (error) {
+        // Part of the batch may have landed before Redis refused the rest (a full Redis refuses
+        // job by job): count what is there, so that the total said stays true.
+        const landed = await client.pipeline(toAdd.map((job) => ['exists', queue.toKey(job.opts.jobId!)])).exec().catch(() => null);
+        const ids = toAdd.filter((_job, i) => landed?.[i]?.[1] === 1).map((job) => job.opts.jobId!);
+        const requeued = ids.filter((jobId) => finished.has(jobId)).length;
+        throw new PartlySent(error, { queued: ids.length - requeued, requeued, pending: pendingIds.size });
+      }
+    }
     return { queued: toAdd.length - finished.size, requeued: finished.size, pending: pendingIds.size };
   }
 
@@ -161,5 +196,15 @@ export class ExportQueue {
 
   async close(): Promise<void> {
     await this.queue.close();
+  }
+}
+
+/** A batch Redis took only part of before refusing the rest: what did land, and why the rest did not. */
+class PartlySent extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly sent: { readonly queued: number; readonly requeued: number; readonly pending: number },
+  ) {
+    super('part of a batch of jobs was refused', { cause });
   }
 }

@@ -1,0 +1,31 @@
+import { SyncError, toSyncError } from '../errors.js';
+import type { AddedSlices } from './export-queue.js';
+
+/**
+ * Redis refused a batch of jobs part-way through queueing: what was queued before stays queued
+ * (`added`, counted as it happened), and the message says how many and what to do. A full Redis
+ * (`maxmemory` reached, "OOM command not allowed") is `REDIS_FULL`; anything else keeps the code
+ * of what went wrong.
+ */
+export class QueueingError extends SyncError {
+  readonly added: AddedSlices;
+
+  constructor(cause: unknown, added: AddedSlices) {
+    const handed = added.queued + added.requeued;
+    const sofar = `${handed} slices were queued before it (${added.queued} new, ${added.requeued} again) and go on in the workers`;
+    const text = cause instanceof Error ? cause.message : String(cause);
+    if (/^OOM\b/.test(text)) {
+      super(
+        'REDIS_FULL',
+        `Redis refused to store more jobs: it reached its maxmemory (${text.split('.')[0]}); ${sofar}. ` +
+          'Give Redis more memory (maxmemory, with the noeviction policy BullMQ needs) or queue a shorter range, ' +
+          'then run the same command again: slices already queued are not queued twice',
+        { cause },
+      );
+    } else {
+      const error = toSyncError(cause);
+      super(error.code, `queueing stopped: ${error.message}; ${sofar}. Run the same command again once Redis answers: slices already queued are not queued twice`, { cause });
+    }
+    this.added = added;
+  }
+}
