@@ -12,6 +12,7 @@ import { describeSlice, sliceKey, type Slice } from '../slice.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { Ledger, sliceOfEntry } from '../warehouse/ledger.js';
 import { tallyOutcomes as tally } from '../warehouse/tally-outcomes.js';
+import { warehouseNow } from '../warehouse/warehouse-now.js';
 import { createCliLogger, loadCliConfig, type CliIo } from './cli-io.js';
 import { formatRunSummary } from './format-run-summary.js';
 import { resolveRange, type RangeOptions } from './resolve-range.js';
@@ -49,7 +50,8 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
     warehouse = await connectWarehouse(config, { purpose: 'write' });
     exportQueue = new ExportQueue({ connection: redis, settings });
     const ledger = new Ledger(warehouse.db);
-    const since = new Date().toISOString();
+    // The warehouse's clock, which stamps every outcome: a worker's clock may be behind this host's.
+    const since = await warehouseNow(warehouse.db);
     const startedMs = performance.now();
     const slices = options.onlyMissing ? planMissingSlices(range, ledger) : planSlices(range);
     const planned = countSlices(range);
@@ -112,7 +114,7 @@ interface WaitOptions {
   readonly ledger: Ledger;
   readonly exportQueue: ExportQueue;
   readonly range: SliceRange;
-  /** When this command started (ISO time): outcomes checked since then are this backfill's. */
+  /** When this command started, by the warehouse's clock: outcomes checked since then are this backfill's. */
   readonly since: string;
   /** Slices handed to the queue or already pending there: the outcomes to wait for. */
   readonly expected: number;

@@ -18,6 +18,7 @@ import { RedisRateGate } from '../queue/redis-rate-gate.js';
 import { createSyncServices, type SyncServices } from '../sync-services.js';
 import { lastSuccessfulNight } from '../queue/night-record.js';
 import { followNight } from '../queue/follow-night.js';
+import { warehouseNow } from '../warehouse/warehouse-now.js';
 import { alertWebhookFromEnvironment, type AlertWebhook } from '../alerts/alert-webhook.js';
 import { startMetrics, warehouseReadiness } from './start-metrics.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
@@ -102,6 +103,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
       concurrency: settings.concurrency,
       attemptSlice: (slice, attempt, options) => exportReport(slice, attempt, services, options),
       planNightly: (nightly) => planNightly({ ledger: services.ledger, ...nightly }),
+      warehouseNow: () => warehouseNow(services.warehouse.db),
       followNight: (night) =>
         followNight({ night, ledger: services.ledger, exportQueue, redis, prefix: settings.queue.prefix, logger, webhook, metrics, shutdown }),
       ownNightly,

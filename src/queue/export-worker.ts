@@ -25,6 +25,8 @@ export interface ExportWorkerOptions {
    * `interrupted` on a shutdown. Without it, the fan-out job ends once the slices are queued.
    */
   readonly followNight?: (night: NightInProgress) => Promise<'told' | 'interrupted'>;
+  /** The warehouse's clock (see `warehouseNow`): a fan-out counts the outcomes its ledger stamps after it, whichever machine wrote them. */
+  readonly warehouseNow: () => Promise<string>;
   /** This process's own nightly settings, for a fan-out job that carries none (registered by an older release). */
   readonly ownNightly: NightlyPlanSettings;
   /** Where the nightly fan-out queues its slices, and whose rate limit a 429 sets. */
@@ -89,7 +91,7 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
       // A night already fanned out (its worker stopped while following it) is only followed.
       let night = (job.data as { night?: NightInProgress }).night;
       if (!night) {
-        const since = new Date().toISOString();
+        const since = await options.warehouseNow();
         const plan = await options.planNightly(nightly);
         const { queued, requeued, pending } = await options.exportQueue.addSlices(plan.slices, settings.queue.nightlyPriority);
         logger.info(

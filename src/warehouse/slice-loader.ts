@@ -9,6 +9,7 @@ import { CopyFromStdin } from './copy-from-stdin.js';
 import { copyTextRow } from './copy-text-row.js';
 import { errorCodeOf } from './ledger-error.js';
 import { ReusableStatement } from './reusable-statement.js';
+import { warehouseNow } from './warehouse-now.js';
 import type { ReportLoadsRow, Warehouse } from './warehouse-schema.js';
 
 /** What is known about a downloaded export file, for the ledger. */
@@ -24,8 +25,6 @@ export interface SliceLoaderOptions {
   readonly db: Kysely<Warehouse>;
   /** Rows per INSERT (SQLite), or per chunk of COPY data (Postgres). @defaultValue 500 */
   readonly batchRows?: number;
-  /** Clock, for tests. */
-  readonly now?: () => Date;
 }
 
 /**
@@ -46,7 +45,6 @@ export interface SliceLoaderOptions {
 export class SliceLoader {
   readonly #db: Kysely<Warehouse>;
   readonly #batchRows: number;
-  readonly #now: () => Date;
   readonly #copies: boolean;
   /** The SQL of an INSERT per table and row count, compiled once: full batches, and the last, shorter batch of each slice. */
   readonly #insertSql = new Map<string, string>();
@@ -62,7 +60,6 @@ export class SliceLoader {
     const db = options.db;
     this.#db = db;
     this.#batchRows = options.batchRows ?? 500;
-    this.#now = options.now ?? (() => new Date());
     this.#copies = db.introspection instanceof PostgresIntrospector;
     this.#selectLedger = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) =>
       db
@@ -158,7 +155,7 @@ export class SliceLoader {
     file: ExportFileFacts,
     attempts: number,
   ): Promise<number> {
-    return this.#write(slice, `loading ${describeSlice(slice)}`, (trx) => this.#replace(trx, slice, definition, rows, file, attempts));
+    return this.#write(slice, `loading ${describeSlice(slice)}`, (trx, now) => this.#replace(trx, now, slice, definition, rows, file, attempts));
   }
 
   /**
@@ -175,20 +172,20 @@ export class SliceLoader {
     attempts: number,
     options: { readonly force?: boolean } = {},
   ): Promise<ExportLoad> {
-    return this.#write(slice, `loading ${describeSlice(slice)}`, async (trx) => {
+    return this.#write(slice, `loading ${describeSlice(slice)}`, async (trx, now) => {
       let replacedMismatch: ExportLoad['replacedMismatch'];
       if (!options.force) {
         const previous = await selectOne<ReportLoadsRow>(trx, this.#selectLedger.with(ledgerKey(slice)));
         if (previous?.status === 'loaded' && previous.content_sha256 === file.sha256) {
           const held = Number((await selectOne<{ rows: number | string }>(trx, this.#countRows(definition).with(ledgerKey(slice))))?.rows ?? 0);
           if (held === previous.row_count) {
-            await trx.executeQuery(this.#touchLedger.with({ ...ledgerKey(slice), checked_at: this.#now().toISOString(), attempts }));
+            await trx.executeQuery(this.#touchLedger.with({ ...ledgerKey(slice), checked_at: now, attempts }));
             return { rowCount: previous.row_count, unchanged: true };
           }
           replacedMismatch = { heldRows: held, ledgerRows: previous.row_count };
         }
       }
-      const rowCount = await this.#replace(trx, slice, definition, rows, file, attempts);
+      const rowCount = await this.#replace(trx, now, slice, definition, rows, file, attempts);
       return { rowCount, unchanged: false, replacedMismatch };
     });
   }
@@ -205,14 +202,14 @@ export class SliceLoader {
     attempts: number,
     options: { readonly acceptRestatement: boolean },
   ): Promise<EmptyAnswerRecord> {
-    return this.#write(slice, `recording no data for ${describeSlice(slice)}`, async (trx) => {
+    return this.#write(slice, `recording no data for ${describeSlice(slice)}`, async (trx, now) => {
       const previous = await selectOne<ReportLoadsRow>(trx, this.#selectLedger.with(ledgerKey(slice)));
       if (previous && previous.row_count > 0 && !options.acceptRestatement) return { kind: 'refused', previous };
       if (previous?.status === 'no_data') {
-        await trx.executeQuery(this.#touchLedger.with({ ...ledgerKey(slice), checked_at: this.#now().toISOString(), attempts }));
+        await trx.executeQuery(this.#touchLedger.with({ ...ledgerKey(slice), checked_at: now, attempts }));
         return { kind: 'unchanged' };
       }
-      await this.#replaceWithNoData(trx, slice, definition, format, attempts);
+      await this.#replaceWithNoData(trx, now, slice, definition, format, attempts);
       return { kind: 'recorded' };
     });
   }
@@ -220,6 +217,7 @@ export class SliceLoader {
   /** Deletes the slice's rows, writes the new ones and the ledger row, inside the caller's locked transaction. */
   async #replace(
     trx: Kysely<Warehouse>,
+    now: string,
     slice: Slice,
     definition: ReportDefinition,
     rows: AsyncIterable<RowValues>,
@@ -231,7 +229,6 @@ export class SliceLoader {
     const rowCount = this.#copies
       ? await copyRows(trx, definition, columns, rows, this.#batchRows)
       : await this.#insertRows(trx, definition, columns, rows);
-    const now = this.#now().toISOString();
     await trx.executeQuery(this.#upsertLedger.with({
       ...ledgerKey(slice),
       status: 'loaded',
@@ -252,12 +249,11 @@ export class SliceLoader {
 
   /** Records `no_data` (an empty body) and removes any rows the slice had. */
   async recordNoData(slice: Slice, definition: ReportDefinition, format: ExportFormat, attempts: number): Promise<void> {
-    await this.#write(slice, `recording no data for ${describeSlice(slice)}`, (trx) => this.#replaceWithNoData(trx, slice, definition, format, attempts));
+    await this.#write(slice, `recording no data for ${describeSlice(slice)}`, (trx, now) => this.#replaceWithNoData(trx, now, slice, definition, format, attempts));
   }
 
-  async #replaceWithNoData(trx: Kysely<Warehouse>, slice: Slice, definition: ReportDefinition, format: ExportFormat, attempts: number): Promise<void> {
+  async #replaceWithNoData(trx: Kysely<Warehouse>, now: string, slice: Slice, definition: ReportDefinition, format: ExportFormat, attempts: number): Promise<void> {
     await trx.executeQuery(this.#deleteRows(definition).with(ledgerKey(slice)));
-    const now = this.#now().toISOString();
     await trx.executeQuery(this.#upsertLedger.with({
       ...ledgerKey(slice),
       status: 'no_data',
@@ -277,8 +273,8 @@ export class SliceLoader {
 
   /** Notes that the slice was fetched again and nothing changed: only `checked_at` and `attempts` move. */
   async recordUnchanged(slice: Slice, attempts: number): Promise<void> {
-    await this.#write(slice, `updating the ledger for ${describeSlice(slice)}`, async (trx) => {
-      await trx.executeQuery(this.#touchLedger.with({ ...ledgerKey(slice), checked_at: this.#now().toISOString(), attempts }));
+    await this.#write(slice, `updating the ledger for ${describeSlice(slice)}`, async (trx, now) => {
+      await trx.executeQuery(this.#touchLedger.with({ ...ledgerKey(slice), checked_at: now, attempts }));
     });
   }
 
@@ -287,8 +283,7 @@ export class SliceLoader {
    * rows loaded earlier, and the ledger's facts about them, stay.
    */
   async recordFailure(slice: Slice, reason: string, attempts: number): Promise<void> {
-    await this.#write(slice, `recording the failure of ${describeSlice(slice)}`, async (trx) => {
-      const now = this.#now().toISOString();
+    await this.#write(slice, `recording the failure of ${describeSlice(slice)}`, async (trx, now) => {
       await trx
         .insertInto('report_loads')
         .values({
@@ -396,15 +391,16 @@ export class SliceLoader {
   /**
    * Runs `work` in a transaction of its own that first takes the slice's lock (see the class
    * comment); the lock is released by the COMMIT or ROLLBACK. Kysely's `transaction()` cannot
-   * begin SQLite's IMMEDIATE kind, hence the explicit statements on one connection.
+   * begin SQLite's IMMEDIATE kind, hence the explicit statements on one connection. `work` is
+   * given the warehouse's clock, read under the lock (see {@link warehouseNow}).
    */
-  async #write<T>(slice: Slice, action: string, work: (trx: Kysely<Warehouse>) => Promise<T>): Promise<T> {
+  async #write<T>(slice: Slice, action: string, work: (trx: Kysely<Warehouse>, now: string) => Promise<T>): Promise<T> {
     try {
       return await this.#db.connection().execute(async (connection) => {
         await connection.executeQuery(this.#copies ? BEGIN : BEGIN_IMMEDIATE);
         try {
-          if (this.#copies) await connection.executeQuery(lockSliceStatement(slice));
-          const result = await work(connection);
+          const now = this.#copies ? await lockSliceAndReadClock(connection, slice) : await warehouseNow(connection);
+          const result = await work(connection, now);
           await connection.executeQuery(COMMIT);
           return result;
         } catch (error) {
@@ -447,14 +443,19 @@ const COMMIT = CompiledQuery.raw('commit');
 const ROLLBACK = CompiledQuery.raw('rollback');
 
 /**
- * Postgres's lock on one slice until the transaction ends. Keyed by a 64-bit hash of the slice,
- * namespaced so that another application's advisory locks are unlikely to meet ours (a collision
- * would only make two slices wait for each other, never mix them).
+ * Takes Postgres's lock on one slice until the transaction ends, and reads the warehouse's clock in
+ * the same round trip. The lock is keyed by a 64-bit hash of the slice, namespaced so that another
+ * application's advisory locks are unlikely to meet ours (a collision would only make two slices
+ * wait for each other, never mix them).
  */
-function lockSliceStatement(slice: Slice): CompiledQuery {
-  return CompiledQuery.raw('select pg_advisory_xact_lock(hashtextextended($1, 0))', [
-    `report-sync slice ${slice.portfolioId} ${slice.reportType} ${slice.reportDate}`,
-  ]);
+async function lockSliceAndReadClock(db: Kysely<Warehouse>, slice: Slice): Promise<string> {
+  const row = await selectOne<{ now: Date | string }>(
+    db,
+    CompiledQuery.raw('select pg_advisory_xact_lock(hashtextextended($1, 0)), now() as now', [
+      `report-sync slice ${slice.portfolioId} ${slice.reportType} ${slice.reportDate}`,
+    ]),
+  );
+  return new Date(row!.now).toISOString();
 }
 
 async function selectOne<R>(db: Kysely<Warehouse>, query: CompiledQuery): Promise<R | undefined> {

@@ -34,6 +34,8 @@ export async function drainExportQueue(options: { redisUrl: string; settings: Se
     concurrency: options.concurrency,
     attemptSlice: async (slice, attempt) => ({ status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: 0, unchanged: false }),
     planNightly: async () => ({ slices: [], reportDate: '2024-01-01', lookbackFrom: '2024-01-01' }),
+    // No warehouse here, and no nightly job to count outcomes for.
+    warehouseNow: async () => new Date().toISOString(),
     ownNightly: nightlyPlanSettings(options.settings),
     exportQueue,
     logger,

@@ -47,8 +47,9 @@ export async function startQueueRig(options: { simulator?: GatewaySimulatorOptio
     dir,
     env,
     prefix: redisScope.prefix,
-    startWorker(args: string[] = []): WorkerProcess {
-      const worker = startCliProcess(['worker', ...args], { cwd: dir, env });
+    /** Starts a worker process; `extraEnv` adds variables to the rig's (NODE_OPTIONS, say). */
+    startWorker(args: string[] = [], extraEnv: Record<string, string> = {}): WorkerProcess {
+      const worker = startCliProcess(['worker', ...args], { cwd: dir, env: { ...env, ...extraEnv } });
       workers.push(worker);
       return worker;
     },
