@@ -173,7 +173,9 @@ function reportError(error: unknown, io: CliIo): number {
   const secrets = secretValues(environmentForCensor(io));
   if (error instanceof SyncError) {
     io.stderr.write(`report-sync: ${redactSecrets(error.message, secrets)}\n`);
-    return error.fatal ? 2 : 1;
+    // A command stopped by its machine (a data or temp directory it cannot write) is set up
+    // wrong, like a configuration: exit 2, so a supervisor does not simply restart it.
+    return error.fatal || error.code === 'LOCAL_STORAGE' ? 2 : 1;
   }
   const err = error instanceof Error ? error : new Error(String(error));
   io.stderr.write(redactSecrets(`report-sync: unexpected error: ${err.message}\n${err.stack ?? ''}\n`, secrets));

@@ -141,6 +141,13 @@ export const settingsSchema = z
          * upstream never wipes loaded data on its own.
          */
         acceptEmptyRestatements: z.boolean().default(false),
+        /**
+         * SQLite: the permissions (octal, as chmod takes them) a new warehouse file is created with;
+         * its journal files follow it, and a directory report-sync creates for it gets the matching
+         * search bits. Owner only by default: the warehouse holds the same data the spooled bodies
+         * do, which are private too.
+         */
+        sqliteFileMode: z.string().regex(/^0?[0-7]{3}$/, 'an octal mode such as "600" or "640"').default('600'),
       })
       .strict()
       .prefault({}),

@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { describeUrl } from '../describe-url.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, SyncError } from '../errors.js';
 import { copyingPostgresPool } from './copying-postgres-pool.js';
 import type { Warehouse } from './warehouse-schema.js';
 
@@ -33,6 +33,12 @@ export interface OpenWarehouseOptions {
    * where a path was mistyped). @defaultValue false
    */
   mustExist?: boolean;
+  /**
+   * SQLite: the mode a new warehouse file is created with (`warehouse.sqliteFileMode`); a
+   * directory created for it gets the matching search bits (0o600 → 0o700). Existing files and
+   * directories are left as they are. @defaultValue 0o600
+   */
+  sqliteFileMode?: number;
 }
 
 /**
@@ -53,13 +59,23 @@ function openSqlite(rawPath: string, options: OpenWarehouseOptions): WarehouseHa
   if (!inMemory && options.mustExist && !existsSync(file)) {
     throw new ConfigError(`there is no warehouse at ${file} (DATABASE_URL): check the path, or create one there with report-sync migrate`);
   }
-  if (!inMemory) mkdirSync(dirname(file), { recursive: true });
+  if (!inMemory && !options.mustExist) createPrivately(file, options.sqliteFileMode ?? 0o600);
 
-  const database = new Database(file, { timeout: options.busyTimeoutMs ?? 10_000, fileMustExist: options.mustExist === true && !inMemory });
-  // WAL lets `status` and analysts read while a sync writes; NORMAL sync is safe under WAL
-  // (a power cut can lose the last commits, never half of one).
-  database.pragma('journal_mode = WAL');
-  database.pragma('synchronous = NORMAL');
+  let database: Database.Database;
+  try {
+    database = new Database(file, { timeout: options.busyTimeoutMs ?? 10_000, fileMustExist: options.mustExist === true && !inMemory });
+  } catch (error) {
+    throw localStorageError(error, file);
+  }
+  try {
+    // WAL lets `status` and analysts read while a sync writes; NORMAL sync is safe under WAL
+    // (a power cut can lose the last commits, never half of one). WAL needs its files beside the warehouse.
+    database.pragma('journal_mode = WAL');
+    database.pragma('synchronous = NORMAL');
+  } catch (error) {
+    database.close();
+    throw localStorageError(error, file);
+  }
   const db = new Kysely<Warehouse>({ dialect: new SqliteDialect({ database: cachingStatements(database) }) });
   return {
     db,
@@ -68,6 +84,62 @@ function openSqlite(rawPath: string, options: OpenWarehouseOptions): WarehouseHa
     close: () => db.destroy(),
   };
 }
+
+/**
+ * Creates the warehouse file (and its directory) with `fileMode` before SQLite opens it: SQLite
+ * would create it world-readable (0644 under the usual umask), and its WAL and shared-memory
+ * files take the main file's mode. An existing file is left as it is.
+ */
+function createPrivately(file: string, fileMode: number): void {
+  // Search (x) bits for whoever may read the file, so the directory lets the same people in.
+  const directoryMode = fileMode | ((fileMode & 0o444) >> 2);
+  try {
+    const created = mkdirSync(dirname(file), { recursive: true, mode: directoryMode });
+    if (created !== undefined) chmodSync(dirname(file), directoryMode);
+  } catch (error) {
+    throw localStorageError(error, file);
+  }
+  if (existsSync(file)) return;
+  try {
+    closeSync(openSync(file, 'wx', fileMode));
+    // The umask may have taken bits the setting asks for.
+    chmodSync(file, fileMode);
+  } catch (error) {
+    // Another process created it between the check and the open: theirs is as good as ours.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw localStorageError(error, file);
+  }
+}
+
+/**
+ * The data directory or file cannot be made or opened (not writable, a read-only or full disk, a
+ * path through a file): `LOCAL_STORAGE`, naming the path and DATABASE_URL, never a stack trace.
+ */
+function localStorageError(error: unknown, file: string): SyncError {
+  const code = String((error as { code?: unknown }).code ?? '');
+  const reason = LOCAL_REASONS[code] ? `${LOCAL_REASONS[code]}, ${code}` : error instanceof Error ? error.message : String(error);
+  return new SyncError(
+    'LOCAL_STORAGE',
+    `cannot create or open the SQLite warehouse ${file} (${reason}): ` +
+      'make its directory writable by this user (or free space there), or point DATABASE_URL at a writable place',
+    { cause: error },
+  );
+}
+
+/** What the operating system's (and SQLite's) codes mean for a data directory, in words. */
+const LOCAL_REASONS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  EEXIST: 'a part of the path is a file, not a directory',
+  ENOENT: 'no such file or directory',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  ENOTDIR: 'a part of the path is a file, not a directory',
+  SQLITE_CANTOPEN: 'SQLite cannot open it',
+  SQLITE_READONLY: 'it is read-only',
+  SQLITE_FULL: 'the disk is full',
+  SQLITE_IOERR: 'an I/O error',
+};
 
 /** Prepared statements kept per connection, by SQL text; the least recently used goes first. */
 const STATEMENT_CACHE_SIZE = 100;
