@@ -1,6 +1,8 @@
 import { exportReport } from '../../jobs/export-report.js';
 import type { AppConfig } from '../config/load-config.js';
+import { dotEnvHint } from '../config/dot-env-file.js';
 import type { UpstreamConfig } from '../config/upstream-config.js';
+import { SyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { runInProcess } from '../runner/in-process-runner.js';
 import { exitCodeOf, type RunReport } from '../runner/run-report.js';
@@ -75,7 +77,14 @@ export async function syncSlices(options: SyncSlicesOptions): Promise<number> {
     }
     const retry = (report.notAttempted > 0 ? plan.range : undefined) ?? report.failures.span;
     report = { ...report, retryCommand: retry ? retryCommand('run', retry, options.configFile) : undefined };
+    // A password cut at an unquoted `#` in .env reads as refused credentials: the refusal names the line to fix.
+    const stopHint = dotEnvHint(config.dotEnvNotes, report.stoppedBy?.code);
+    if (report.stoppedBy && stopHint) {
+      report = { ...report, stoppedBy: new SyncError(report.stoppedBy.code, `${report.stoppedBy.message}; note: ${stopHint}`, { cause: report.stoppedBy }) };
+    }
+    const failureHint = stopHint ? undefined : report.failures.groups.map((group) => dotEnvHint(config.dotEnvNotes, group.code)).find(Boolean);
     io.stdout.write(formatRunSummary(report));
+    if (failureHint) io.stdout.write(`\nNote: ${failureHint}\n`);
     if (options.alert?.kind === 'nightly' && exitCodeOf(report) === 0) exposed?.metrics.nightSucceeded(new Date());
     const alert = options.alert && runAlert(options.alert.kind, options.alert.what, report);
     // Waited for (bounded by its attempts and timeout), so that the command does not exit before its alert is out.

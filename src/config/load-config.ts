@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseEnv } from 'node:util';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { readDotEnvFile, type DotEnvNote } from './dot-env-file.js';
 import { settingsSchema, type Settings, type SettingsInput } from './settings-schema.js';
 
 /** The project's own `config/` folder, used when the working directory has none. */
@@ -22,6 +22,11 @@ export interface AppConfig {
   readonly sources: readonly string[];
   /** The working directory relative paths (a `sqlite:` file) are resolved against. */
   readonly cwd: string;
+  /**
+   * `.env` lines whose value a dotenv rule changed (an unquoted `#` cut it, a quote left open),
+   * for variables the real environment does not set: said only when the upstream refuses them.
+   */
+  readonly dotEnvNotes: readonly DotEnvNote[];
 }
 
 export interface LoadConfigOptions {
@@ -49,7 +54,7 @@ interface Layer {
  */
 export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   const cwd = options.cwd ?? process.cwd();
-  const env = readEnvironment(options.env ?? process.env, cwd, options.readDotEnv ?? true);
+  const { env, dotEnvNotes } = layerEnvironment(options.env ?? process.env, cwd, options.readDotEnv ?? true);
 
   const configDir = existsSync(resolve(cwd, 'config/default.json')) ? resolve(cwd, 'config') : PACKAGE_CONFIG_DIR;
   const layers: Layer[] = [];
@@ -77,6 +82,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     redisUrl: env.REDIS_URL?.trim() || 'redis://127.0.0.1:6379',
     sources: layers.map((layer) => layer.source),
     cwd,
+    dotEnvNotes,
   };
 }
 
@@ -86,18 +92,30 @@ export function readEnvironment(
   cwd: string,
   readDotEnv: boolean,
 ): Record<string, string | undefined> {
+  return layerEnvironment(processEnv, cwd, readDotEnv).env;
+}
+
+/** {@link readEnvironment}, with the notes on `.env` values a rule changed that the real environment does not replace. */
+function layerEnvironment(
+  processEnv: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+  readDotEnv: boolean,
+): { env: Record<string, string | undefined>; dotEnvNotes: DotEnvNote[] } {
   const dotEnvFile = resolve(cwd, '.env');
-  if (!readDotEnv || !existsSync(dotEnvFile)) return { ...processEnv };
-  let fromFile: Record<string, string>;
+  if (!readDotEnv || !existsSync(dotEnvFile)) return { env: { ...processEnv }, dotEnvNotes: [] };
+  let fromFile: ReturnType<typeof readDotEnvFile>;
   try {
-    fromFile = parseEnv(readFileSync(dotEnvFile, 'utf8')) as Record<string, string>;
+    fromFile = readDotEnvFile(dotEnvFile);
   } catch (error) {
     throw new ConfigError(`cannot read ${dotEnvFile}: ${(error as Error).message}`);
   }
   // The real environment wins, as with every dotenv tool: a deployment can override the file.
   // A variable present but undefined (as an embedding program may pass) does not hide the file's value.
   const set = Object.entries(processEnv).filter((entry): entry is [string, string] => entry[1] !== undefined);
-  return { ...fromFile, ...Object.fromEntries(set) };
+  return {
+    env: { ...fromFile.values, ...Object.fromEntries(set) },
+    dotEnvNotes: fromFile.notes.filter((note) => processEnv[note.variable] === undefined),
+  };
 }
 
 function readLayer(file: string): Layer {

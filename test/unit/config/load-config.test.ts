@@ -67,6 +67,22 @@ describe('loadConfig', () => {
     expect(config.env.REPORT_TENANT_ID).toBe('env');
   });
 
+  it('reads a .env saved with a byte-order mark and CRLF line ends, first variable included', () => {
+    const cwd = project({ 'config/default.json': '{}', '.env': '\uFEFFREPORT_BASE_URL=https://gw.example.com\r\nREPORT_REALM=r\r\n' });
+    const config = loadConfig({ cwd, env: {} });
+    expect(config.env.REPORT_BASE_URL).toBe('https://gw.example.com');
+    expect(config.env.REPORT_REALM).toBe('r');
+    expect(config.dotEnvNotes).toEqual([]);
+  });
+
+  it('notes a .env value cut at an unquoted #, unless the real environment sets the variable', () => {
+    const cwd = project({ 'config/default.json': '{}', '.env': 'REPORT_USERNAME=u#1\nREPORT_PASSWORD=abc#123\n' });
+    const config = loadConfig({ cwd, env: { REPORT_USERNAME: 'from-env', REPORT_REALM: undefined } });
+    expect(config.env.REPORT_PASSWORD).toBe('abc');
+    expect(config.dotEnvNotes).toEqual([{ line: 2, variable: 'REPORT_PASSWORD', rule: 'comment' }]);
+    expect(loadConfig({ cwd, env: {}, readDotEnv: false }).dotEnvNotes).toEqual([]);
+  });
+
   it('says which file is not JSON', () => {
     const cwd = project({ 'config/default.json': '{ nope' });
     expect(() => loadConfig({ cwd, env: {} })).toThrowError(/default\.json is not valid JSON/);
