@@ -11,6 +11,7 @@ import type { UpstreamConfig } from './config/upstream-config.js';
 import { createHttpAgent } from './gateway/create-http-agent.js';
 import { ExportClient } from './gateway/export-client.js';
 import type { RequestGate } from './gateway/request-gate.js';
+import { SpoolDirectory } from './gateway/spool-directory.js';
 import type { Logger } from './logger.js';
 import type { SyncMetrics } from './metrics/sync-metrics.js';
 import { Ledger } from './warehouse/ledger.js';
@@ -46,13 +47,23 @@ export interface SyncServicesOptions {
 }
 
 /**
- * Opens (and migrates) the warehouse (see {@link connectWarehouse}), the keep-alive pool, the token source and the export
- * client, in that order; on failure, closes what was opened.
+ * Opens the spool directory (see {@link SpoolDirectory}), then (and migrates) the warehouse (see
+ * {@link connectWarehouse}), the keep-alive pool, the token source and the export client, in that
+ * order; on failure, closes what was opened.
  */
 export async function createSyncServices(options: SyncServicesOptions): Promise<SyncServices> {
   const { config, upstream, logger } = options;
   const { settings } = config;
-  const warehouse = await connectWarehouse(config, { purpose: 'write' });
+  // First: a missing or unwritable TMPDIR stops the command (exit 2) before any connection is made,
+  // and killed processes' leftovers are gone before this one adds bodies of its own.
+  const spool = await SpoolDirectory.open({ logger });
+  let warehouse: WarehouseHandle;
+  try {
+    warehouse = await connectWarehouse(config, { purpose: 'write' });
+  } catch (error) {
+    await spool.close();
+    throw error;
+  }
   let agent: Dispatcher | undefined;
   try {
     if (!settings.http.verifyTls) logger.warn('http.verifyTls is false: TLS certificates are NOT verified; use this only on a test rig');
@@ -78,6 +89,7 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
       dispatcher,
       maxDownloadBytes: settings.limits.maxDownloadBytes,
       spoolMemoryBytes: settings.limits.spoolMemoryBytes,
+      spool,
       bodyTimeoutMs: settings.http.bodyTimeoutMs,
       gate: options.gate,
       onAnswer: metrics && ((status, seconds) => metrics.exportAnswered(status, seconds)),
@@ -94,11 +106,13 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
       close: async () => {
         await dispatcher.close();
         await warehouse.close();
+        await spool.close();
       },
     };
   } catch (error) {
     await agent?.close();
     await warehouse.close();
+    await spool.close();
     throw error;
   }
 }

@@ -12,6 +12,7 @@ import type { RequestGate } from './request-gate.js';
 import { escapeControlCharacters } from '../printable-text.js';
 import { redactSecrets } from '../redact-secrets.js';
 import { readSmallBody } from './read-small-body.js';
+import type { SpoolDirectory } from './spool-directory.js';
 import { SpooledBody } from './spooled-body.js';
 import { tlsVerificationError } from './tls-verification-error.js';
 
@@ -27,6 +28,11 @@ export interface ExportClientOptions {
   readonly maxDownloadBytes: number;
   /** Bodies up to this size stay in memory. */
   readonly spoolMemoryBytes: number;
+  /**
+   * Where larger bodies are spooled: the process's directory, swept of killed processes' leftovers
+   * at start; the client does not own it. @defaultValue a directory of each body's own under os.tmpdir()
+   */
+  readonly spool?: SpoolDirectory;
   /** Admits each request at the configured rate; none means no limit. */
   readonly gate?: RequestGate;
   /**
@@ -128,6 +134,7 @@ export class ExportClient {
       body = await SpooledBody.from(decodeContentEncoding(this.#bodyOf(response, slice), encoding, `the export for ${describeSlice(slice)}`), {
         memoryLimit: this.#options.spoolMemoryBytes,
         maxBytes: this.#options.maxDownloadBytes,
+        spool: this.#options.spool,
       });
     } catch (error) {
       response.body.destroy();

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -6,14 +7,20 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { ExportError } from '../errors.js';
+import type { SpoolDirectory } from './spool-directory.js';
+import { spoolStorageError } from './spool-storage-error.js';
 
 export interface SpoolOptions {
   /** Bodies up to this many bytes stay in memory; a larger one moves to a temporary file. */
   readonly memoryLimit: number;
   /** More bytes than this fails the download with `EXPORT_TOO_LARGE`. */
   readonly maxBytes: number;
-  /** Parent of the temporary directory. @defaultValue os.tmpdir() */
-  readonly tmpDir?: string;
+  /**
+   * The process's spool directory, where a body over `memoryLimit` gets a directory of its own;
+   * leftovers of a killed process are removed when the next one opens it.
+   * @defaultValue a `report-sync-*` directory directly under os.tmpdir(), which a killed process leaves behind
+   */
+  readonly spool?: SpoolDirectory;
 }
 
 /**
@@ -37,7 +44,11 @@ export class SpooledBody {
     this.#dir = dir;
   }
 
-  /** Reads `source` to its end. Destroys nothing it was not given; on error, removes what it wrote. */
+  /**
+   * Reads `source` to its end. Destroys nothing it was not given; on error, removes what it wrote.
+   * The source's own errors pass through as they are; trouble writing the spool file is
+   * `LOCAL_STORAGE` (see {@link spoolStorageError}).
+   */
   static async from(source: AsyncIterable<Buffer>, options: SpoolOptions): Promise<SpooledBody> {
     const hash = createHash('sha256');
     const chunks: Buffer[] = [];
@@ -45,6 +56,15 @@ export class SpooledBody {
     let dir: string | undefined;
     let file: string | undefined;
     let out: WriteStream | undefined;
+    const spoolPath = options.spool?.path ?? tmpdir();
+    // Only the disk's trouble is mapped: an error of the source (a reset, a timeout) keeps its class.
+    const onDisk = async <T>(work: () => Promise<T>): Promise<T> => {
+      try {
+        return await work();
+      } catch (error) {
+        throw spoolStorageError(error, spoolPath);
+      }
+    };
     try {
       for await (const chunk of source) {
         bytes += chunk.length;
@@ -56,20 +76,29 @@ export class SpooledBody {
         }
         hash.update(chunk);
         if (out) {
-          if (!out.write(chunk)) await waitForDrain(out);
+          const spooling = out;
+          await onDisk(() => spoolWrite(spooling, chunk));
           continue;
         }
         chunks.push(chunk);
         if (bytes > options.memoryLimit) {
-          dir = await mkdtemp(join(options.tmpDir ?? tmpdir(), 'report-sync-'));
+          const { spool } = options;
+          dir = await onDisk(() => (spool ? spool.makeBodyDirectory() : mkdtemp(join(tmpdir(), 'report-sync-'))));
           file = join(dir, 'export.body');
-          out = createWriteStream(file, { flags: 'wx', mode: 0o600 });
-          for (const held of chunks.splice(0)) if (!out.write(held)) await waitForDrain(out);
+          const spooling = createWriteStream(file, { flags: 'wx', mode: 0o600 });
+          out = spooling;
+          // Errors are read from `errored`, at the next write or at the end; without a listener,
+          // one arriving between writes would crash the process.
+          spooling.on('error', () => {});
+          for (const held of chunks.splice(0)) await onDisk(() => spoolWrite(spooling, held));
         }
       }
       if (out) {
-        out.end();
-        await finished(out);
+        const spooling = out;
+        await onDisk(async () => {
+          spooling.end();
+          await finished(spooling);
+        });
       }
     } catch (error) {
       out?.destroy();
@@ -109,17 +138,9 @@ export class SpooledBody {
   }
 }
 
-function waitForDrain(out: WriteStream): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onDrain = () => {
-      out.off('error', onError);
-      resolve();
-    };
-    const onError = (error: Error) => {
-      out.off('drain', onDrain);
-      reject(error);
-    };
-    out.once('drain', onDrain);
-    out.once('error', onError);
-  });
+/** Writes a chunk, waiting while the file is behind; rejects with the file's error (ENOSPC…). */
+async function spoolWrite(out: WriteStream, chunk: Buffer): Promise<void> {
+  if (out.errored) throw out.errored;
+  // `once` rejects on an 'error' event; `errored` above covers one emitted before it listens.
+  if (!out.write(chunk)) await once(out, 'drain');
 }
