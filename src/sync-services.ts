@@ -91,6 +91,7 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
       spoolMemoryBytes: settings.limits.spoolMemoryBytes,
       spool,
       bodyTimeoutMs: settings.http.bodyTimeoutMs,
+      signal: options.signal,
       gate: options.gate,
       onAnswer: metrics && ((status, seconds) => metrics.exportAnswered(status, seconds)),
     });

@@ -40,6 +40,11 @@ export interface ExportClientOptions {
    * transfer is given up (`EXPORT_TIMEOUT`, retried); none means no such check.
    */
   readonly bodyTimeoutMs?: number;
+  /**
+   * A shutdown: a request waiting for its answer, or a body still downloading, ends at once with
+   * `INTERRUPTED` (nothing written, the slice left as it was) instead of holding the process up.
+   */
+  readonly signal?: AbortSignal;
   /** Told how each request went: its status (undefined when no answer came) and the seconds to its headers. */
   readonly onAnswer?: (status: number | undefined, seconds: number) => void;
 }
@@ -138,7 +143,7 @@ export class ExportClient {
       });
     } catch (error) {
       response.body.destroy();
-      throw transferError(error, slice);
+      throw transferError(error, slice, this.#options.signal);
     }
     if (body.bytes === 0) {
       await body.dispose();
@@ -183,12 +188,13 @@ export class ExportClient {
         dispatcher: this.#options.dispatcher,
         method: 'GET',
         headers: { authorization: `Bearer ${token}`, 'x-client-id': this.#options.tenantId },
+        signal: this.#options.signal,
       });
       this.#options.onAnswer?.(response.statusCode, (performance.now() - startedAt) / 1000);
       return response;
     } catch (error) {
       this.#options.onAnswer?.(undefined, (performance.now() - startedAt) / 1000);
-      throw tlsVerificationError(error, url) ?? transferError(error, slice);
+      throw tlsVerificationError(error, url) ?? transferError(error, slice, this.#options.signal);
     } finally {
       await permit?.answered();
     }
@@ -199,7 +205,10 @@ export class ExportClient {
 const PORTFOLIO_PATH = 'api/v1/report-service/report/generate/portfolio/';
 
 /** Turns a failed request or a broken body into a classified error. */
-function transferError(error: unknown, slice: Slice): SyncError {
+function transferError(error: unknown, slice: Slice, signal: AbortSignal | undefined): SyncError {
+  if (signal?.aborted) {
+    return new SyncError('INTERRUPTED', `the download of ${describeSlice(slice)} was stopped by the shutdown; the slice is left as it was`, { cause: error });
+  }
   if (error instanceof SyncError) return error;
   const code = String((error as { code?: unknown }).code ?? '');
   const message = (error as Error).message;

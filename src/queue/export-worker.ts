@@ -132,6 +132,12 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
       return { status: outcome.status, rows: outcome.status === 'loaded' ? outcome.rowCount : 0 };
     }
     const { error } = outcome;
+    if (error.code === 'INTERRUPTED') {
+      // The worker is shutting down and cut the slice short before writing anything: the job goes
+      // back for the next worker as it was, no attempt spent.
+      await job.moveToDelayed(Date.now(), token);
+      throw new DelayedError();
+    }
     if (error.code === 'AUTH_REJECTED' && options.onCredentialsRefused) {
       options.onCredentialsRefused(error);
       await job.moveToDelayed(Date.now() + (options.credentialsRetryMs ?? 600_000), token);
