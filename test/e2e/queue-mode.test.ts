@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { EXPORT_SLICE_JOB } from '../../src/queue/slice-job.js';
 import { TEST_REDIS_URL } from '../helpers/test-redis.js';
 import { startQueueRig, type QueueRig } from '../helpers/queue-rig.js';
 
@@ -114,20 +115,24 @@ describe('queue mode: BullMQ workers on Redis, Postgres warehouse', () => {
     expect(survivor.output()).toMatch(/"portfolioId":10\d\d,"reportType":"[a-z.]+","reportDate":"2024-01-\d\d","jobId":"slice-[^"]+","previousAttempts":0/);
   });
 
-  it('drains the jobs in flight on SIGTERM and exits 0', async () => {
+  it('on SIGTERM puts back the jobs still waiting for their answer, with no attempt spent, and exits 0 at once', async () => {
     rig = await startQueueRig({ simulator: { latencyMs: 1_500 }, settings: { concurrency: 4 } });
     const worker = rig.startWorker();
     await rig.ready(worker);
     await rig.cli(['backfill', '--from', '2024-01-01', '--to', '2024-01-05', '--portfolios', '1001,1002']);
     await until(() => rig!.simulator.counters.exportRequests >= 4);
+    const signalledAt = Date.now();
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);
+    // Well before the 1.5 s answers would have come.
+    expect(Date.now() - signalledAt).toBeLessThan(1_500);
     const counts = await tableCounts(rig);
-    expect(counts.ledger).toBe(4);
-    expect(counts.notDone).toBe(0);
-    const left = await withQueue(rig, (queue) => queue.getJobCounts('waiting', 'prioritized', 'active'));
-    expect(left.active).toBe(0);
-    expect(left.waiting + left.prioritized).toBe(16);
+    expect(counts.ledger).toBe(0);
+    const jobs = await withQueue(rig, (queue) => queue.getJobs(['waiting', 'prioritized', 'delayed', 'active']));
+    const slices = jobs.filter((job) => job.name === EXPORT_SLICE_JOB);
+    expect(slices).toHaveLength(20);
+    expect(slices.every((job) => job.attemptsMade === 0)).toBe(true);
+    expect(await withQueue(rig, (queue) => queue.getActiveCount())).toBe(0);
   });
 
   it('trims finished jobs from Redis by the keepCompleted settings', async () => {
