@@ -128,10 +128,15 @@ describe('upstream faults: the files', () => {
     ]);
   }
 
-  /** Temporary directories left in this process's TMPDIR, other than the rig's own. */
+  /**
+   * Temporary directories left in this process's TMPDIR, other than the rig's own; and in the
+   * spool root (which stays), any process directory left behind by a command that has ended.
+   */
   function leftovers(): string[] {
     const own = new Set([fault.rig.dir, dirname(fault.rig.databaseUrl.replace(/^sqlite:/, ''))].map((path) => path.split('/').pop()));
-    return readdirSync(privateTmp).filter((name) => !own.has(name));
+    const spoolRoot = join(privateTmp, 'report-sync-spool');
+    const spooled = existsSync(spoolRoot) ? readdirSync(spoolRoot).map((name) => `report-sync-spool/${name}`) : [];
+    return [...readdirSync(privateTmp).filter((name) => !own.has(name) && name !== 'report-sync-spool'), ...spooled];
   }
 
   /** Spooled bodies this process still holds open (Linux; elsewhere nothing to check). */

@@ -18,6 +18,7 @@ describe('createRowBuilder', () => {
     expect(row).toEqual({
       portfolio_id: 5,
       report_date: '2024-03-01',
+      line_number: 1,
       effective_date: '2024-03-01',
       index_id: 'a-1',
       index_name: 'Alpha',
