@@ -78,6 +78,7 @@ export const FATAL_CODES: ReadonlySet<SyncErrorCode> = new Set<SyncErrorCode>([
   'CONFIG_INVALID',
   'USAGE_INVALID',
   'AUTH_REJECTED',
+  'EXPORT_UNAUTHORIZED',
   'SERVICE_UNREACHABLE',
   'REDIS_FULL',
 ]);

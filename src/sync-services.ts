@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { requestPasswordGrant } from './auth/password-grant.js';
 import { FirstContactGuard } from './auth/first-contact-guard.js';
 import { MeteredTokenSource } from './auth/metered-token-source.js';
+import { TokenLifetimeBounds } from './auth/token-lifetime-bounds.js';
 import { identityProviderWaitOptions } from './auth/identity-provider-wait-options.js';
 import { TokenRefresher } from './auth/token-refresher.js';
 import type { TokenSource } from './auth/token-source.js';
@@ -72,13 +73,27 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
     const { metrics } = options;
     const firstContact = new FirstContactGuard(upstream.tokenUrl);
     const metered = metrics ? new MeteredTokenSource(metrics) : undefined;
-    const grant = () => requestPasswordGrant({ dispatcher, tokenUrl: upstream.tokenUrl, credentials: upstream.credentials });
+    const lifetime = new TokenLifetimeBounds({
+      minSeconds: settings.token.minLifetimeSeconds,
+      maxSeconds: settings.token.maxLifetimeSeconds,
+      onAdjusted: ({ given, usedSeconds, message }) => logger.warn({ expiresIn: given, usedSeconds }, message),
+    });
+    const grant = () =>
+      requestPasswordGrant({
+        dispatcher,
+        tokenUrl: upstream.tokenUrl,
+        credentials: upstream.credentials,
+        timeoutMs: settings.token.requestTimeoutMs,
+        signal: options.signal,
+        lifetime,
+      });
     const issue = firstContact.issue(metered ? metered.issue(grant) : grant);
     const source =
       options.tokens?.(issue, dispatcher) ??
       new TokenRefresher({
         issue,
         refreshMarginSeconds: settings.token.refreshMarginSeconds,
+        minRenewalIntervalMs: settings.token.minRenewalIntervalMs,
         ...identityProviderWaitOptions(settings.token, logger, options.signal, metrics),
       });
     const tokens = firstContact.tokens(metered ? metered.tokens(source) : source);

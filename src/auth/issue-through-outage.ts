@@ -58,13 +58,16 @@ export async function issueThroughOutage(options: IssueThroughOutageOptions): Pr
     if (outage?.givenUp && now() < outage.nextAskAt) throw givenUpError(outage, options.waitMs, now());
 
     let issued: IssuedToken;
+    const askedAt = now();
     try {
       issued = await options.issue();
     } catch (error) {
       if (!(error instanceof SyncError) || error.code !== 'AUTH_UNAVAILABLE') throw error;
       const at = now();
       const failures = (outage?.failures ?? 0) + 1;
-      const startedAt = outage?.startedAt ?? at;
+      // A request that hung until token.requestTimeoutMs counts from when it was sent: the outage
+      // began then, and the wait it adds stays within waitMs.
+      const startedAt = outage?.startedAt ?? askedAt;
       const exponential = Math.min(maxDelayMs, baseDelayMs * 2 ** (failures - 1));
       // A Retry-After from the provider is honoured, but never beyond the backoff's ceiling.
       const delayMs = Math.round(

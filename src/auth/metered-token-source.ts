@@ -25,7 +25,9 @@ export class MeteredTokenSource {
         this.#issued = true;
         return issued;
       } catch (error) {
-        this.#metrics.tokenRequested(error instanceof SyncError && error.code === 'AUTH_UNAVAILABLE' ? 'unavailable' : 'rejected');
+        const code = error instanceof SyncError ? error.code : undefined;
+        // A request cut short by the shutdown got no answer to count.
+        if (code !== 'INTERRUPTED') this.#metrics.tokenRequested(code === 'AUTH_UNAVAILABLE' ? 'unavailable' : 'rejected');
         throw error;
       }
     };

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { AuthError } from '../errors.js';
 import type { IdentityProviderWaitOptions } from './identity-provider-wait-options.js';
@@ -20,13 +20,27 @@ export interface RedisTokenSourceOptions extends IdentityProviderWaitOptions {
    * for this long: every caller fails at once with the refusal instead. @defaultValue 600000
    */
   readonly rejectedRetryMs?: number;
+  /**
+   * `token.minRenewalIntervalMs`: at most one new token per this interval is asked for because of a
+   * 401, for the whole fleet (remembered under the prefix); within it, a 401 to the current token
+   * returns that token itself (the export client then reports `EXPORT_UNAUTHORIZED`). @defaultValue 60000
+   */
+  readonly minRenewalIntervalMs?: number;
 }
+
+/** Longest TTL ever given to the token key: a day is the longest lifetime believed, this is ample. */
+const MAX_TOKEN_TTL_MS = 7 * 86_400_000;
 
 // Deletes the key only if it still holds the given value: a lock or a token is only ever removed
 // by the one who means that exact value, never a newer one written meanwhile.
 const DELETE_IF_EQUAL = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 // Extends the renewal lock only while we still hold it.
 const EXTEND_IF_EQUAL = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
+// Claims the fleet's one renewal after a 401 for this interval: 1 claimed, 2 already claimed for
+// this same token (its renewal is under way or done), 0 claimed for an earlier token.
+const CLAIM_RENEWAL_AFTER_REJECTION = `if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
+if redis.call('get', KEYS[1]) == ARGV[1] then return 2 end
+return 0`;
 
 /**
  * The fleet's token source: the token lives in Redis with a TTL of its lifetime less the margin,
@@ -45,6 +59,7 @@ export class RedisTokenSource implements TokenSource {
   readonly #lockTimeoutMs: number;
   readonly #outageKey: string;
   readonly #refusedKey: string;
+  readonly #renewedAfterRejectionKey: string;
   readonly #options: RedisTokenSourceOptions;
   #pending: Promise<string> | undefined;
 
@@ -57,6 +72,7 @@ export class RedisTokenSource implements TokenSource {
     this.#lockTimeoutMs = options.lockTimeoutMs ?? 15_000;
     this.#outageKey = `${options.prefix}:token:provider-outage`;
     this.#refusedKey = `${options.prefix}:token:credentials-refused`;
+    this.#renewedAfterRejectionKey = `${options.prefix}:token:renewed-after-rejection`;
     this.#options = options;
   }
 
@@ -67,8 +83,23 @@ export class RedisTokenSource implements TokenSource {
   }
 
   async renewAfterRejection(rejected: string): Promise<string> {
-    // Only the holder of the failed token may drop it; if it was already replaced, use the new one.
-    await this.#redis.eval(DELETE_IF_EQUAL, 1, this.#tokenKey, rejected);
+    const cached = await this.#redis.get(this.#tokenKey);
+    if (cached && cached !== rejected) return cached;
+    if (cached === rejected) {
+      // The token is not due (its key would have expired): a 401 renews it at most once per interval
+      // for the fleet. A gateway refusing every token (wrong tenant, client or permissions) is
+      // answered with the refused token itself, and the slice fails, not with a token per burst.
+      const claim = await this.#redis.eval(
+        CLAIM_RENEWAL_AFTER_REJECTION,
+        1,
+        this.#renewedAfterRejectionKey,
+        fingerprint(rejected),
+        this.#options.minRenewalIntervalMs ?? 60_000,
+      );
+      if (claim === 0) return rejected;
+      // Only the holder of the failed token may drop it; if it was already replaced, use the new one.
+      if (claim === 1) await this.#redis.eval(DELETE_IF_EQUAL, 1, this.#tokenKey, rejected);
+    }
     return this.#renew(rejected);
   }
 
@@ -116,7 +147,9 @@ export class RedisTokenSource implements TokenSource {
           // The lifetime started when we asked; the answer's travel time is already spent.
           const spentMs = Date.now() - askedAt;
           const ttlMs = Math.max(1, Math.floor(lifetimeMs - Math.min(this.#marginSeconds * 1000, lifetimeMs / 10) - spentMs));
-          await this.#redis.set(this.#tokenKey, issued.accessToken, 'PX', ttlMs);
+          // Redis refuses a PX that is not an integer in range ("ERR value is not an integer or out of range").
+          const safeTtlMs = Number.isFinite(ttlMs) ? Math.min(ttlMs, MAX_TOKEN_TTL_MS) : 1;
+          await this.#redis.set(this.#tokenKey, issued.accessToken, 'PX', safeTtlMs);
           return issued.accessToken;
         } finally {
           await this.#redis.eval(DELETE_IF_EQUAL, 1, this.#lockKey, lockValue);
@@ -189,4 +222,9 @@ export class RedisTokenSource implements TokenSource {
       },
     };
   }
+}
+
+/** Names a token in Redis without storing it a second time. */
+function fingerprint(token: string): string {
+  return createHash('sha256').update(token).digest('hex').slice(0, 32);
 }

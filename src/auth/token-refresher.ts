@@ -8,6 +8,12 @@ export interface TokenRefresherOptions extends IdentityProviderWaitOptions {
   readonly issue: () => Promise<IssuedToken>;
   /** Renew this long before expiry, capped at a tenth of the token's lifetime. @defaultValue 30 */
   readonly refreshMarginSeconds?: number;
+  /**
+   * `token.minRenewalIntervalMs`: at most one new token per this interval is asked for because of
+   * a 401; within it, {@link TokenRefresher.renewAfterRejection} returns the refused token itself
+   * (the export client then reports `EXPORT_UNAUTHORIZED`). @defaultValue 60000
+   */
+  readonly minRenewalIntervalMs?: number;
   /** Clock in milliseconds, for tests. @defaultValue Date.now */
   readonly now?: () => number;
 }
@@ -33,6 +39,8 @@ export class TokenRefresher implements TokenSource {
   #outage: IdentityProviderOutage | undefined;
   #current: CachedToken | undefined;
   #pending: Promise<string> | undefined;
+  /** When a 401 last made this process ask for a new token. */
+  #renewedAfterRejectionAt: number | undefined;
 
   constructor(options: TokenRefresherOptions) {
     this.#issue = options.issue;
@@ -49,7 +57,16 @@ export class TokenRefresher implements TokenSource {
 
   async renewAfterRejection(rejected: string): Promise<string> {
     if (this.#pending) return this.#pending;
-    if (this.#current && this.#current.value !== rejected) return this.getToken();
+    const current = this.#current;
+    if (current && current.value !== rejected) return this.getToken();
+    // Due for renewal anyway: the 401 is its expiry, and renewing it is not one more token per 401.
+    if (current && this.#now() >= current.renewAt) return this.getToken();
+    const now = this.#now();
+    const last = this.#renewedAfterRejectionAt;
+    // A gateway that refuses every token (wrong tenant, client or permissions) must not be answered
+    // with a token per burst of slices: the refused token is handed back, and the slice fails.
+    if (current && last !== undefined && now - last < (this.#options.minRenewalIntervalMs ?? 60_000)) return rejected;
+    this.#renewedAfterRejectionAt = now;
     this.#current = undefined;
     return this.#renew();
   }

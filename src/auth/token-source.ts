@@ -7,7 +7,10 @@ export interface TokenSource {
   getToken(): Promise<string>;
   /**
    * The export endpoint answered 401 to `rejected`. Returns the token to retry with: a new one,
-   * unless another caller has already replaced `rejected`, so a burst of 401s renews once.
+   * unless another caller has already replaced `rejected`, so a burst of 401s renews once. Returns
+   * `rejected` itself when a 401 already made this process (or fleet) ask for a new token less than
+   * `token.minRenewalIntervalMs` ago: a token refused that fresh is a configuration problem, which
+   * more tokens would not solve; the caller reports it.
    */
   renewAfterRejection(rejected: string): Promise<string>;
 }

@@ -113,8 +113,40 @@ export const settingsSchema = z
          * brute-force protection locks accounts that keep trying), until they are accepted.
          */
         rejectedRetryMs: positiveInt.min(1_000).max(86_400_000).default(600_000),
+        /**
+         * Longest a token request may take, connecting, waiting for the answer and reading it all: a
+         * token endpoint that trickles its answer (or never finishes it) counts as unavailable
+         * (AUTH_UNAVAILABLE, waited through like any outage, see unavailableWaitMs) instead of holding
+         * every job up. @defaultValue 30000
+         */
+        requestTimeoutMs: positiveInt.min(100).max(600_000).default(30_000),
+        /**
+         * At most one new token per this interval is asked for because the export endpoint answered
+         * 401 (per process, or per fleet in queue mode). A token refused although it is that fresh is
+         * not an expiry but a configuration problem (tenant id, client, account permissions): the
+         * slice fails with EXPORT_UNAUTHORIZED and the run stops, instead of asking for token after
+         * token. @defaultValue 60000
+         */
+        minRenewalIntervalMs: positiveInt.min(1_000).max(3_600_000).default(60_000),
+        /**
+         * Shortest token lifetime believed: a smaller `expires_in` (0, negative, a fraction) is raised
+         * to this, with a warning, so a broken answer cannot make every job ask for a token of its
+         * own. The spec's tokens live 300 s; an identity provider that really issues tokens shorter
+         * than this needs it lowered (its tokens would otherwise meet 401s). @defaultValue 10
+         */
+        minLifetimeSeconds: positiveInt.max(3_600).default(10),
+        /**
+         * Longest token lifetime believed: a larger `expires_in` (a year, 1e300) is cut to this, with
+         * a warning; a token that dies sooner is renewed on the export endpoint's 401. @defaultValue 86400
+         */
+        maxLifetimeSeconds: positiveInt.max(31_536_000).default(86_400),
       })
       .strict()
+      .superRefine((token, context) => {
+        if (token.minLifetimeSeconds > token.maxLifetimeSeconds) {
+          context.addIssue({ code: 'custom', path: ['minLifetimeSeconds'], message: `must not be above token.maxLifetimeSeconds (${token.maxLifetimeSeconds})` });
+        }
+      })
       .prefault({}),
     limits: z
       .object({

@@ -102,15 +102,14 @@ export class ExportClient {
     let response = await this.#send(url, token, slice);
     if (response.statusCode === 401) {
       await readSmallBody(response.body);
-      token = await tokens.renewAfterRejection(token);
+      const renewed = await tokens.renewAfterRejection(token);
+      // The same token back: it is fresh, and a 401 already renewed one moments ago (see token.minRenewalIntervalMs).
+      if (renewed === token) throw freshTokenRefused(slice);
+      token = renewed;
       response = await this.#send(url, token, slice);
       if (response.statusCode === 401) {
         await readSmallBody(response.body);
-        throw new ExportError(
-          'EXPORT_UNAUTHORIZED',
-          `export endpoint answered 401 Unauthorized to a freshly issued token for ${describeSlice(slice)}: check that the account in REPORT_USERNAME may use the report service`,
-          { status: 401 },
-        );
+        throw freshTokenRefused(slice);
       }
     }
 
@@ -203,6 +202,20 @@ export class ExportClient {
 
 /** The export endpoint's path up to the portfolio id, as the spec gives it. */
 const PORTFOLIO_PATH = 'api/v1/report-service/report/generate/portfolio/';
+
+/**
+ * A token fresh from the identity provider refused all the same: the credentials work, so the
+ * tenant, the client or the account's permissions do not; no new token changes that (fatal).
+ */
+function freshTokenRefused(slice: Slice): ExportError {
+  return new ExportError(
+    'EXPORT_UNAUTHORIZED',
+    `export endpoint answered 401 Unauthorized to a token freshly issued by the identity provider, for ${describeSlice(slice)}: ` +
+      'the credentials work, so check REPORT_TENANT_ID (sent as X-CLIENT-ID), that REPORT_CLIENT_ID is the client issued for that tenant, ' +
+      'and that the account in REPORT_USERNAME has permission to use the report service (ask the account manager)',
+    { status: 401 },
+  );
+}
 
 /** Turns a failed request or a broken body into a classified error. */
 function transferError(error: unknown, slice: Slice, signal: AbortSignal | undefined): SyncError {

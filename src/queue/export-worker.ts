@@ -143,6 +143,17 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
       await job.moveToDelayed(Date.now() + (options.credentialsRetryMs ?? 600_000), token);
       throw new DelayedError();
     }
+    if (error.code === 'EXPORT_UNAUTHORIZED') {
+      // A fresh token refused: every job would be refused the same way, and more tokens would not
+      // help. The worker stops (exit 2, the message names what to fix) and the job waits in the
+      // queue for the fixed configuration instead of failing for good.
+      if (!fatalReported) {
+        fatalReported = true;
+        options.onFatal?.(error);
+      }
+      await job.moveToDelayed(Date.now() + 1_000, token);
+      throw new DelayedError();
+    }
     if (error.fatal && !fatalReported) {
       fatalReported = true;
       options.onFatal?.(error);

@@ -71,6 +71,26 @@ describe('TokenRefresher while the identity provider is down', () => {
     expect(idp.asked[1]! - idp.asked[0]!).toBeGreaterThanOrEqual(145);
   });
 
+  it('counts a request that hung until its deadline from when it was sent, so the wait stays within unavailableWaitMs', async () => {
+    const asked: number[] = [];
+    const refresher = new TokenRefresher({
+      issue: async () => {
+        asked.push(Date.now());
+        await new Promise((resolve) => setTimeout(resolve, 300)); // token.requestTimeoutMs running out
+        throw new AuthError('AUTH_UNAVAILABLE', 'identity provider at http://idp did not finish answering within token.requestTimeoutMs (0.3 s)');
+      },
+      unavailableWaitMs: 400,
+      unavailableBaseDelayMs: 50,
+      unavailableMaxDelayMs: 50,
+    });
+    const startedAt = Date.now();
+    await expect(refresher.getToken()).rejects.toMatchObject({ code: 'AUTH_UNAVAILABLE' });
+    // Asked at 0 and about 0.35 s; the second answer (0.65 s) is past 0.4 s since the first ask.
+    // Counted from the first answer instead, it would ask a third time and end at about 1 s.
+    expect(Date.now() - startedAt).toBeLessThan(850);
+    expect(asked).toHaveLength(2);
+  });
+
   it('with unavailableWaitMs 0, fails at the first unavailable answer', async () => {
     const idp = provider(60_000);
     const refresher = new TokenRefresher({ issue: idp.issue, unavailableWaitMs: 0 });

@@ -50,6 +50,50 @@ describe('RedisTokenSource against a real Redis', () => {
     expect(issued).toBe(2);
   });
 
+  it('asks for at most one token per minRenewalIntervalMs for the fleet while a gateway refuses every token', async () => {
+    const fleet = [1, 2].map(() => {
+      const redis = new Redis(TEST_REDIS_URL);
+      connections.push(redis);
+      return new RedisTokenSource({ redis, prefix: scope.prefix, issue, minRenewalIntervalMs: 1_000 });
+    });
+    const burst = async () => {
+      const answers = await Promise.all(
+        fleet.flatMap((source) =>
+          Array.from({ length: 100 }, async () => {
+            const token = await source.getToken();
+            return { token, answer: await source.renewAfterRejection(token) };
+          }),
+        ),
+      );
+      return answers;
+    };
+    const startedAt = Date.now();
+    const first = await burst();
+    // token-1 was refused: one renewal for the fleet, and every caller retries with token-2.
+    expect(new Set(first.map(({ answer }) => answer))).toEqual(new Set(['token-2']));
+    for (let i = 0; i < 3; i += 1) {
+      const again = await burst();
+      // token-2 refused too, within the interval: handed back as it was, no grant.
+      expect(again.every(({ token, answer }) => token === 'token-2' && answer === 'token-2')).toBe(true);
+    }
+    expect(Date.now() - startedAt).toBeLessThan(1_000);
+    expect(issued).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 1_050));
+    const later = await burst();
+    expect(new Set(later.map(({ answer }) => answer))).toEqual(new Set(['token-3']));
+    expect(issued).toBe(3);
+  });
+
+  it('never hands Redis a TTL it refuses, whatever lifetime the token came with', async () => {
+    const redis = new Redis(TEST_REDIS_URL);
+    connections.push(redis);
+    for (const expiresInSeconds of [1e300, Number.POSITIVE_INFINITY, Number.NaN, 0.0001]) {
+      await redis.del(`${scope.prefix}:token:access`);
+      const source = new RedisTokenSource({ redis, prefix: scope.prefix, issue: async () => ({ accessToken: `t-${expiresInSeconds}`, expiresInSeconds }) });
+      expect(await source.getToken()).toBe(`t-${expiresInSeconds}`);
+    }
+  });
+
   it('keeps the token for its lifetime less the margin, then renews', async () => {
     const [source] = processes(1);
     await source!.getToken();

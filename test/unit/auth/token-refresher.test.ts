@@ -56,6 +56,46 @@ describe('TokenRefresher', () => {
     expect(count()).toBe(2);
   });
 
+  it('asks for at most one token per minRenewalIntervalMs because of 401s: a fresh token refused comes back as it was', async () => {
+    let now = 0;
+    const { issue, count } = issuer(300);
+    const refresher = new TokenRefresher({ issue, minRenewalIntervalMs: 60_000, now: () => now });
+    // A gateway refusing every token: 400 slices in bursts over 50 s, each reporting the token it was refused.
+    for (let burst = 0; burst < 10; burst += 1, now += 5_000) {
+      const token = await refresher.getToken();
+      const answers = await Promise.all(Array.from({ length: 40 }, () => refresher.renewAfterRejection(token)));
+      if (burst === 0) expect(new Set(answers)).toEqual(new Set(['token-2']));
+      else expect(new Set(answers)).toEqual(new Set([token]));
+    }
+    // The first token, and one renewal for the first 401: not a grant per burst.
+    expect(count()).toBe(2);
+    now = 60_000;
+    expect(await refresher.renewAfterRejection('token-2')).toBe('token-3');
+    expect(count()).toBe(3);
+  });
+
+  it('still renews a token revoked moments after it was issued (the first 401 of the interval)', async () => {
+    let now = 0;
+    const { issue, count } = issuer(300);
+    const refresher = new TokenRefresher({ issue, now: () => now });
+    const first = await refresher.getToken();
+    now = 1_000;
+    expect(await refresher.renewAfterRejection(first)).toBe('token-2');
+    expect(count()).toBe(2);
+  });
+
+  it('renews a token refused once it is due anyway, whatever the interval: that 401 is its expiry', async () => {
+    let now = 0;
+    const { issue, count } = issuer(10);
+    const refresher = new TokenRefresher({ issue, minRenewalIntervalMs: 60_000, now: () => now });
+    await refresher.renewAfterRejection(await refresher.getToken()); // token-2, the interval starts
+    now = 5_000;
+    expect(await refresher.renewAfterRejection('token-2')).toBe('token-2');
+    now = 9_500; // past 10 s less the margin (a tenth)
+    expect(await refresher.renewAfterRejection('token-2')).toBe('token-3');
+    expect(count()).toBe(3);
+  });
+
   it('passes a failed request to every waiter and tries again on the next call', async () => {
     let calls = 0;
     const refresher = new TokenRefresher({

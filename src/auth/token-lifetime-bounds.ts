@@ -1,0 +1,89 @@
+import { printableText } from '../printable-text.js';
+
+/** The access-token lifetime the spec gives; assumed when `expires_in` is missing or not a number. */
+const SPEC_LIFETIME_SECONDS = 300;
+
+/** A plain decimal number, as a provider that sends `expires_in` as a string ("300") writes it. */
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
+
+/** An `expires_in` that was not used as given, as reported before it is replaced (a warning in the log). */
+export interface TokenLifetimeAdjustment {
+  /** `expires_in` as the identity provider wrote it (JSON), escaped and shortened. */
+  readonly given: string;
+  /** The lifetime used instead. */
+  readonly usedSeconds: number;
+  /** What was wrong and what was done, for the log line. */
+  readonly message: string;
+}
+
+export interface TokenLifetimeBoundsOptions {
+  /** `token.minLifetimeSeconds`. @defaultValue 10 */
+  readonly minSeconds?: number;
+  /** `token.maxLifetimeSeconds`. @defaultValue 86400 */
+  readonly maxSeconds?: number;
+  /**
+   * Told when an `expires_in` is not used as given; once per distinct value, so a provider that
+   * always answers the same odd value makes one log line, not one per token.
+   */
+  readonly onAdjusted?: (adjustment: TokenLifetimeAdjustment) => void;
+}
+
+/**
+ * Reads `expires_in` (integer seconds, per the spec) into a lifetime the token sources can plan
+ * with. A value out of range would do harm either way: a tiny one (0, 0.001, negative) makes every
+ * job ask for a token of its own, a huge one (1e300) becomes a Redis TTL Redis refuses. So it is
+ * clamped to `token.minLifetimeSeconds`…`token.maxLifetimeSeconds`. A numeric string ("300", a
+ * common provider quirk) is read as its number; a missing or non-numeric one assumes the spec's
+ * 300 s rather than failing a token that works: if it dies sooner, the export endpoint's 401
+ * renews it.
+ */
+export class TokenLifetimeBounds {
+  readonly #minSeconds: number;
+  readonly #maxSeconds: number;
+  readonly #onAdjusted: ((adjustment: TokenLifetimeAdjustment) => void) | undefined;
+  #lastReported: string | undefined;
+
+  constructor(options: TokenLifetimeBoundsOptions = {}) {
+    this.#minSeconds = options.minSeconds ?? 1;
+    this.#maxSeconds = options.maxSeconds ?? 86_400;
+    this.#onAdjusted = options.onAdjusted;
+  }
+
+  /** The lifetime to plan with, in seconds, for `expires_in` as the token answer held it (any JSON value). */
+  lifetimeOf(expiresIn: unknown): number {
+    const given = expiresIn === undefined ? 'missing' : printableText(JSON.stringify(expiresIn) ?? String(expiresIn), 40);
+    const seconds = readSeconds(expiresIn);
+    if (seconds === undefined) {
+      const used = this.#clamp(SPEC_LIFETIME_SECONDS);
+      this.#report(given, used, `the token answer's expires_in (${given}) is not a number of seconds: assumed ${used} s (the spec's lifetime, within token.minLifetimeSeconds…token.maxLifetimeSeconds)`);
+      return used;
+    }
+    if (seconds < this.#minSeconds) {
+      this.#report(given, this.#minSeconds, `the token answer's expires_in (${given}) is under token.minLifetimeSeconds: the token is used as lasting ${this.#minSeconds} s`);
+      return this.#minSeconds;
+    }
+    if (seconds > this.#maxSeconds) {
+      this.#report(given, this.#maxSeconds, `the token answer's expires_in (${given}) is over token.maxLifetimeSeconds: the token is renewed after ${this.#maxSeconds} s at the latest`);
+      return this.#maxSeconds;
+    }
+    return seconds;
+  }
+
+  #clamp(seconds: number): number {
+    return Math.min(this.#maxSeconds, Math.max(this.#minSeconds, seconds));
+  }
+
+  #report(given: string, usedSeconds: number, message: string): void {
+    if (given === this.#lastReported) return;
+    this.#lastReported = given;
+    this.#onAdjusted?.({ given, usedSeconds, message });
+  }
+}
+
+/** The number `expires_in` holds; undefined when it holds none (missing, null, "abc", an object). */
+function readSeconds(expiresIn: unknown): number | undefined {
+  // JSON cannot hold Infinity, but 1e400 parses to it: that is a (far too) large number, not none.
+  if (typeof expiresIn === 'number') return Number.isNaN(expiresIn) ? undefined : expiresIn;
+  if (typeof expiresIn === 'string' && DECIMAL.test(expiresIn.trim())) return Number(expiresIn.trim());
+  return undefined;
+}
