@@ -68,8 +68,9 @@ describe('a hostile identity provider', () => {
     expect(result.stdout).toMatch(/failed\s+20/);
     expect(result.stdout).toContain('AUTH_UNAVAILABLE: identity provider unavailable for');
     expect(result.stdout).toContain('did not finish answering within token.requestTimeoutMs (1 s)');
-    // Asked at 0, ~1.5 and ~3 s (each ask cut at 1 s), given up once 3 s have passed since the first.
-    expect(seconds).toBeLessThan(5.5);
+    // Asked at 0, ~1.5 and ~3 s (each ask cut at 1 s), given up once 3 s have passed since the first:
+    // about 4.5 s with the run's own start; the bound leaves room for a busy machine (it hung for good before).
+    expect(seconds).toBeLessThan(8);
     expect(idp.requests.length).toBeGreaterThanOrEqual(2);
     expect(idp.requests.length).toBeLessThanOrEqual(4);
     console.info(`trickling token endpoint: AUTH_UNAVAILABLE after ${seconds.toFixed(1)} s, ${idp.requests.length} token requests`);
