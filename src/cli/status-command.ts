@@ -1,3 +1,4 @@
+import { buildCoverageGrid, choosePeriod } from '../coverage-grid.js';
 import { escapeControlCharacters } from '../printable-text.js';
 import { countIsoDates, shiftIsoDate } from '../report-date.js';
 import type { ReportType } from '../reports/report-types.js';
@@ -5,6 +6,7 @@ import { describeSlice } from '../slice.js';
 import { Ledger } from '../warehouse/ledger.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
+import { formatCoverageGrid } from './format-coverage-grid.js';
 import { formatTable } from './format-table.js';
 import { resolveRange, type RangeOptions } from './resolve-range.js';
 
@@ -25,7 +27,8 @@ const FAILED_LISTED = 1000;
 
 /**
  * `report-sync status`: per portfolio and report type, how many slices of the range are
- * loaded, no_data, failed and missing (never attempted), then the failed ones with their reasons.
+ * loaded, no_data, failed and missing (never attempted), the coverage grid (one character per
+ * day, week or month), then the failed ones with their reasons.
  * On a damaged warehouse it still shows what the ledger holds, with a warning per problem on stderr.
  */
 export async function statusCommand(options: StatusOptions, io: CliIo): Promise<number> {
@@ -92,6 +95,12 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
       return 0;
     }
 
+    // The grid fits the terminal's width (80 columns when not a terminal, so piped output is stable).
+    const labelWidth = Math.max(0, ...rows.map((row) => `${row.portfolioId}  ${row.reportType}`.length));
+    const width = (io.stdout as { columns?: number }).columns ?? 80;
+    const period = choosePeriod(from, to, Math.max(20, width - labelWidth - 2));
+    const grid = buildCoverageGrid({ from, to, period, pairs: rows, counts: await ledger.countByPeriod(filter, period) });
+    const colour = Boolean(io.stdout.isTTY) && !config.env.NO_COLOR;
     const lines = [
       `Slices from ${from} to ${to} (${days} days) in ${warehouse.location}:`,
       '',
@@ -99,6 +108,8 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
         ['portfolio', 'report type', 'loaded', 'no_data', 'failed', 'missing'],
         rows.map((row) => [row.portfolioId, row.reportType, row.loaded, row.noData, row.failed, row.missing]),
       ),
+      '',
+      formatCoverageGrid(grid, { colour }),
     ];
     if (failed.length > 0) {
       lines.push('', `Failed slices (${failed.length}${failed.length === FAILED_LISTED ? '+' : ''}):`);

@@ -1,4 +1,4 @@
-import type { Kysely, SelectQueryBuilder } from 'kysely';
+import { PostgresIntrospector, sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { EXAMPLES_PER_GROUP, NO_FAILURES, summariseFailures, type FailureGroup, type FailureSummary } from '../failure-groups.js';
 import type { ReportType } from '../reports/report-types.js';
 import type { Slice } from '../slice.js';
@@ -27,6 +27,15 @@ export type LedgerEntry = Pick<ReportLoadsRow, 'portfolio_id' | 'report_type' | 
 export function sliceOfEntry(entry: Pick<LedgerEntry, 'portfolio_id' | 'report_type' | 'report_date'>): Slice {
   return { portfolioId: entry.portfolio_id, reportType: entry.report_type as ReportType, reportDate: entry.report_date };
 }
+
+/** Slices per portfolio, report type, period and status (see {@link Ledger.countByPeriod}). */
+export interface LedgerPeriodCount extends LedgerCount {
+  /** The first day of the period (YYYY-MM-DD): the day itself, the Monday of its week, or the 1st of its month. */
+  readonly periodStart: string;
+}
+
+/** How {@link Ledger.countByPeriod} buckets dates. */
+export type LedgerPeriod = 'day' | 'week' | 'month';
 
 /** What the slices checked since a moment came to, per status and report type. */
 export interface OutcomesSince {
@@ -64,6 +73,34 @@ export class Ledger {
       return rows.map((row) => ({ portfolioId: Number(row.portfolio_id), reportType: row.report_type, status: row.status, slices: Number(row.slices) }));
     } catch (error) {
       throw classifyWarehouseError(error, 'counting the ledger');
+    }
+  }
+
+  /**
+   * {@link countByStatus} per day, ISO week (from Monday) or month: what a coverage grid draws.
+   * Bucketed and counted in SQL, so a ten-year range of hundreds of pairs returns at most a few
+   * thousand rows per pair and never reads the ledger into memory.
+   */
+  async countByPeriod(filter: LedgerFilter, period: LedgerPeriod): Promise<LedgerPeriodCount[]> {
+    try {
+      const postgres = this.#db.introspection instanceof PostgresIntrospector;
+      const periodStart = (postgres ? POSTGRES_PERIOD_START : SQLITE_PERIOD_START)[period];
+      const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
+        .select(({ fn }) => ['portfolio_id', 'report_type', 'status', periodStart.as('period_start'), fn.countAll<number | string>().as('slices')])
+        .groupBy(['portfolio_id', 'report_type', 'status', 'period_start'])
+        .orderBy('portfolio_id')
+        .orderBy('report_type')
+        .orderBy('period_start')
+        .execute();
+      return rows.map((row) => ({
+        portfolioId: Number(row.portfolio_id),
+        reportType: row.report_type,
+        status: row.status,
+        periodStart: String(row.period_start),
+        slices: Number(row.slices),
+      }));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'counting the ledger by period');
     }
   }
 
@@ -183,3 +220,17 @@ export class Ledger {
     return scoped;
   }
 }
+
+/** The first day of a slice's period, as YYYY-MM-DD text, in SQLite (dates are stored as that text). */
+const SQLITE_PERIOD_START: Record<LedgerPeriod, RawBuilder<string>> = {
+  day: sql<string>`report_date`,
+  week: sql<string>`date(report_date, '-' || ((cast(strftime('%w', report_date) as integer) + 6) % 7) || ' days')`,
+  month: sql<string>`substr(report_date, 1, 7) || '-01'`,
+};
+
+/** The same in Postgres, where `report_date` is a DATE. */
+const POSTGRES_PERIOD_START: Record<LedgerPeriod, RawBuilder<string>> = {
+  day: sql<string>`to_char(report_date, 'YYYY-MM-DD')`,
+  week: sql<string>`to_char(date_trunc('week', report_date), 'YYYY-MM-DD')`,
+  month: sql<string>`to_char(date_trunc('month', report_date), 'YYYY-MM-DD')`,
+};

@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { onTerminal } from '../helpers/on-terminal.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 
 /*
@@ -11,25 +11,9 @@ import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
  * its logs are pretty and its progress bar draws, and what reaches the terminal is checked byte by byte.
  */
 
-const BIN = new URL('../../src/cli/bin.mjs', import.meta.url).pathname;
 const HOSTILE = '\u001b]0;pwned\u0007\u001b[2J\u009b31m\r\nFORGED: all slices loaded';
 /** What a terminal would act on: OSC, BEL, a screen clear, a C1 CSI, a bare CR. */
 const ACTED_ON = /\u001b\]|\u0007|\u001b\[2J|\u009b|\r(?!\n)/;
-
-/** Runs the CLI on a pseudo-terminal; resolves with what the terminal received. (Not spawnSync: the simulator answers from this process.) */
-async function onTerminal(rig: SyncRig, args: string): Promise<string> {
-  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} ${args}`;
-  // script(1) waits on a standard input that stays open; the CLI reads none.
-  const child = spawn('script', ['-qfec', command, '/dev/null'], {
-    cwd: rig.dir,
-    env: { PATH: process.env.PATH ?? '', TERM: 'xterm-256color', ...rig.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let shown = '';
-  child.stdout.on('data', (chunk: Buffer) => (shown += chunk.toString()));
-  await new Promise((resolve) => child.on('exit', resolve));
-  return shown;
-}
 
 describe('upstream text on a real terminal', () => {
   let rig: SyncRig | undefined;
@@ -52,14 +36,14 @@ describe('upstream text on a real terminal', () => {
       { status: 200, body: JSON.stringify([{ effectiveDate: '2024-01-03', indexId: 'X', indexValue: HOSTILE }]), headers: { 'content-type': 'application/json' } },
     ]);
 
-    const run = await onTerminal(rig, 'run --from 2024-01-01 --to 2024-01-03');
+    const run = await onTerminal('run --from 2024-01-01 --to 2024-01-03', { cwd: rig.dir, env: rig.env });
     expect(run).toMatch(/failed\s+3/);
     expect(run).not.toMatch(ACTED_ON);
     expect(run).not.toMatch(/^FORGED/m);
     // Shown, escaped, rather than dropped.
     expect(run).toContain('\\x1b]0;pwned\\x07');
 
-    const status = await onTerminal(rig, 'status --from 2024-01-01 --to 2024-01-03');
+    const status = await onTerminal('status --from 2024-01-01 --to 2024-01-03', { cwd: rig.dir, env: rig.env });
     expect(status).toContain('Failed slices (3)');
     expect(status).not.toMatch(ACTED_ON);
     expect(status).not.toMatch(/^FORGED/m);
