@@ -86,6 +86,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addOption(toOption())
     .addOption(portfoliosOption())
     .addOption(reportTypesOption())
+    .option('--failed', 'only the failed slices: grouped by error code and portfolio, or every one with --json')
+    .option('--code <codes>', 'only failures with these error codes, comma-separated (implies --failed)', (value: string) => value.split(',').map((code) => code.trim().toUpperCase()).filter(Boolean))
     .option('--json', 'print JSON instead of tables')
     .addOption(configOption())
     .action(async (options) => {

@@ -3,7 +3,10 @@ import { escapeControlCharacters } from '../printable-text.js';
 import { countIsoDates, shiftIsoDate } from '../report-date.js';
 import type { ReportType } from '../reports/report-types.js';
 import { describeSlice } from '../slice.js';
-import { Ledger } from '../warehouse/ledger.js';
+import { Ledger, type LedgerFilter } from '../warehouse/ledger.js';
+import { rangeWindows, type SliceRange } from '../plan-slices.js';
+import { retryCommand } from '../retry-command.js';
+import { formatFailures } from './format-failures.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 import { formatCoverageGrid } from './format-coverage-grid.js';
@@ -12,6 +15,10 @@ import { resolveRange, type RangeOptions } from './resolve-range.js';
 
 export interface StatusOptions extends CommonOptions, RangeOptions {
   readonly json?: boolean;
+  /** Only the failed slices: grouped by code and portfolio, or every one of them with `json`. */
+  readonly failed?: boolean;
+  /** Only failures with these error codes (implies `failed`). */
+  readonly code?: readonly string[];
 }
 
 interface PairStatus {
@@ -43,6 +50,11 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
     for (const damage of warehouse.damage) io.stderr.write(`report-sync: warning: ${damage}\n`);
     const ledger = new Ledger(warehouse.db);
     const filter = { from, to, portfolios: options.portfolios, reportTypes: options.reportTypes };
+    if (options.failed || options.code?.length) {
+      const range = { ...filter, portfolios: options.portfolios ?? settings.portfolios, reportTypes: options.reportTypes ?? settings.reportTypes };
+      await printFailed(io, ledger, { ...filter, errorCodes: options.code }, range, warehouse.location, options);
+      return 0;
+    }
     const counts = await ledger.countByStatus(filter);
     const failed = await ledger.entries(filter, { status: 'failed', limit: FAILED_LISTED });
 
@@ -123,4 +135,36 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
   } finally {
     await warehouse.close();
   }
+}
+
+/**
+ * `status --failed [--code …]`: the failed slices only. As text, grouped by error code and
+ * portfolio with counts and examples, and the command that retries them; with `--json`, every one
+ * of them (read and written a month at a time, so a ten-year ledger never sits in memory).
+ */
+async function printFailed(io: CliIo, ledger: Ledger, filter: LedgerFilter, range: SliceRange, location: string, options: StatusOptions): Promise<void> {
+  const summary = await ledger.failureSummary(filter);
+  if (options.json) {
+    io.stdout.write(`{"from":${JSON.stringify(filter.from)},"to":${JSON.stringify(filter.to)},"warehouse":${JSON.stringify(location)},`);
+    io.stdout.write(`"total":${summary.total},"groups":${JSON.stringify(summary.groups.map((group) => ({ code: group.code, portfolioId: group.portfolioId, slices: group.slices })))},"failed":[`);
+    let first = true;
+    for (const window of rangeWindows(range)) {
+      for (const entry of await ledger.entries({ ...filter, from: window.from, to: window.to }, { status: 'failed' })) {
+        const item = { portfolioId: entry.portfolio_id, reportType: entry.report_type, reportDate: entry.report_date, attempts: entry.attempts, error: entry.error, updatedAt: entry.updated_at };
+        io.stdout.write(`${first ? '' : ','}\n  ${JSON.stringify(item)}`);
+        first = false;
+      }
+    }
+    io.stdout.write('\n]}\n');
+    return;
+  }
+  const codes = filter.errorCodes?.length ? ` with code ${filter.errorCodes.join(' or ')}` : '';
+  if (summary.total === 0) {
+    io.stdout.write(`No failed slices${codes} from ${filter.from} to ${filter.to} in ${location}.\n`);
+    return;
+  }
+  const lines = [`Failed slices${codes} from ${filter.from} to ${filter.to} in ${location}:`, '', ...formatFailures(summary)];
+  if (summary.span) lines.push('', `Retry them: ${retryCommand('run', summary.span, options.config)}`);
+  lines.push(`Every one of them: report-sync status --failed --json --from ${filter.from} --to ${filter.to}${codes ? ` --code ${filter.errorCodes!.join(',')}` : ''}`);
+  io.stdout.write(`${lines.join('\n')}\n`);
 }

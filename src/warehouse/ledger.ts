@@ -12,6 +12,8 @@ export interface LedgerFilter {
   readonly to: string;
   readonly portfolios?: readonly number[];
   readonly reportTypes?: readonly ReportType[];
+  /** Only rows with one of these error codes (so only failed ones). */
+  readonly errorCodes?: readonly string[];
 }
 
 export interface LedgerCount {
@@ -217,6 +219,7 @@ export class Ledger {
     let scoped = query.where('report_date', '>=', filter.from).where('report_date', '<=', filter.to);
     if (filter.portfolios?.length) scoped = scoped.where('portfolio_id', 'in', [...filter.portfolios]);
     if (filter.reportTypes?.length) scoped = scoped.where('report_type', 'in', [...filter.reportTypes]);
+    if (filter.errorCodes?.length) scoped = scoped.where('error_code', 'in', [...filter.errorCodes]);
     return scoped;
   }
 }
