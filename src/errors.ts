@@ -85,13 +85,18 @@ export const FATAL_CODES: ReadonlySet<SyncErrorCode> = new Set<SyncErrorCode>([
 
 export interface SyncErrorOptions {
   cause?: unknown;
+  /**
+   * The message is several lines of report-sync's own (a list of invalid settings): its line
+   * breaks are kept, every other control character is still escaped. Never for upstream text.
+   */
+  multiline?: boolean;
   /** How long the upstream asked us to wait (Retry-After), in milliseconds. */
   retryAfterMs?: number;
 }
 
 /**
  * Base class of every deliberate error; `code` is stable, `message` says what to do. The message
- * is one line with no control characters: it often quotes the upstream (an error page, a file
+ * is one line with no control characters (unless `multiline`, for report-sync's own lists): it often quotes the upstream (an error page, a file
  * name, a value), and it goes to terminals, logs, alerts and the ledger, where an escape sequence
  * or a forged line must never arrive as such.
  */
@@ -100,7 +105,8 @@ export class SyncError extends Error {
   readonly retryAfterMs: number | undefined;
 
   constructor(code: SyncErrorCode, message: string, options: SyncErrorOptions = {}) {
-    super(escapeControlCharacters(message), options.cause === undefined ? undefined : { cause: options.cause });
+    const shown = options.multiline ? message.split('\n').map(escapeControlCharacters).join('\n') : escapeControlCharacters(message);
+    super(shown, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
     this.retryAfterMs = options.retryAfterMs;

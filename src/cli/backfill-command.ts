@@ -2,12 +2,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SingleBar } from 'cli-progress';
 import { alertWebhookFromEnvironment } from '../alerts/alert-webhook.js';
 import { runAlert } from '../alerts/run-alert.js';
-import { planMissingSlices } from '../plan-missing-slices.js';
-import { countSlices, planSlices, rangeWindows, type SliceRange } from '../plan-slices.js';
+import { UsageError } from '../errors.js';
+import { planSelectedSlices } from '../plan-selected-slices.js';
+import { countSlices, rangeWindows, type SliceRange } from '../plan-slices.js';
 import { ExportQueue, type AddedSlices } from '../queue/export-queue.js';
 import { createRedisConnector } from '../queue/redis-connection.js';
 import { retryCommand } from '../retry-command.js';
 import { exitCodeOf, type RunReport } from '../runner/run-report.js';
+import { sliceSelection, type SliceSelection, type SliceSelectionOptions } from '../slice-selection.js';
 import { describeSlice, sliceKey, type Slice } from '../slice.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { Ledger, sliceOfEntry } from '../warehouse/ledger.js';
@@ -15,13 +17,19 @@ import { tallyOutcomes as tally } from '../warehouse/tally-outcomes.js';
 import { warehouseNow } from '../warehouse/warehouse-now.js';
 import { createCliLogger, loadCliConfig, type CliIo } from './cli-io.js';
 import { formatRunSummary } from './format-run-summary.js';
+import { printDryRun } from './print-dry-run.js';
 import { resolveRange, type RangeOptions } from './resolve-range.js';
 
-export interface BackfillOptions extends RangeOptions {
+export interface BackfillOptions extends RangeOptions, SliceSelectionOptions {
   readonly config?: string;
-  readonly onlyMissing?: boolean;
   readonly force?: boolean;
   readonly wait?: boolean;
+  /** Say what would be queued and how long the workers would take; connect to no Redis, queue nothing. */
+  readonly dryRun?: boolean;
+  /** With `dryRun`: print the plan as JSON. */
+  readonly json?: boolean;
+  /** With `dryRun`: seconds per export request for the estimate, instead of the assumed figure. */
+  readonly requestSeconds?: number;
 }
 
 /** Lost slices named in the summary; the rest are counted. */
@@ -31,13 +39,21 @@ const LOST_NAMED = 5;
  * `report-sync backfill`: queues one job per slice of the range for the workers, at backfill
  * priority, with deterministic job ids: a slice whose job is still pending is not queued twice, one
  * whose earlier job finished is queued again. `--only-missing` skips slices the ledger has as
- * loaded or no_data; `--force` reloads files even if unchanged; `--wait` follows the ledger until
- * every slice has an outcome, then prints the same summary as `run`, counted from the ledger.
+ * loaded or no_data, `--failed [--code …]` queues only those whose last outcome is failed (with
+ * those codes); `--force` reloads files even if unchanged; `--wait` follows the ledger until every
+ * slice has an outcome, then prints the same summary as `run`, counted from the ledger.
+ * `--dry-run` says what would be queued, without connecting to Redis.
  */
 export async function backfillCommand(options: BackfillOptions, io: CliIo): Promise<number> {
+  if (!options.dryRun && (options.json || options.requestSeconds !== undefined)) {
+    throw new UsageError('--json and --request-seconds go with --dry-run only: add --dry-run to see the plan, or leave them out to queue');
+  }
   const config = loadCliConfig(io, options);
   const { settings } = config;
   const range = resolveRange(options, settings);
+  const selection = sliceSelection(options);
+  // Before Redis is connected to: a dry run needs none.
+  if (options.dryRun) return printDryRun({ command: 'backfill', config, range, selection, json: options.json, requestSeconds: options.requestSeconds }, io);
   const { from, to } = range;
   const logger = createCliLogger(config, io, { progressBar: false });
   const webhook = options.wait ? alertWebhookFromEnvironment(config.env, { logger, signal: io.signal }) : undefined;
@@ -53,14 +69,14 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
     // The warehouse's clock, which stamps every outcome: a worker's clock may be behind this host's.
     const since = await warehouseNow(warehouse.db);
     const startedMs = performance.now();
-    const slices = options.onlyMissing ? planMissingSlices(range, ledger) : planSlices(range);
+    const slices = planSelectedSlices(range, selection, ledger);
     const planned = countSlices(range);
     const added = await exportQueue.addSlices(slices, settings.queue.backfillPriority, {
       force: options.force,
       signal: io.signal,
       onBatch: queueingProgress(io, planned),
     });
-    io.stdout.write(`${describeQueued(added, planned, range, options.onlyMissing === true, settings.queue.name)}\n`);
+    io.stdout.write(`${describeQueued(added, planned, range, selection, settings.queue.name)}\n`);
     if (added.interrupted) {
       io.stdout.write(
         `Stopped by the signal before queueing the whole range: ${added.queued + added.requeued} slices were queued and go on in the workers. ` +
@@ -71,7 +87,7 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
     const expected = added.queued + added.requeued + added.pending;
     if (!options.wait || expected === 0) return 0;
 
-    const report = await waitForOutcomes({ io, ledger, exportQueue, range, since, expected, startedMs, onlyMissing: options.onlyMissing === true, configFile: options.config });
+    const report = await waitForOutcomes({ io, ledger, exportQueue, range, since, expected, startedMs, selection, configFile: options.config });
     io.stdout.write(formatRunSummary(report));
     const alert = runAlert('backfill', `report-sync backfill of ${from === to ? from : `${from} to ${to}`}`, report);
     if (alert) await webhook?.send(alert);
@@ -97,15 +113,18 @@ function queueingProgress(io: CliIo, planned: number): (handed: number) => void 
   };
 }
 
-function describeQueued(added: AddedSlices, planned: number, range: SliceRange, onlyMissing: boolean, queueName: string): string {
+function describeQueued(added: AddedSlices, planned: number, range: SliceRange, selection: SliceSelection, queueName: string): string {
   const handed = added.queued + added.requeued + added.pending;
   const details = [
     `${added.queued} new`,
     `${added.requeued} again after their earlier job had finished`,
     `${added.pending} already waiting or running, left as they are`,
   ];
-  if (onlyMissing) details.push(`${planned - handed} of the ${planned} in the range already loaded or no_data`);
-  else details.push(`${planned} in the range`);
+  if (selection.kind === 'missing') details.push(`${planned - handed} of the ${planned} in the range already loaded or no_data`);
+  else if (selection.kind === 'failed') {
+    const codes = selection.codes?.length ? ` with code ${selection.codes.join(' or ')}` : '';
+    details.push(`${planned - handed} of the ${planned} in the range not failed${codes}`);
+  } else details.push(`${planned} in the range`);
   return `Queued ${added.queued + added.requeued} slices from ${range.from} to ${range.to} on queue ${queueName} (${details.join('; ')}).`;
 }
 
@@ -119,7 +138,8 @@ interface WaitOptions {
   /** Slices handed to the queue or already pending there: the outcomes to wait for. */
   readonly expected: number;
   readonly startedMs: number;
-  readonly onlyMissing: boolean;
+  /** Which slices of the range were queued: the ones whose outcomes are waited for. */
+  readonly selection: SliceSelection;
   readonly configFile: string | undefined;
 }
 
@@ -189,7 +209,7 @@ async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
   const retryWith = retry ? retryCommand('backfill', retry, options.configFile) : undefined;
   let notAttemptedReason: string | undefined;
   if (lost && notAttempted > 0) {
-    const named = await lostSlices(ledger, range, options.since, options.onlyMissing);
+    const named = await lostSlices(ledger, range, options.since, options.selection);
     notAttemptedReason =
       `${notAttempted} slices have no outcome and no job left in the queue: their jobs were lost (Redis restarted without persistence, or flushed) ` +
       `before a worker finished them${named.length > 0 ? `, e.g. ${named.map(describeSlice).join('; ')}` : ''}. ${retryWith} re-queues exactly the slices not loaded or no_data.`;
@@ -224,17 +244,17 @@ async function stallReason(exportQueue: ExportQueue, unfinished: number): Promis
 }
 
 /** The first few slices of the backfill that got no outcome since `since`, read a month at a time. */
-async function lostSlices(ledger: Ledger, range: SliceRange, since: string, onlyMissing: boolean): Promise<Slice[]> {
+async function lostSlices(ledger: Ledger, range: SliceRange, since: string, selection: SliceSelection): Promise<Slice[]> {
   const named: Slice[] = [];
   for (const window of rangeWindows(range)) {
     if (named.length === LOST_NAMED) break;
     const entries = new Map((await ledger.entries(window)).map((entry) => [sliceKey(sliceOfEntry(entry)), entry]));
-    for (const slice of planSlices(window)) {
+    // The selection asked again: a lost slice still has the outcome that had it queued (missing,
+    // or failed with its code), while slices it left out (already loaded, say) were never queued.
+    for await (const slice of planSelectedSlices(window, selection, ledger)) {
       const entry = entries.get(sliceKey(slice));
       const hasOutcome = entry !== undefined && entry.checked_at >= since;
-      // With --only-missing, slices already loaded or no_data were never queued.
-      const wasQueued = !onlyMissing || entry === undefined || entry.status === 'failed';
-      if (!hasOutcome && wasQueued) named.push(slice);
+      if (!hasOutcome) named.push(slice);
       if (named.length === LOST_NAMED) break;
     }
   }

@@ -63,3 +63,23 @@ export function parseHoursArgument(value: string): number {
   if (!/^\d+(\.\d+)?$/.test(value) || Number(value) > 168) throw new InvalidArgumentError('expected a number of hours from 0 to 168, e.g. 6 or 1.5');
   return Number(value);
 }
+
+/**
+ * `--code EXPORT_FORBIDDEN,FILE_INVALID`: error codes as the ledger stores them, comma-separated;
+ * case does not matter (`file_invalid` is `FILE_INVALID`).
+ */
+export function parseErrorCodesArgument(value: string): string[] {
+  const codes = listItems(value, 'the error code list').map((code) => code.toUpperCase());
+  for (const code of codes) {
+    if (!/^[A-Z][A-Z0-9_]*$/.test(code)) throw new InvalidArgumentError(`${quote(code)} is not an error code; codes look like EXPORT_FORBIDDEN or FILE_INVALID (see report-sync status --failed)`);
+  }
+  return [...new Set(codes)];
+}
+
+/** `--request-seconds S`: a duration in seconds above 0, fractions allowed. */
+export function parseSecondsArgument(value: string): number {
+  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0 || Number(value) > 86_400) {
+    throw new InvalidArgumentError('expected a number of seconds above 0 and at most 86400, e.g. 2 or 0.5');
+  }
+  return Number(value);
+}

@@ -7,11 +7,13 @@ import { redactSecrets } from '../redact-secrets.js';
 import { REPORT_TYPES } from '../reports/report-types.js';
 import {
   parseDateArgument,
+  parseErrorCodesArgument,
   parseHoursArgument,
   parsePortArgument,
   parsePortfoliosArgument,
   parsePositiveIntArgument,
   parseReportTypesArgument,
+  parseSecondsArgument,
 } from './cli-arguments.js';
 import type { CliIo } from './cli-io.js';
 
@@ -61,6 +63,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addOption(portfoliosOption())
     .addOption(reportTypesOption())
     .option('--only-missing', 'only the slices the ledger does not have as loaded or no_data (never attempted, or failed)')
+    .option('--failed', 'only the slices whose last outcome is failed (not with --only-missing, which takes them already)')
+    .addOption(new Option('--code <codes>', 'only failed slices with these error codes, comma-separated (implies --failed)').argParser(parseErrorCodesArgument))
+    .option('--dry-run', 'say what would be requested and about how long it would take; request, load and write nothing')
+    .option('--json', 'with --dry-run: print the plan as JSON')
+    .addOption(new Option('--request-seconds <s>', 'with --dry-run: seconds one export request takes, for the estimate (default: an assumed figure, said in the output)').argParser(parseSecondsArgument))
     .option('--force', 'load every file again, even one already loaded unchanged')
     .addOption(concurrencyOption())
     .addOption(metricsPortOption())
@@ -92,6 +99,15 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addOption(configOption())
     .action(async (options) => {
       exitCode = await (await import('./status-command.js')).statusCommand(options, io);
+    });
+
+  program
+    .command('config')
+    .description('print the effective settings with the layer each came from, and the environment variables read (secrets as set/unset); connects nowhere')
+    .option('--json', 'print JSON instead of tables')
+    .addOption(configOption())
+    .action(async (options) => {
+      exitCode = await (await import('./config-command.js')).configCommand(options, io);
     });
 
   program
@@ -128,6 +144,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addOption(portfoliosOption())
     .addOption(reportTypesOption())
     .option('--only-missing', 'skip slices the ledger has as loaded or no_data')
+    .option('--failed', 'only the slices whose last outcome is failed (not with --only-missing, which takes them already)')
+    .addOption(new Option('--code <codes>', 'only failed slices with these error codes, comma-separated (implies --failed)').argParser(parseErrorCodesArgument))
+    .option('--dry-run', 'say what would be queued and about how long the workers would take; connect to no Redis, queue nothing')
+    .option('--json', 'with --dry-run: print the plan as JSON')
+    .addOption(new Option('--request-seconds <s>', 'with --dry-run: seconds one export request takes, for the estimate (default: an assumed figure, said in the output)').argParser(parseSecondsArgument))
     .option('--force', 'load every file again, even one already loaded unchanged')
     .option('--wait', 'follow progress until every queued slice has an outcome, then summarise (exit codes as run)')
     .addOption(configOption())

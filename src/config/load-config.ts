@@ -27,6 +27,10 @@ export interface AppConfig {
    * for variables the real environment does not set: said only when the upstream refuses them.
    */
   readonly dotEnvNotes: readonly DotEnvNote[];
+  /** The settings layers that were merged, lowest first (defaults not included), for `report-sync config`. */
+  readonly layers: readonly SettingsLayer[];
+  /** The variables of {@link AppConfig.env} whose value came from `.env` (the real environment did not set them). */
+  readonly dotEnvVariables: ReadonlySet<string>;
 }
 
 export interface LoadConfigOptions {
@@ -42,9 +46,10 @@ export interface LoadConfigOptions {
   readDotEnv?: boolean;
 }
 
-interface Layer {
+/** One layer of settings: the file it was read from (or `LOG_LEVEL`, `command-line flags`) and what it sets. */
+export interface SettingsLayer {
   readonly source: string;
-  readonly values: Record<string, unknown>;
+  readonly values: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -54,10 +59,10 @@ interface Layer {
  */
 export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   const cwd = options.cwd ?? process.cwd();
-  const { env, dotEnvNotes } = layerEnvironment(options.env ?? process.env, cwd, options.readDotEnv ?? true);
+  const { env, dotEnvNotes, dotEnvVariables } = layerEnvironment(options.env ?? process.env, cwd, options.readDotEnv ?? true);
 
   const configDir = existsSync(resolve(cwd, 'config/default.json')) ? resolve(cwd, 'config') : PACKAGE_CONFIG_DIR;
-  const layers: Layer[] = [];
+  const layers: SettingsLayer[] = [];
   for (const name of ['default.json', 'local.json']) {
     const file = resolve(configDir, name);
     if (existsSync(file)) layers.push(readLayer(file));
@@ -73,7 +78,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
 
   const merged = layers.reduce<Record<string, unknown>>((acc, layer) => deepMerge(acc, layer.values), {});
   const parsed = settingsSchema.safeParse(merged);
-  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, layers, merged));
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, layers, merged), { multiline: true });
 
   return {
     settings: parsed.data,
@@ -83,6 +88,8 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     sources: layers.map((layer) => layer.source),
     cwd,
     dotEnvNotes,
+    layers,
+    dotEnvVariables,
   };
 }
 
@@ -100,9 +107,9 @@ function layerEnvironment(
   processEnv: Readonly<Record<string, string | undefined>>,
   cwd: string,
   readDotEnv: boolean,
-): { env: Record<string, string | undefined>; dotEnvNotes: DotEnvNote[] } {
+): { env: Record<string, string | undefined>; dotEnvNotes: DotEnvNote[]; dotEnvVariables: Set<string> } {
   const dotEnvFile = resolve(cwd, '.env');
-  if (!readDotEnv || !existsSync(dotEnvFile)) return { env: { ...processEnv }, dotEnvNotes: [] };
+  if (!readDotEnv || !existsSync(dotEnvFile)) return { env: { ...processEnv }, dotEnvNotes: [], dotEnvVariables: new Set() };
   let fromFile: ReturnType<typeof readDotEnvFile>;
   try {
     fromFile = readDotEnvFile(dotEnvFile);
@@ -115,10 +122,11 @@ function layerEnvironment(
   return {
     env: { ...fromFile.values, ...Object.fromEntries(set) },
     dotEnvNotes: fromFile.notes.filter((note) => processEnv[note.variable] === undefined),
+    dotEnvVariables: new Set(Object.keys(fromFile.values).filter((name) => processEnv[name] === undefined)),
   };
 }
 
-function readLayer(file: string): Layer {
+function readLayer(file: string): SettingsLayer {
   let values: unknown;
   try {
     values = JSON.parse(readFileSync(file, 'utf8'));
@@ -145,7 +153,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function describeIssues(issues: readonly z.core.$ZodIssue[], layers: readonly Layer[], merged: Record<string, unknown>): string {
+function describeIssues(issues: readonly z.core.$ZodIssue[], layers: readonly SettingsLayer[], merged: Record<string, unknown>): string {
   const lines = issues.map((issue) => {
     const path = issue.path.map(String);
     const key = path.join('.') || '(top level)';

@@ -1,8 +1,14 @@
-/** Variables that hold a credential outright (a chat webhook's URL is its own credential). */
-const SECRET_VARIABLES = ['REPORT_CLIENT_SECRET', 'REPORT_PASSWORD', 'REPORT_USERNAME', 'REPORT_ALERT_WEBHOOK_URL'] as const;
+/**
+ * Variables that hold a credential outright (a chat webhook's URL is its own credential).
+ * `report-sync config` shows these as set or unset only.
+ */
+export const SECRET_VARIABLES = ['REPORT_CLIENT_SECRET', 'REPORT_PASSWORD', 'REPORT_USERNAME', 'REPORT_ALERT_WEBHOOK_URL'] as const;
 
-/** Variables that are URLs which may carry a password (userinfo or a `password` parameter). */
-const URL_VARIABLES = ['DATABASE_URL', 'REDIS_URL', 'REPORT_BASE_URL', 'REPORT_AUTH_URL', 'REPORT_TOKEN_URL'] as const;
+/**
+ * Variables that are URLs which may carry a password (userinfo or a `password` parameter).
+ * `report-sync config` shows these without it.
+ */
+export const URL_VARIABLES = ['DATABASE_URL', 'REDIS_URL', 'REPORT_BASE_URL', 'REPORT_AUTH_URL', 'REPORT_TOKEN_URL'] as const;
 
 /**
  * The secret values set in an environment: the credentials of the password grant and any password

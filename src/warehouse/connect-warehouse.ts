@@ -1,7 +1,8 @@
 import type { AppConfig } from '../config/load-config.js';
-import { ConfigError, SyncError } from '../errors.js';
+import { SyncError } from '../errors.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { migrateWarehouse } from './migrate-warehouse.js';
+import { MissingWarehouseError } from './missing-warehouse-error.js';
 import { openWarehouse, type WarehouseHandle } from './open-warehouse.js';
 import { verifyWarehouseSchema } from './verify-warehouse-schema.js';
 
@@ -60,7 +61,7 @@ async function verifyTables(warehouse: WarehouseHandle): Promise<void> {
     const message = error instanceof Error ? error.message : String(error);
     // SQLite: "no such table"; Postgres: 42P01 undefined_table.
     if (/no such table|does not exist/i.test(message) && (error as { code?: unknown }).code !== '3D000') {
-      throw new ConfigError(`${warehouse.location} has no report-sync tables: check DATABASE_URL, or create them with report-sync migrate`);
+      throw new MissingWarehouseError(warehouse.location, `${warehouse.location} has no report-sync tables: check DATABASE_URL, or create them with report-sync migrate`);
     }
     throw classifyWarehouseError(error, `reading ${warehouse.location}`);
   }

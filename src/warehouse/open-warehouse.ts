@@ -6,6 +6,7 @@ import pg from 'pg';
 import { describeUrl } from '../describe-url.js';
 import { ConfigError, SyncError } from '../errors.js';
 import { copyingPostgresPool } from './copying-postgres-pool.js';
+import { MissingWarehouseError } from './missing-warehouse-error.js';
 import type { Warehouse } from './warehouse-schema.js';
 
 export type WarehouseDialect = 'sqlite' | 'postgres';
@@ -57,7 +58,7 @@ function openSqlite(rawPath: string, options: OpenWarehouseOptions): WarehouseHa
   const inMemory = path === ':memory:';
   const file = inMemory ? path : resolve(options.cwd ?? process.cwd(), path);
   if (!inMemory && options.mustExist && !existsSync(file)) {
-    throw new ConfigError(`there is no warehouse at ${file} (DATABASE_URL): check the path, or create one there with report-sync migrate`);
+    throw new MissingWarehouseError(`sqlite:${file}`, `there is no warehouse at ${file} (DATABASE_URL): check the path, or create one there with report-sync migrate`);
   }
   if (!inMemory && !options.mustExist) createPrivately(file, options.sqliteFileMode ?? 0o600);
 

@@ -58,6 +58,21 @@ describe('loadConfig', () => {
     expect(message).toContain('concurency');
     expect(message).toContain('reportTypes.0');
     expect(message).toContain('schedule.timeZone');
+    // One problem per line (line breaks of report-sync's own list are kept), controls in values still escaped.
+    expect(message.split('\n')).toHaveLength(4);
+    expect(message).not.toContain('\\x0a');
+  });
+
+  it('escapes control characters a settings value carries into the message', () => {
+    const cwd = project({ 'config/default.json': JSON.stringify({ schedule: { timeZone: 'Mars\u001b]0;x\u0007' } }) });
+    let message = '';
+    try {
+      loadConfig({ cwd, env: {} });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain('schedule.timeZone');
+    expect(message).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
   });
 
   it('reads .env, with the real environment winning', () => {

@@ -1,0 +1,55 @@
+import type { AppConfig } from '../config/load-config.js';
+import { dryRunPlan } from '../dry-run-plan.js';
+import type { SliceRange } from '../plan-slices.js';
+import type { SliceSelection } from '../slice-selection.js';
+import { connectWarehouse } from '../warehouse/connect-warehouse.js';
+import { Ledger } from '../warehouse/ledger.js';
+import { MissingWarehouseError } from '../warehouse/missing-warehouse-error.js';
+import type { CliIo } from './cli-io.js';
+import { formatDryRun } from './format-dry-run.js';
+
+export interface PrintDryRunOptions {
+  readonly command: 'run' | 'backfill';
+  readonly config: AppConfig;
+  readonly range: SliceRange;
+  readonly selection: SliceSelection;
+  /** Print the plan as JSON instead of text. */
+  readonly json?: boolean;
+  /** `--request-seconds`: seconds per export request for the estimate, instead of the assumed figure. */
+  readonly requestSeconds?: number;
+}
+
+/**
+ * `run --dry-run` and `backfill --dry-run`: says what the sync would request and how long it would
+ * take, and resolves to 0. It builds none of the sync's services (no token, no HTTP pool, no
+ * spool, no Redis) and opens the warehouse read-only, only if it exists: a dry run never creates
+ * a SQLite file, migrates a schema or writes the ledger. With no warehouse yet, nothing is held.
+ */
+export async function printDryRun(options: PrintDryRunOptions, io: CliIo): Promise<number> {
+  let warehouse: Awaited<ReturnType<typeof connectWarehouse>> | undefined;
+  let location: string;
+  try {
+    warehouse = await connectWarehouse(options.config, { purpose: 'read' });
+    location = warehouse.location;
+  } catch (error) {
+    if (!(error instanceof MissingWarehouseError)) throw error;
+    location = error.location;
+  }
+  try {
+    // Counts from a damaged ledger are still worth showing; the damage is said, as `status` does.
+    for (const damage of warehouse?.damage ?? []) io.stderr.write(`report-sync: warning: ${damage}\n`);
+    const plan = await dryRunPlan({
+      command: options.command,
+      range: options.range,
+      selection: options.selection,
+      ledger: warehouse ? new Ledger(warehouse.db) : undefined,
+      location,
+      settings: options.config.settings,
+      secondsPerRequest: options.requestSeconds,
+    });
+    io.stdout.write(options.json ? `${JSON.stringify(plan, null, 2)}\n` : formatDryRun(plan));
+    return 0;
+  } finally {
+    await warehouse?.close();
+  }
+}
