@@ -1,4 +1,5 @@
 import { SyncError } from '../errors.js';
+import { LOCAL_TROUBLE, type LocalTroubleKind } from '../local-trouble.js';
 
 /**
  * The machine's trouble while a downloaded body is spooled to disk (a full or read-only disk, a
@@ -12,16 +13,14 @@ import { SyncError } from '../errors.js';
 export function spoolStorageError(error: unknown, directory: string): SyncError {
   if (error instanceof SyncError) return error;
   const code = String((error as { code?: unknown } | undefined)?.code ?? '');
-  const known = SPOOL_TROUBLE[code];
+  const known = LOCAL_TROUBLE[code];
   const reason = known ? `${known.words}, ${code}` : error instanceof Error ? error.message : String(error);
   const advice = ADVICE[known?.kind ?? 'other'];
   return new SyncError('LOCAL_STORAGE', `cannot spool the downloaded body to ${directory} (${reason}): ${advice}; the slice is retried`, { cause: error });
 }
 
-type TroubleKind = 'space' | 'size' | 'writable' | 'files' | 'other';
-
 /** What to change, by kind of trouble. There is no spool setting of its own: TMPDIR decides where bodies go. */
-const ADVICE: Record<TroubleKind, string> = {
+const ADVICE: Record<LocalTroubleKind, string> = {
   space: 'free space there, or point TMPDIR at a larger disk',
   size: 'raise the file-size limit (ulimit -f), or point TMPDIR at a file system that takes files this large',
   writable: 'make it writable by this user, or point TMPDIR at a writable directory',
@@ -29,17 +28,3 @@ const ADVICE: Record<TroubleKind, string> = {
   other: 'check that directory and its disk, or point TMPDIR at another one',
 };
 
-/** The operating system's codes a spool write or mkdir can meet, in words. */
-const SPOOL_TROUBLE: Record<string, { words: string; kind: TroubleKind }> = {
-  ENOSPC: { words: 'no space left on the device', kind: 'space' },
-  EDQUOT: { words: 'disk quota exceeded', kind: 'space' },
-  EFBIG: { words: 'file too large for this process or file system', kind: 'size' },
-  EACCES: { words: 'not writable: permission denied', kind: 'writable' },
-  EPERM: { words: 'not writable: operation not permitted', kind: 'writable' },
-  EROFS: { words: 'not writable: read-only file system', kind: 'writable' },
-  ENOENT: { words: 'the directory no longer exists', kind: 'writable' },
-  ENOTDIR: { words: 'a part of the path is a file, not a directory', kind: 'writable' },
-  EMFILE: { words: 'too many open files in this process', kind: 'files' },
-  ENFILE: { words: 'too many open files on this machine', kind: 'files' },
-  EIO: { words: 'an input/output error on the device', kind: 'other' },
-};

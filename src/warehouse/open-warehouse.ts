@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kys
 import pg from 'pg';
 import { describeUrl } from '../describe-url.js';
 import { ConfigError, SyncError } from '../errors.js';
+import { LOCAL_TROUBLE } from '../local-trouble.js';
 import { copyingPostgresPool } from './copying-postgres-pool.js';
 import { MissingWarehouseError } from './missing-warehouse-error.js';
 import type { Warehouse } from './warehouse-schema.js';
@@ -117,7 +118,8 @@ function createPrivately(file: string, fileMode: number): void {
  */
 function localStorageError(error: unknown, file: string): SyncError {
   const code = String((error as { code?: unknown }).code ?? '');
-  const reason = LOCAL_REASONS[code] ? `${LOCAL_REASONS[code]}, ${code}` : error instanceof Error ? error.message : String(error);
+  const words = SQLITE_TROUBLE[code] ?? LOCAL_TROUBLE[code]?.words;
+  const reason = words ? `${words}, ${code}` : error instanceof Error ? error.message : String(error);
   return new SyncError(
     'LOCAL_STORAGE',
     `cannot create or open the SQLite warehouse ${file} (${reason}): ` +
@@ -126,16 +128,10 @@ function localStorageError(error: unknown, file: string): SyncError {
   );
 }
 
-/** What the operating system's (and SQLite's) codes mean for a data directory, in words. */
-const LOCAL_REASONS: Record<string, string> = {
-  EACCES: 'permission denied',
-  EPERM: 'operation not permitted',
-  EROFS: 'read-only file system',
+/** SQLite's codes for a warehouse file it cannot open, in words (the operating system's are in LOCAL_TROUBLE). */
+const SQLITE_TROUBLE: Record<string, string> = {
+  // mkdir through a file: an existing path part is not a directory.
   EEXIST: 'a part of the path is a file, not a directory',
-  ENOENT: 'no such file or directory',
-  ENOSPC: 'no space left on the device',
-  EDQUOT: 'disk quota exceeded',
-  ENOTDIR: 'a part of the path is a file, not a directory',
   SQLITE_CANTOPEN: 'SQLite cannot open it',
   SQLITE_READONLY: 'it is read-only',
   SQLITE_FULL: 'the disk is full',

@@ -111,19 +111,6 @@ export class SliceLoader {
   }
 
   /**
-   * How many rows the warehouse holds for the slice: what its ledger row's `row_count` says, unless
-   * someone deleted rows behind the ledger's back (or restored an older backup).
-   */
-  async countRows(slice: Slice, definition: ReportDefinition): Promise<number> {
-    try {
-      const result = await this.#db.executeQuery(this.#countRows(definition).with<{ rows: number | string }>(ledgerKey(slice)));
-      return Number(result.rows[0]?.rows ?? 0);
-    } catch (error) {
-      throw classifyWarehouseError(error, `counting the rows of ${describeSlice(slice)}`);
-    }
-  }
-
-  /**
    * Replaces the slice's rows with `rows` and records it `loaded`. If `rows` throws (a bad
    * record), nothing of the file is written and the earlier rows stay.
    * @returns the number of rows written
@@ -229,21 +216,15 @@ export class SliceLoader {
     const rowCount = this.#copies
       ? await copyRows(trx, definition, columns, rows, this.#batchRows)
       : await this.#insertRows(trx, definition, columns, rows);
-    await trx.executeQuery(this.#upsertLedger.with({
-      ...ledgerKey(slice),
+    await this.#recordOutcome(trx, slice, now, attempts, {
       status: 'loaded',
       row_count: rowCount,
       format: file.format,
       file_name: file.fileName,
       bytes: file.bytes,
       content_sha256: file.sha256,
-      attempts,
-      error: null,
-      error_code: null,
       first_loaded_at: now,
-      updated_at: now,
-      checked_at: now,
-    }));
+    });
     return rowCount;
   }
 
@@ -254,28 +235,26 @@ export class SliceLoader {
 
   async #replaceWithNoData(trx: Kysely<Warehouse>, now: string, slice: Slice, definition: ReportDefinition, format: ExportFormat, attempts: number): Promise<void> {
     await trx.executeQuery(this.#deleteRows(definition).with(ledgerKey(slice)));
-    await trx.executeQuery(this.#upsertLedger.with({
-      ...ledgerKey(slice),
+    await this.#recordOutcome(trx, slice, now, attempts, {
       status: 'no_data',
       row_count: 0,
       format,
       file_name: null,
       bytes: 0,
       content_sha256: null,
-      attempts,
-      error: null,
-      error_code: null,
       first_loaded_at: null,
-      updated_at: now,
-      checked_at: now,
-    }));
+    });
   }
 
-  /** Notes that the slice was fetched again and nothing changed: only `checked_at` and `attempts` move. */
-  async recordUnchanged(slice: Slice, attempts: number): Promise<void> {
-    await this.#write(slice, `updating the ledger for ${describeSlice(slice)}`, async (trx, now) => {
-      await trx.executeQuery(this.#touchLedger.with({ ...ledgerKey(slice), checked_at: now, attempts }));
-    });
+  /** Upserts the slice's ledger row for a new outcome with rows (or none): no error, checked and changed now. */
+  async #recordOutcome(
+    trx: Kysely<Warehouse>,
+    slice: Slice,
+    now: string,
+    attempts: number,
+    facts: Pick<ReportLoadsRow, 'status' | 'row_count' | 'format' | 'file_name' | 'bytes' | 'content_sha256' | 'first_loaded_at'>,
+  ): Promise<void> {
+    await trx.executeQuery(this.#upsertLedger.with({ ...ledgerKey(slice), ...facts, attempts, error: null, error_code: null, updated_at: now, checked_at: now }));
   }
 
   /**

@@ -6,6 +6,7 @@ import { main } from '../../src/cli/main.js';
 import { shiftIsoDate, todayIn } from '../../src/report-date.js';
 import type { ReportLoadsRow } from '../../src/warehouse/warehouse-schema.js';
 import { capturedIo } from '../helpers/captured-io.js';
+import { ledgerRow } from '../helpers/ledger-row.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 import { createTempWarehouse, DIALECTS } from '../helpers/temp-warehouse.js';
 import { Receiver } from '../helpers/webhook-receiver.js';
@@ -19,25 +20,8 @@ import { Receiver } from '../helpers/webhook-receiver.js';
 const NIGHT = '2024-03-04';
 const SETTINGS = { portfolios: [1001, 1002], reportTypes: ['index', 'constituent.close'], schedule: { cron: '30 2 * * *', timeZone: 'UTC' } };
 
-function ledgerRow(portfolioId: number, reportType: string, reportDate: string, status: ReportLoadsRow['status'], error: string | null = null): ReportLoadsRow {
-  return {
-    portfolio_id: portfolioId,
-    report_type: reportType,
-    report_date: reportDate,
-    status,
-    row_count: status === 'loaded' ? 3 : 0,
-    format: 'json',
-    file_name: null,
-    bytes: 10,
-    content_sha256: null,
-    attempts: 1,
-    error,
-    error_code: error ? error.split(':')[0]! : null,
-    first_loaded_at: null,
-    updated_at: '2024-03-05T03:00:00.000Z',
-    checked_at: '2024-03-05T03:00:00.000Z',
-  };
-}
+/** The seeded rows were checked in the early hours after the night they are about. */
+const CHECKED_AT = '2024-03-05T03:00:00.000Z';
 
 describe.each(DIALECTS)('check on a seeded ledger (%s)', (dialect) => {
   let warehouse: Awaited<ReturnType<typeof createTempWarehouse>>;
@@ -72,7 +56,7 @@ describe.each(DIALECTS)('check on a seeded ledger (%s)', (dialect) => {
       for (const reportType of ['index', 'constituent.close']) {
         const special = except(portfolioId, reportType);
         if (special === 'missing') continue;
-        rows.push(special ?? ledgerRow(portfolioId, reportType, date, reportType === 'index' ? 'loaded' : 'no_data'));
+        rows.push(special ?? ledgerRow(portfolioId, reportType, date, reportType === 'index' ? 'loaded' : 'no_data', { at: CHECKED_AT }));
       }
     }
     await warehouse.db.insertInto('report_loads').values(rows).execute();
@@ -108,7 +92,7 @@ describe.each(DIALECTS)('check on a seeded ledger (%s)', (dialect) => {
 
   it('a failed slice: exit 1, grouped by code and portfolio; --no-alert sends nothing; --json for machines', async () => {
     await seed(NIGHT, (portfolioId, reportType) =>
-      portfolioId === 1001 && reportType === 'constituent.close' ? ledgerRow(1001, reportType, NIGHT, 'failed', 'FILE_INVALID: line 3, column Closing Price: "x" is not a decimal') : undefined,
+      portfolioId === 1001 && reportType === 'constituent.close' ? ledgerRow(1001, reportType, NIGHT, 'failed', { error: 'FILE_INVALID: line 3, column Closing Price: "x" is not a decimal', at: CHECKED_AT }) : undefined,
     );
     const result = await check(['--date', NIGHT, '--no-alert']);
     expect(result.code).toBe(1);

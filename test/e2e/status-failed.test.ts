@@ -1,61 +1,42 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { shiftIsoDate } from '../../src/report-date.js';
-import { migrateWarehouse } from '../../src/warehouse/migrate-warehouse.js';
-import { openWarehouse, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
-import type { ReportLoadsRow } from '../../src/warehouse/warehouse-schema.js';
 import { capturedIo } from '../helpers/captured-io.js';
-import { createTempDatabase, DIALECTS } from '../helpers/temp-warehouse.js';
+import { ledgerRow } from '../helpers/ledger-row.js';
+import { seededWarehouse, type SeededWarehouse } from '../helpers/seeded-warehouse.js';
+import { DIALECTS } from '../helpers/temp-warehouse.js';
 
 /*
  * `status --failed` answers "what failed?" on its own: grouped by error code and portfolio as text,
  * narrowed by --code, and every failed slice with --json, however many (the table view lists 1,000).
  */
 
-function failedRow(portfolioId: number, reportDate: string, code: string): ReportLoadsRow {
-  return {
-    portfolio_id: portfolioId, report_type: 'index', report_date: reportDate, status: 'failed', row_count: 0,
-    format: null, file_name: null, bytes: null, content_sha256: null, attempts: 3,
-    error: `${code}: what to check for ${portfolioId}`, error_code: code,
-    first_loaded_at: null, updated_at: '2024-03-05T00:00:00.000Z', checked_at: '2024-03-05T00:00:00.000Z',
-  };
-}
+const failedRow = (portfolioId: number, reportDate: string, code: string) =>
+  ledgerRow(portfolioId, 'index', reportDate, 'failed', { error: `${code}: what to check for ${portfolioId}` });
 
 describe.each(DIALECTS)('status --failed (%s)', (dialect) => {
-  let warehouse: WarehouseHandle | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  let dir: string | undefined;
+  let seeded: SeededWarehouse | undefined;
   afterEach(async () => {
-    await warehouse?.close();
-    await drop?.();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    warehouse = drop = dir = undefined;
+    await seeded?.close();
+    seeded = undefined;
   });
 
   /** 1,200 EXPORT_FORBIDDEN days of portfolio 1001 (from 2020-01-01), 2 FILE_INVALID of 1002 and 1 of 1003. */
-  async function seeded(): Promise<Record<string, string>> {
-    const database = await createTempDatabase(dialect);
-    drop = database.drop;
-    warehouse = await openWarehouse(database.databaseUrl);
-    await migrateWarehouse(warehouse);
+  async function seed(): Promise<Record<string, string>> {
     const rows = Array.from({ length: 1_200 }, (_, i) => failedRow(1001, shiftIsoDate('2020-01-01', i), 'EXPORT_FORBIDDEN'));
     rows.push(failedRow(1002, '2021-06-01', 'FILE_INVALID'), failedRow(1002, '2021-06-02', 'FILE_INVALID'), failedRow(1003, '2022-01-05', 'FILE_INVALID'));
-    for (let i = 0; i < rows.length; i += 500) await warehouse.db.insertInto('report_loads').values(rows.slice(i, i + 500)).execute();
-    dir = mkdtempSync(join(tmpdir(), 'report-sync-failed-'));
-    return { DATABASE_URL: database.databaseUrl };
+    seeded = await seededWarehouse(dialect, rows);
+    return seeded.env;
   }
 
   async function status(env: Record<string, string>, args: string[]) {
-    const io = capturedIo(env, dir!);
+    const io = capturedIo(env, seeded!.dir);
     const code = await main(['status', '--from', '2020-01-01', '--to', '2023-12-31', '--portfolios', '1001,1002,1003', '--report-types', 'index', ...args], io);
     return { code, stdout: io.stdout.text, stderr: io.stderr.text };
   }
 
   it('groups the failures by code and portfolio, with counts and the retry command', async () => {
-    const env = await seeded();
+    const env = await seed();
     const result = await status(env, ['--failed']);
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.split('\n');
@@ -71,7 +52,7 @@ describe.each(DIALECTS)('status --failed (%s)', (dialect) => {
   });
 
   it('--code narrows to one code', async () => {
-    const env = await seeded();
+    const env = await seed();
     const result = await status(env, ['--code', 'file_invalid']);
     expect(result.stdout).toContain('Failed slices with code FILE_INVALID from 2020-01-01 to 2023-12-31');
     expect(result.stdout).toContain('  FILE_INVALID: 3 slices');
@@ -80,7 +61,7 @@ describe.each(DIALECTS)('status --failed (%s)', (dialect) => {
   });
 
   it('--json lists every failed slice, past the thousand the table shows', async () => {
-    const env = await seeded();
+    const env = await seed();
     const result = await status(env, ['--failed', '--json']);
     const parsed = JSON.parse(result.stdout) as { total: number; failed: { portfolioId: number; reportDate: string; error: string }[]; groups: unknown[] };
     expect(parsed.total).toBe(1_203);

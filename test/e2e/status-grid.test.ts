@@ -1,14 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { migrateWarehouse } from '../../src/warehouse/migrate-warehouse.js';
-import { openWarehouse, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
-import type { ReportLoadsRow, SliceStatus } from '../../src/warehouse/warehouse-schema.js';
+import type { ReportLoadsRow } from '../../src/warehouse/warehouse-schema.js';
 import { capturedIo } from '../helpers/captured-io.js';
 import { onTerminal } from '../helpers/on-terminal.js';
-import { createTempDatabase, DIALECTS } from '../helpers/temp-warehouse.js';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { ledgerRow } from '../helpers/ledger-row.js';
+import { seededWarehouse, type SeededWarehouse } from '../helpers/seeded-warehouse.js';
+import { DIALECTS } from '../helpers/temp-warehouse.js';
 
 /*
  * `status` draws what the ledger holds as a grid: one row per portfolio and report type, one
@@ -16,33 +13,16 @@ import { join } from 'node:path';
  * Checked on a seeded ledger in both dialects, as plain text and in colour on a real terminal.
  */
 
-function ledgerRow(portfolioId: number, reportType: string, reportDate: string, status: SliceStatus): ReportLoadsRow {
-  return {
-    portfolio_id: portfolioId, report_type: reportType, report_date: reportDate, status, row_count: status === 'loaded' ? 3 : 0,
-    format: 'json', file_name: null, bytes: 1, content_sha256: null, attempts: 1,
-    error: status === 'failed' ? 'EXPORT_FORBIDDEN: no entitlement' : null, error_code: status === 'failed' ? 'EXPORT_FORBIDDEN' : null,
-    first_loaded_at: null, updated_at: '2024-03-05T00:00:00.000Z', checked_at: '2024-03-05T00:00:00.000Z',
-  };
-}
-
 const day = (n: number) => `2024-01-${String(n).padStart(2, '0')}`;
 
 describe.each(DIALECTS)('status draws the coverage grid (%s)', (dialect) => {
-  let warehouse: WarehouseHandle | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  let dir: string | undefined;
+  let seeded: SeededWarehouse | undefined;
   afterEach(async () => {
-    await warehouse?.close();
-    await drop?.();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    warehouse = drop = dir = undefined;
+    await seeded?.close();
+    seeded = undefined;
   });
 
-  async function seeded(): Promise<Record<string, string>> {
-    const database = await createTempDatabase(dialect);
-    drop = database.drop;
-    warehouse = await openWarehouse(database.databaseUrl);
-    await migrateWarehouse(warehouse);
+  async function seed(): Promise<Record<string, string>> {
     const rows: ReportLoadsRow[] = [];
     // 1001 index: days 1–8 loaded, 9 failed, 10 missing. 1002 index: 1–3 no data, 4–10 loaded.
     for (let n = 1; n <= 8; n += 1) rows.push(ledgerRow(1001, 'index', day(n), 'loaded'));
@@ -51,19 +31,18 @@ describe.each(DIALECTS)('status draws the coverage grid (%s)', (dialect) => {
     for (let n = 4; n <= 10; n += 1) rows.push(ledgerRow(1002, 'index', day(n), 'loaded'));
     // Years earlier, for the long range.
     rows.push(ledgerRow(1001, 'index', '2019-06-15', 'failed'));
-    await warehouse.db.insertInto('report_loads').values(rows).execute();
-    dir = mkdtempSync(join(tmpdir(), 'report-sync-grid-'));
-    return { DATABASE_URL: database.databaseUrl };
+    seeded = await seededWarehouse(dialect, rows);
+    return seeded.env;
   }
 
   async function status(env: Record<string, string>, args: string[]) {
-    const io = capturedIo(env, dir!);
+    const io = capturedIo(env, seeded!.dir);
     const code = await main(['status', '--portfolios', '1001,1002', '--report-types', 'index', ...args], io);
     return { code, stdout: io.stdout.text };
   }
 
   it('one character per day, the worst outcome first, with a legend (plain text when piped)', async () => {
-    const env = await seeded();
+    const env = await seed();
     const result = await status(env, ['--from', day(1), '--to', day(10)]);
     expect(result.code).toBe(0);
     const grid = result.stdout.slice(result.stdout.indexOf('Coverage from'), result.stdout.indexOf('Failed slices')).trimEnd();
@@ -78,7 +57,7 @@ describe.each(DIALECTS)('status draws the coverage grid (%s)', (dialect) => {
   });
 
   it('aggregates a long range to months, each showing the worst inside it', async () => {
-    const env = await seeded();
+    const env = await seed();
     const result = await status(env, ['--from', '2019-01-01', '--to', '2024-01-31']);
     const lines = result.stdout.split('\n');
     expect(lines).toContain('Coverage from 2019-01-01 to 2024-01-31, one column per month:');
@@ -94,10 +73,10 @@ describe.each(DIALECTS)('status draws the coverage grid (%s)', (dialect) => {
   });
 
   it('colours the cells on a terminal, and not with NO_COLOR', async () => {
-    const env = await seeded();
-    const coloured = await onTerminal(`status --portfolios 1001,1002 --report-types index --from ${day(1)} --to ${day(10)}`, { cwd: dir!, env });
+    const env = await seed();
+    const coloured = await onTerminal(`status --portfolios 1001,1002 --report-types index --from ${day(1)} --to ${day(10)}`, { cwd: seeded!.dir, env });
     expect(coloured).toContain('\u001b[32m████████\u001b[31m✗\u001b[2m·\u001b[0m');
-    const plain = await onTerminal(`status --portfolios 1001,1002 --report-types index --from ${day(1)} --to ${day(10)}`, { cwd: dir!, env: { ...env, NO_COLOR: '1' } });
+    const plain = await onTerminal(`status --portfolios 1001,1002 --report-types index --from ${day(1)} --to ${day(10)}`, { cwd: seeded!.dir, env: { ...env, NO_COLOR: '1' } });
     expect(plain).toContain('1001  index  ████████✗·');
     expect(plain).not.toContain('\u001b[32m');
   }, 30_000);

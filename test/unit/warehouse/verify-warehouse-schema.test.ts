@@ -6,16 +6,8 @@ import type { WarehouseHandle } from '../../../src/warehouse/open-warehouse.js';
 import { verifyWarehouseSchema } from '../../../src/warehouse/verify-warehouse-schema.js';
 import type { ReportLoadsRow } from '../../../src/warehouse/warehouse-schema.js';
 import { writtenColumns } from '../../../src/warehouse/written-columns.js';
+import { ledgerRow } from '../../helpers/ledger-row.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
-
-function ledgerRow(portfolioId: number, reportType: string, reportDate: string, status: ReportLoadsRow['status']): ReportLoadsRow {
-  return {
-    portfolio_id: portfolioId, report_type: reportType, report_date: reportDate, status, row_count: status === 'loaded' ? 3 : 0,
-    format: 'json', file_name: 'f.json', bytes: 10, content_sha256: 'ab', attempts: 1,
-    error: status === 'failed' ? 'EXPORT_FORBIDDEN: no' : null, error_code: status === 'failed' ? 'EXPORT_FORBIDDEN' : null,
-    first_loaded_at: null, updated_at: '2024-03-05T00:00:00.000Z', checked_at: '2024-03-05T00:00:00.000Z',
-  };
-}
 
 describe('the columns the code writes', () => {
   it('are each report definition’s row columns, then every column of the ledger row', () => {

@@ -1,0 +1,33 @@
+import type { ReportLoadsRow, SliceStatus } from '../../src/warehouse/warehouse-schema.js';
+
+/**
+ * A ledger row for seeding a warehouse in tests: 3 rows when loaded, a failure's `error` (its code
+ * before the colon also in `error_code`), checked and changed at `at`.
+ */
+export function ledgerRow(
+  portfolioId: number,
+  reportType: string,
+  reportDate: string,
+  status: SliceStatus,
+  options: { readonly error?: string; readonly at?: string } = {},
+): ReportLoadsRow {
+  const error = status === 'failed' ? (options.error ?? 'EXPORT_FORBIDDEN: no entitlement') : null;
+  const at = options.at ?? '2024-03-05T00:00:00.000Z';
+  return {
+    portfolio_id: portfolioId,
+    report_type: reportType,
+    report_date: reportDate,
+    status,
+    row_count: status === 'loaded' ? 3 : 0,
+    format: 'json',
+    file_name: null,
+    bytes: 10,
+    content_sha256: null,
+    attempts: 1,
+    error,
+    error_code: error ? error.split(':')[0]! : null,
+    first_loaded_at: null,
+    updated_at: at,
+    checked_at: at,
+  };
+}
