@@ -1,7 +1,11 @@
+import { shellQuote } from './shell-quote.js';
 import type { FailureSpan } from './failure-groups.js';
 
-/** The command that re-runs exactly the slices of `span` that are not `loaded` or `no_data`. */
-export function retryCommand(command: 'run' | 'backfill', span: FailureSpan, configFile?: string): string {
+/**
+ * The command that re-runs exactly the slices of `span` that are not `loaded` or `no_data`; with
+ * `codes`, only those whose last outcome failed with one of them.
+ */
+export function retryCommand(command: 'run' | 'backfill', span: FailureSpan, configFile?: string, codes?: readonly string[]): string {
   const parts = [
     'report-sync',
     command,
@@ -13,12 +17,8 @@ export function retryCommand(command: 'run' | 'backfill', span: FailureSpan, con
     span.portfolios.join(','),
     '--report-types',
     span.reportTypes.join(','),
-    '--only-missing',
+    ...(codes?.length ? ['--failed', '--code', codes.join(',')] : ['--only-missing']),
   ];
   if (configFile) parts.push('--config', shellQuote(configFile));
   return parts.join(' ');
-}
-
-function shellQuote(text: string): string {
-  return /^[\w./:@-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }

@@ -1,50 +1,27 @@
 import { InvalidArgumentError } from 'commander';
-import { isIsoDate } from '../report-date.js';
-import { REPORT_TYPES, isReportType, type ReportType } from '../reports/report-types.js';
+import { UsageError } from '../errors.js';
+import { parseSelection } from '../parse-selection.js';
+
+/** Turns the library's parser of a selection into a flag parser: its UsageError becomes commander's message. */
+function flagParser<T>(parse: (value: string) => T): (value: string) => T {
+  return (value) => {
+    try {
+      return parse(value);
+    } catch (error) {
+      if (error instanceof UsageError) throw new InvalidArgumentError(error.message);
+      throw error;
+    }
+  };
+}
 
 /** `--from`/`--to`: a real calendar date, YYYY-MM-DD. */
-export function parseDateArgument(value: string): string {
-  if (!isIsoDate(value)) throw new InvalidArgumentError('expected a date in YYYY-MM-DD form, e.g. 2024-03-01');
-  return value;
-}
-
-/**
- * The items of a comma-separated list, trimmed. An empty item (`1001,,1002`, a trailing comma) is
- * refused rather than skipped: it is more often a value lost to a shell variable than a typo.
- */
-function listItems(value: string, what: string): string[] {
-  const items = value.split(',').map((part) => part.trim());
-  if (items.some((item) => item === '')) throw new InvalidArgumentError(`${what} has an empty item; separate values with single commas`);
-  return items;
-}
+export const parseDateArgument = flagParser(parseSelection.date);
 
 /** `--portfolios 1,2,3`: positive integer ids, comma-separated. */
-export function parsePortfoliosArgument(value: string): number[] {
-  const ids = listItems(value, 'the portfolio list');
-  return ids.map((id) => {
-    if (!/^\d{1,10}$/.test(id) || Number(id) < 1 || Number(id) > 2_147_483_647) {
-      throw new InvalidArgumentError(`${quote(id)} is not a portfolio id (a whole number from 1 to 2147483647)`);
-    }
-    return Number(id);
-  });
-}
+export const parsePortfoliosArgument = flagParser(parseSelection.portfolios);
 
 /** `--report-types index,constituent.close`: values the export endpoint accepts. */
-export function parseReportTypesArgument(value: string): ReportType[] {
-  const types = listItems(value, 'the report type list');
-  for (const type of types) {
-    if (!isReportType(type)) {
-      throw new InvalidArgumentError(`${quote(type)} is not a report type; use one of ${REPORT_TYPES.join(', ')}`);
-    }
-  }
-  return [...new Set(types)] as ReportType[];
-}
-
-/** A value from the command line as it may be shown: JSON-quoted (control characters escaped), cut short. */
-function quote(value: string): string {
-  const text = JSON.stringify(value);
-  return text.length > 62 ? `${text.slice(0, 61)}…` : text;
-}
+export const parseReportTypesArgument = flagParser(parseSelection.reportTypes);
 
 /** `--concurrency N` and other counts: a positive integer. */
 export function parsePositiveIntArgument(value: string): number {
@@ -64,17 +41,8 @@ export function parseHoursArgument(value: string): number {
   return Number(value);
 }
 
-/**
- * `--code EXPORT_FORBIDDEN,FILE_INVALID`: error codes as the ledger stores them, comma-separated;
- * case does not matter (`file_invalid` is `FILE_INVALID`).
- */
-export function parseErrorCodesArgument(value: string): string[] {
-  const codes = listItems(value, 'the error code list').map((code) => code.toUpperCase());
-  for (const code of codes) {
-    if (!/^[A-Z][A-Z0-9_]*$/.test(code)) throw new InvalidArgumentError(`${quote(code)} is not an error code; codes look like EXPORT_FORBIDDEN or FILE_INVALID (see report-sync status --failed)`);
-  }
-  return [...new Set(codes)];
-}
+/** `--code EXPORT_FORBIDDEN,FILE_INVALID`: error codes, comma-separated, in any case. */
+export const parseErrorCodesArgument = flagParser(parseSelection.errorCodes);
 
 /** `--request-seconds S`: a duration in seconds above 0, fractions allowed. */
 export function parseSecondsArgument(value: string): number {

@@ -94,11 +94,21 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addOption(portfoliosOption())
     .addOption(reportTypesOption())
     .option('--failed', 'only the failed slices: grouped by error code and portfolio, or every one with --json')
-    .option('--code <codes>', 'only failures with these error codes, comma-separated (implies --failed)', (value: string) => value.split(',').map((code) => code.trim().toUpperCase()).filter(Boolean))
+    .addOption(new Option('--code <codes>', 'only failures with these error codes, comma-separated (implies --failed)').argParser(parseErrorCodesArgument))
     .option('--json', 'print JSON instead of tables')
     .addOption(configOption())
     .action(async (options) => {
       exitCode = await (await import('./status-command.js')).statusCommand(options, io);
+    });
+
+  program
+    .command('dashboard')
+    .description('serve a read-only web page of coverage (the ledger, day by day) and, when REDIS_URL is set, the queue, with Bull Board under /queues')
+    .addOption(new Option('--port <port>', 'port to listen on (0: any free port)').argParser(parsePortArgument).default(8090))
+    .addOption(new Option('--host <address>', 'address to listen on; anything but loopback shows the ledger to whoever reaches it').default('127.0.0.1'))
+    .addOption(configOption())
+    .action(async (options) => {
+      exitCode = await (await import('./dashboard-command.js')).dashboardCommand(options, io);
     });
 
   program

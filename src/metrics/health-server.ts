@@ -1,6 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError } from '../errors.js';
+import { listenOn } from '../listen-on.js';
 import type { Logger } from '../logger.js';
 import { printableText } from '../printable-text.js';
 import type { SyncMetrics } from './sync-metrics.js';
@@ -114,7 +114,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     });
   });
 
-  await listen(server, options.host, options.port);
+  await listenOn(server, options.host, options.port, { serves: 'metrics and health checks', portSetting: 'metrics.port' });
   server.on('error', (error) => logger.error({ err: error }, 'health server error'));
 
   const port = (server.address() as AddressInfo).port;
@@ -132,35 +132,6 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       return closing;
     },
   };
-}
-
-function listen(server: Server, host: string, port: number): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException) => {
-      server.off('listening', onListening);
-      // A failed listen leaves no handle behind: there is nothing to close.
-      reject(new ConfigError(listenFailure(host, port, error), { cause: error }));
-    };
-    const onListening = () => {
-      server.off('error', onError);
-      resolve();
-    };
-    server.once('error', onError);
-    server.once('listening', onListening);
-    server.listen(port, host);
-  });
-}
-
-function listenFailure(host: string, port: number, error: NodeJS.ErrnoException): string {
-  const where = `${host}:${port}`;
-  switch (error.code) {
-    case 'EADDRINUSE':
-      return `cannot serve metrics and health checks on ${where}: the port is already in use (EADDRINUSE); choose another metrics.port or stop the process holding it`;
-    case 'EACCES':
-      return `cannot serve metrics and health checks on ${where}: permission denied (EACCES; ports below 1024 need privileges); choose another metrics.port`;
-    default:
-      return `cannot serve metrics and health checks on ${where} (${error.code ?? error.message}); check that the host is an address of this machine, or choose another metrics.port`;
-  }
 }
 
 /** The check's reason, or undefined when ready; never throws and never waits past `timeoutMs`. */

@@ -1,4 +1,4 @@
-import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, MetricsTime, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings-schema.js';
 import { SyncError } from '../errors.js';
@@ -180,6 +180,8 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
     // Every job is trimmed by these; no job carries its own.
     removeOnComplete: { age: settings.queue.keepCompleted.ageSeconds, count: settings.queue.keepCompleted.count },
     removeOnFail: { age: settings.queue.keepFailed.ageSeconds, count: settings.queue.keepFailed.count },
+    // Completed and failed jobs per minute, the last hour in one small Redis list: the dashboard's rate.
+    metrics: { maxDataPoints: MetricsTime.ONE_HOUR },
     settings: {
       backoffStrategy: (attemptsMade, type, err) =>
         type === SLICE_BACKOFF ? backoffDelay(attemptsMade, settings.retry, (err as SliceAttemptError | undefined)?.retryAfterMs) : 0,

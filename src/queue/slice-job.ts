@@ -1,4 +1,5 @@
 import type { Slice } from '../slice.js';
+import { isReportType } from '../reports/report-types.js';
 
 /** Name of the job that exports one slice. */
 export const EXPORT_SLICE_JOB = 'export-slice';
@@ -19,4 +20,11 @@ export type SliceJobData = Slice & { readonly force?: true };
  */
 export function sliceJobId(slice: Slice): string {
   return `slice-${slice.portfolioId}-${slice.reportType}-${slice.reportDate}`;
+}
+
+/** The slice a job id of {@link sliceJobId} names, or undefined for any other id (the nightly job's, a stranger's). */
+export function sliceOfJobId(jobId: string): Slice | undefined {
+  const match = /^slice-(\d+)-(.+)-(\d{4}-\d{2}-\d{2})$/.exec(jobId);
+  if (!match || !isReportType(match[2]!)) return undefined;
+  return { portfolioId: Number(match[1]), reportType: match[2], reportDate: match[3]! };
 }

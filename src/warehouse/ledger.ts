@@ -125,6 +125,35 @@ export class Ledger {
     }
   }
 
+  /** The whole ledger row of one slice, or undefined when the slice was never attempted. */
+  async row(slice: Slice): Promise<ReportLoadsRow | undefined> {
+    try {
+      const row = await this.#db
+        .selectFrom('report_loads')
+        .selectAll()
+        .where('portfolio_id', '=', slice.portfolioId)
+        .where('report_type', '=', slice.reportType)
+        .where('report_date', '=', slice.reportDate)
+        .executeTakeFirst();
+      return row && { ...row, portfolio_id: Number(row.portfolio_id), report_date: String(row.report_date), row_count: Number(row.row_count), bytes: row.bytes === null ? null : Number(row.bytes) };
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
+  /** The first and last report dates the ledger holds for these portfolios and report types (all when omitted), or undefined when it holds none. */
+  async dateSpan(filter: Pick<LedgerFilter, 'portfolios' | 'reportTypes'> = {}): Promise<{ from: string; to: string } | undefined> {
+    try {
+      let query = this.#db.selectFrom('report_loads').select(({ fn }) => [fn.min('report_date').as('from'), fn.max('report_date').as('to')]);
+      if (filter.portfolios?.length) query = query.where('portfolio_id', 'in', [...filter.portfolios]);
+      if (filter.reportTypes?.length) query = query.where('report_type', 'in', [...filter.reportTypes]);
+      const span = await query.executeTakeFirst();
+      return span?.from == null || span.to == null ? undefined : { from: String(span.from), to: String(span.to) };
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
   /**
    * Outcomes recorded since `since` (ISO time) inside the filter, per status and report type: how
    * a queued backfill is doing, whichever workers ran it. A slice counts as unchanged when it was

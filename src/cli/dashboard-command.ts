@@ -1,0 +1,70 @@
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { ExportQueue } from '../queue/export-queue.js';
+import { createRedisConnector, type RedisConnector } from '../queue/redis-connection.js';
+import { startDashboardServer } from '../dashboard/dashboard-server.js';
+import { QueueView } from '../dashboard/queue-view.js';
+import { Ledger } from '../warehouse/ledger.js';
+import { connectWarehouse } from '../warehouse/connect-warehouse.js';
+import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
+
+export interface DashboardOptions extends CommonOptions {
+  readonly port: number;
+  readonly host: string;
+}
+
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/**
+ * `report-sync dashboard`: serves the coverage dashboard (read-only) until Ctrl-C / SIGTERM. The
+ * warehouse must exist; the queue is shown when `REDIS_URL` is set, and said to be unreachable
+ * (not waited for) while Redis is down.
+ */
+export async function dashboardCommand(options: DashboardOptions, io: CliIo): Promise<number> {
+  const config = loadCliConfig(io, options);
+  const { settings } = config;
+  const logger = createCliLogger(config, io, { progressBar: false });
+  const warehouse = await connectWarehouse(config, { purpose: 'read' });
+  let connector: RedisConnector | undefined;
+  let exportQueue: ExportQueue | undefined;
+  try {
+    for (const damage of warehouse.damage) io.stderr.write(`report-sync: warning: ${damage}\n`);
+    let queue: QueueView | undefined;
+    if (config.env.REDIS_URL?.trim()) {
+      connector = createRedisConnector(config.redisUrl, logger);
+      const redis = connector.connect();
+      exportQueue = new ExportQueue({ connection: redis, settings });
+      const down = connector;
+      queue = new QueueView({ queue: exportQueue.queue, location: connector.location, isDown: () => down.down || redis.status !== 'ready' });
+    }
+    const server = await startDashboardServer({
+      ledger: new Ledger(warehouse.db),
+      queue,
+      defaults: { portfolios: settings.portfolios, reportTypes: settings.reportTypes, timeZone: settings.schedule.timeZone, lookbackDays: settings.schedule.lookbackDays },
+      warehouse: warehouse.location,
+      configFile: options.config,
+      host: options.host,
+      port: options.port,
+      logger,
+      version,
+    });
+    try {
+      const lines = [`Dashboard of ${warehouse.location} at ${server.url}`];
+      lines.push(queue ? `Queue: ${connector!.location} (Bull Board at ${server.url}queues)` : 'Queue: not shown (REDIS_URL is not set)');
+      if (!['127.0.0.1', 'localhost', '::1'].includes(options.host)) {
+        lines.push(`Warning: listening on ${options.host}: the dashboard has no login; anyone who reaches this address sees the ledger and the queue.`);
+      }
+      lines.push('Read-only. Press Ctrl-C to stop.');
+      io.stdout.write(`${lines.join('\n')}\n`);
+      if (io.signal && !io.signal.aborted) await once(io.signal, 'abort');
+    } finally {
+      await server.close();
+    }
+    return 0;
+  } finally {
+    // Redis may be down: drop the connections rather than wait for it to close them politely.
+    connector?.disconnectAll();
+    await exportQueue?.queue.close().catch(() => undefined);
+    await warehouse.close();
+  }
+}

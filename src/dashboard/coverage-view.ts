@@ -1,0 +1,182 @@
+import { buildCoverageGrid, choosePeriod, type CoverageCell } from '../coverage-grid.js';
+import { UsageError } from '../errors.js';
+import { countIsoDates, shiftIsoDate, todayIn } from '../report-date.js';
+import type { ReportType } from '../reports/report-types.js';
+import type { Slice } from '../slice.js';
+import type { Ledger, LedgerPeriod } from '../warehouse/ledger.js';
+import type { DashboardOutcome, DashboardQuery } from './dashboard-query.js';
+import type { QueuedSlices } from './queue-view.js';
+
+/**
+ * One cell as the page receives it, compact because a ten-year grid has tens of thousands:
+ * `[worst, loaded, noData, failed, missing, queued, running]`.
+ */
+export type CoverageViewCell = readonly [DashboardOutcome, number, number, number, number, number, number];
+
+/** The grid the page draws, and what it was drawn from. */
+export interface CoverageView {
+  readonly from: string;
+  readonly to: string;
+  readonly period: LedgerPeriod;
+  readonly outcome: DashboardOutcome | null;
+  /** The cells' spans, the same for every row: first and last day inside the range. */
+  readonly columns: readonly { readonly from: string; readonly to: string }[];
+  readonly rows: readonly { readonly portfolioId: number; readonly reportType: string; readonly cells: readonly CoverageViewCell[] }[];
+  /** Slices per outcome over the rows shown. */
+  readonly totals: Readonly<Record<DashboardOutcome, number>>;
+  /** Rows left out by the outcome filter. */
+  readonly hiddenRows: number;
+  /** Whether queued and running come from the queue: `null` when no queue is configured. */
+  readonly queue: { readonly reachable: boolean; readonly reason?: string; readonly truncated?: boolean } | null;
+}
+
+export interface CoverageDefaults {
+  readonly portfolios: readonly number[];
+  readonly reportTypes: readonly ReportType[];
+  readonly timeZone: string;
+  readonly lookbackDays: number;
+}
+
+/** Most cells one answer holds: a ten-year range of 600 pairs by month is 72,000. */
+export const MAX_CELLS = 250_000;
+/** Columns assumed when the page does not say how many it has room for. */
+const DEFAULT_COLUMNS = 120;
+
+/**
+ * The coverage grid for a dashboard query, counted by the ledger in SQL per period (so the server
+ * never reads a slice per row) and, with a queue, the slices it holds laid over it. The range
+ * defaults to all the ledger holds, and at least the lookback up to yesterday.
+ * @throws UsageError when the answer would be more than {@link MAX_CELLS} cells
+ */
+export async function coverageView(options: {
+  readonly ledger: Ledger;
+  readonly query: DashboardQuery;
+  readonly defaults: CoverageDefaults;
+  /** The queue's slices, or the reason it could not be read; undefined when no queue is configured. */
+  readonly queued?: QueuedSlices | { readonly unreachable: string };
+}): Promise<CoverageView> {
+  const { ledger, query, defaults } = options;
+  const { from, to } = await resolveDates(ledger, query, defaults);
+  const portfolios = query.portfolios ?? defaults.portfolios;
+  const reportTypes = query.reportTypes ?? defaults.reportTypes;
+  const filter = { from, to, portfolios: query.portfolios, reportTypes: query.reportTypes };
+  const pairCount = Math.max(1, portfolios.length * reportTypes.length);
+  const columns = query.columns ?? DEFAULT_COLUMNS;
+  // The finest period that fits the page, coarser still when the pairs would make too many cells.
+  let period = query.period ?? choosePeriod(from, to, columns);
+  if (!query.period) {
+    for (const coarser of ['week', 'month'] as const) {
+      if (spanCount(from, to, period) * pairCount <= MAX_CELLS) break;
+      if (period !== 'month') period = coarser;
+    }
+  }
+  const pairs = portfolios.flatMap((portfolioId) => reportTypes.map((reportType) => ({ portfolioId, reportType })));
+  const grid = buildCoverageGrid({ from, to, period, pairs, counts: await ledger.countByPeriod(filter, period) });
+  const cellCount = grid.rows.length * (grid.rows[0]?.cells.length ?? 0);
+  if (cellCount > MAX_CELLS) {
+    throw new UsageError(
+      `${cellCount.toLocaleString('en-US')} cells (${grid.rows.length} rows by ${grid.rows[0]?.cells.length} ${period}s) is more than one page shows (${MAX_CELLS.toLocaleString('en-US')}); choose a coarser period, fewer dates, or fewer portfolios and report types`,
+    );
+  }
+
+  const spans = grid.rows[0]?.cells.map((cell) => ({ from: cell.from, to: cell.to })) ?? [];
+  const inQueue = options.queued && 'queued' in options.queued ? overlay(options.queued, spans, { from, to, portfolios: query.portfolios, reportTypes: query.reportTypes }) : undefined;
+
+  const totals: Record<DashboardOutcome, number> = { failed: 0, running: 0, queued: 0, missing: 0, no_data: 0, loaded: 0 };
+  let hiddenRows = 0;
+  const rows = [];
+  for (const row of [...grid.rows].sort((a, b) => a.portfolioId - b.portfolioId || a.reportType.localeCompare(b.reportType))) {
+    const key = pairKey(row.portfolioId, row.reportType);
+    const cells = row.cells.map((cell, i) => viewCell(cell, inQueue?.get(key)?.[i]));
+    if (query.outcome && !cells.some((cell) => cell[OUTCOME_INDEX[query.outcome!]] > 0)) {
+      hiddenRows += 1;
+      continue;
+    }
+    for (const cell of cells) {
+      for (const outcome of Object.keys(totals) as DashboardOutcome[]) totals[outcome] += cell[OUTCOME_INDEX[outcome]];
+    }
+    rows.push({ portfolioId: row.portfolioId, reportType: row.reportType, cells });
+  }
+  const queue =
+    options.queued === undefined
+      ? null
+      : 'unreachable' in options.queued
+        ? { reachable: false, reason: options.queued.unreachable }
+        : { reachable: true, truncated: options.queued.truncated };
+  return { from, to, period, outcome: query.outcome ?? null, columns: spans, rows, totals, hiddenRows, queue };
+}
+
+/** Where each outcome's count sits in a {@link CoverageViewCell}. */
+const OUTCOME_INDEX: Record<DashboardOutcome, 1 | 2 | 3 | 4 | 5 | 6> = { loaded: 1, no_data: 2, failed: 3, missing: 4, queued: 5, running: 6 };
+
+/**
+ * A cell with the queue laid over it. Queued and running count jobs, beside the ledger's outcomes
+ * (a slice never attempted and waiting is both missing and queued; a re-run is loaded and queued).
+ * The cell shows the worst inside: failed, then running, queued, missing, no data, loaded.
+ */
+function viewCell(cell: CoverageCell, inQueue: { queued: number; running: number } | undefined): CoverageViewCell {
+  const running = inQueue?.running ?? 0;
+  const queued = inQueue?.queued ?? 0;
+  const { missing } = cell;
+  const worst: DashboardOutcome =
+    cell.failed > 0 ? 'failed' : running > 0 ? 'running' : queued > 0 ? 'queued' : missing > 0 ? 'missing' : cell.noData > 0 ? 'no_data' : 'loaded';
+  return [worst, cell.loaded, cell.noData, cell.failed, missing, queued, running];
+}
+
+/** Queued and running slices per row and column. */
+function overlay(
+  queued: QueuedSlices,
+  spans: readonly { from: string; to: string }[],
+  filter: { from: string; to: string; portfolios?: readonly number[]; reportTypes?: readonly string[] },
+): Map<string, { queued: number; running: number; }[]> {
+  const cells = new Map<string, { queued: number; running: number; }[]>();
+  const add = (slice: Slice, state: 'queued' | 'running') => {
+    if (slice.reportDate < filter.from || slice.reportDate > filter.to) return;
+    if (filter.portfolios && !filter.portfolios.includes(slice.portfolioId)) return;
+    if (filter.reportTypes && !filter.reportTypes.includes(slice.reportType)) return;
+    const key = pairKey(slice.portfolioId, slice.reportType);
+    let row = cells.get(key);
+    if (!row) {
+      row = spans.map(() => ({ queued: 0, running: 0 }));
+      cells.set(key, row);
+    }
+    row[spanIndex(spans, slice.reportDate)]![state] += 1;
+  };
+  for (const slice of queued.queued) add(slice, 'queued');
+  for (const slice of queued.running) add(slice, 'running');
+  return cells;
+}
+
+/** The span holding `date`: the last whose first day is not after it. */
+function spanIndex(spans: readonly { from: string }[], date: string): number {
+  let low = 0;
+  let high = spans.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (spans[middle]!.from <= date) low = middle;
+    else high = middle - 1;
+  }
+  return low;
+}
+
+function pairKey(portfolioId: number, reportType: string): string {
+  return `${portfolioId}\u0000${reportType}`;
+}
+
+/** About how many cells a row has at `period` (an upper bound: a partial week or month counts whole). */
+function spanCount(from: string, to: string, period: LedgerPeriod): number {
+  const days = countIsoDates(from, to);
+  return period === 'day' ? days : period === 'week' ? Math.ceil(days / 7) + 1 : Math.ceil(days / 28) + 1;
+}
+
+/** The query's dates, or: to yesterday (or the ledger's last day if later), from the ledger's first day or the lookback, whichever is earlier. */
+async function resolveDates(ledger: Ledger, query: DashboardQuery, defaults: CoverageDefaults): Promise<{ from: string; to: string }> {
+  if (query.from && query.to) return { from: query.from, to: query.to };
+  const span = await ledger.dateSpan({ portfolios: query.portfolios, reportTypes: query.reportTypes });
+  const yesterday = shiftIsoDate(todayIn(defaults.timeZone), -1);
+  let to = query.to ?? (span && span.to > yesterday ? span.to : yesterday);
+  if (query.from && query.from > to) to = query.from;
+  const lookback = shiftIsoDate(to, -defaults.lookbackDays);
+  const from = query.from ?? (span && span.from < lookback ? span.from : lookback);
+  return { from, to };
+}
