@@ -56,28 +56,34 @@ export function buildCoverageGrid(options: {
   readonly counts: readonly LedgerPeriodCount[];
 }): CoverageGrid {
   const { from, to, period } = options;
-  const spans = periodSpans(from, to, period);
-  const tallies = new Map<string, { loaded: number; noData: number; failed: number }>();
-  const pairKeys = new Map<string, { portfolioId: number; reportType: string }>();
-  for (const pair of options.pairs) pairKeys.set(pairKey(pair.portfolioId, pair.reportType), pair);
+  const spans = periodSpans(from, to, period).map((span) => ({ ...span, days: countIsoDates(span.from, span.to) }));
+  const columnOf = new Map(spans.map((span, i) => [span.from, i]));
+  const tallies = new Map<string, { portfolioId: number; reportType: string; cells: { loaded: number; noData: number; failed: number }[] }>();
+  const row = (portfolioId: number, reportType: string) => {
+    const key = pairKey(portfolioId, reportType);
+    let tally = tallies.get(key);
+    if (!tally) {
+      tally = { portfolioId, reportType, cells: spans.map(() => ({ loaded: 0, noData: 0, failed: 0 })) };
+      tallies.set(key, tally);
+    }
+    return tally;
+  };
+  for (const pair of options.pairs) row(pair.portfolioId, pair.reportType);
   for (const count of options.counts) {
-    const key = pairKey(count.portfolioId, count.reportType);
-    if (!pairKeys.has(key)) pairKeys.set(key, { portfolioId: count.portfolioId, reportType: count.reportType });
     // A week or month that starts before the range is the range's first cell.
-    const cellKey = `${key}\u0000${count.periodStart < from ? spans[0]!.from : count.periodStart}`;
-    const tally = tallies.get(cellKey) ?? { loaded: 0, noData: 0, failed: 0 };
-    if (count.status === 'loaded') tally.loaded += count.slices;
-    else if (count.status === 'no_data') tally.noData += count.slices;
-    else tally.failed += count.slices;
-    tallies.set(cellKey, tally);
+    const cell = row(count.portfolioId, count.reportType).cells[count.periodStart < from ? 0 : columnOf.get(count.periodStart)!]!;
+    cell.loaded += count.loaded;
+    cell.noData += count.noData;
+    cell.failed += count.failed;
   }
-  const rows = [...pairKeys.entries()].map(([key, pair]) => ({
-    ...pair,
-    cells: spans.map((span) => {
-      const tally = tallies.get(`${key}\u0000${span.from}`) ?? { loaded: 0, noData: 0, failed: 0 };
-      const missing = Math.max(0, countIsoDates(span.from, span.to) - tally.loaded - tally.noData - tally.failed);
-      const worst: CoverageOutcome = tally.failed > 0 ? 'failed' : missing > 0 ? 'missing' : tally.noData > 0 ? 'no_data' : 'loaded';
-      return { ...span, ...tally, missing, worst };
+  const rows = [...tallies.values()].map((tally) => ({
+    portfolioId: tally.portfolioId,
+    reportType: tally.reportType,
+    cells: tally.cells.map((counts, i) => {
+      const span = spans[i]!;
+      const missing = Math.max(0, span.days - counts.loaded - counts.noData - counts.failed);
+      const worst: CoverageOutcome = counts.failed > 0 ? 'failed' : missing > 0 ? 'missing' : counts.noData > 0 ? 'no_data' : 'loaded';
+      return { from: span.from, to: span.to, ...counts, missing, worst };
     }),
   }));
   return { from, to, period, rows };

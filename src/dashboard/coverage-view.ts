@@ -37,8 +37,8 @@ export interface CoverageDefaults {
   readonly lookbackDays: number;
 }
 
-/** Most cells one answer holds: a ten-year range of 600 pairs by month is 72,000. */
-export const MAX_CELLS = 250_000;
+/** Most cells one answer holds (a page of more is slow to draw): a ten-year range of 600 pairs by month is 72,000. */
+export const MAX_CELLS = 150_000;
 /** Columns assumed when the page does not say how many it has room for. */
 const DEFAULT_COLUMNS = 120;
 

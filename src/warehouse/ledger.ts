@@ -30,10 +30,15 @@ export function sliceOfEntry(entry: Pick<LedgerEntry, 'portfolio_id' | 'report_t
   return { portfolioId: entry.portfolio_id, reportType: entry.report_type as ReportType, reportDate: entry.report_date };
 }
 
-/** Slices per portfolio, report type, period and status (see {@link Ledger.countByPeriod}). */
-export interface LedgerPeriodCount extends LedgerCount {
+/** Slices per portfolio, report type and period, by outcome (see {@link Ledger.countByPeriod}). */
+export interface LedgerPeriodCount {
+  readonly portfolioId: number;
+  readonly reportType: string;
   /** The first day of the period (YYYY-MM-DD): the day itself, the Monday of its week, or the 1st of its month. */
   readonly periodStart: string;
+  readonly loaded: number;
+  readonly noData: number;
+  readonly failed: number;
 }
 
 /** How {@link Ledger.countByPeriod} buckets dates. */
@@ -79,17 +84,20 @@ export class Ledger {
   }
 
   /**
-   * {@link countByStatus} per day, ISO week (from Monday) or month: what a coverage grid draws.
-   * Bucketed and counted in SQL, so a ten-year range of hundreds of pairs returns at most a few
-   * thousand rows per pair and never reads the ledger into memory.
+   * Slices per pair and day, ISO week (from Monday) or month, by outcome: what a coverage grid
+   * draws. Bucketed, counted and pivoted in SQL, so a ten-year range of hundreds of pairs returns
+   * one small row per pair and period and never reads the ledger into memory.
    */
   async countByPeriod(filter: LedgerFilter, period: LedgerPeriod): Promise<LedgerPeriodCount[]> {
     try {
       const postgres = this.#db.introspection instanceof PostgresIntrospector;
       const periodStart = (postgres ? POSTGRES_PERIOD_START : SQLITE_PERIOD_START)[period];
       const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
-        .select(({ fn }) => ['portfolio_id', 'report_type', 'status', periodStart.as('period_start'), fn.countAll<number | string>().as('slices')])
-        .groupBy(['portfolio_id', 'report_type', 'status', 'period_start'])
+        .select(({ fn, eb }) => {
+          const count = (status: SliceStatus) => fn.sum<number | string>(eb.case().when('status', '=', status).then(1).else(0).end());
+          return ['portfolio_id', 'report_type', periodStart.as('period_start'), count('loaded').as('loaded'), count('no_data').as('no_data'), count('failed').as('failed')];
+        })
+        .groupBy(['portfolio_id', 'report_type', 'period_start'])
         .orderBy('portfolio_id')
         .orderBy('report_type')
         .orderBy('period_start')
@@ -97,9 +105,10 @@ export class Ledger {
       return rows.map((row) => ({
         portfolioId: Number(row.portfolio_id),
         reportType: row.report_type,
-        status: row.status,
         periodStart: String(row.period_start),
-        slices: Number(row.slices),
+        loaded: Number(row.loaded),
+        noData: Number(row.no_data),
+        failed: Number(row.failed),
       }));
     } catch (error) {
       throw classifyWarehouseError(error, 'counting the ledger by period');
