@@ -1,11 +1,10 @@
 import { buildCoverageGrid, choosePeriod } from '../coverage-grid.js';
-import { escapeControlCharacters } from '../printable-text.js';
 import { countIsoDates, shiftIsoDate } from '../report-date.js';
-import type { ReportType } from '../reports/report-types.js';
-import { describeSlice } from '../slice.js';
 import { Ledger, type LedgerFilter } from '../warehouse/ledger.js';
 import { rangeWindows, type SliceRange } from '../plan-slices.js';
 import { retryCommand } from '../retry-command.js';
+import { shellQuote } from '../shell-quote.js';
+import type { FailureSummary } from '../failure-groups.js';
 import { formatFailures } from './format-failures.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
@@ -123,13 +122,9 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
       '',
       formatCoverageGrid(grid, { colour }),
     ];
-    if (failed.length > 0) {
-      lines.push('', `Failed slices (${failed.length}${failed.length === FAILED_LISTED ? '+' : ''}):`);
-      for (const entry of failed) {
-        const slice = { portfolioId: entry.portfolio_id, reportType: entry.report_type as ReportType, reportDate: entry.report_date };
-        lines.push(`  ${describeSlice(slice)} (${entry.attempts} attempts, ${entry.updated_at}): ${escapeControlCharacters(entry.error ?? '')}`);
-      }
-    }
+    // Failures grouped under the grid: a thousand slices of one forbidden portfolio are one line.
+    const summary = await ledger.failureSummary(filter);
+    if (summary.total > 0) lines.push('', ...failureLines(summary, filter, options));
     io.stdout.write(`${lines.join('\n')}\n`);
     return 0;
   } finally {
@@ -163,8 +158,15 @@ async function printFailed(io: CliIo, ledger: Ledger, filter: LedgerFilter, rang
     io.stdout.write(`No failed slices${codes} from ${filter.from} to ${filter.to} in ${location}.\n`);
     return;
   }
-  const lines = [`Failed slices${codes} from ${filter.from} to ${filter.to} in ${location}:`, '', ...formatFailures(summary)];
-  if (summary.span) lines.push('', `Retry them: ${retryCommand('run', summary.span, options.config)}`);
-  lines.push(`Every one of them: report-sync status --failed --json --from ${filter.from} --to ${filter.to}${codes ? ` --code ${filter.errorCodes!.join(',')}` : ''}`);
+  const lines = [`Failed slices${codes} from ${filter.from} to ${filter.to} in ${location}:`, '', ...failureLines(summary, filter, options)];
   io.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** The failures grouped by code and portfolio, the command that retries them, and the one that lists every one. */
+function failureLines(summary: FailureSummary, filter: LedgerFilter, options: StatusOptions): string[] {
+  const codes = filter.errorCodes?.length ? ` --code ${filter.errorCodes.join(',')}` : '';
+  const lines = formatFailures(summary);
+  if (summary.span) lines.push('', `Retry them: ${retryCommand('run', summary.span, options.config)}`);
+  lines.push(`Every one of them: report-sync status --failed --json --from ${filter.from} --to ${filter.to}${codes}${options.config ? ` --config ${shellQuote(options.config)}` : ''}`);
+  return lines;
 }

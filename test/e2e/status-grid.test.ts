@@ -53,6 +53,17 @@ describe.each(DIALECTS)('status draws the coverage grid (%s)', (dialect) => {
       '1002  index  ░░░███████',
       '█ loaded  ░ no data  ✗ failed  · missing',
     ]);
+    // Under the grid, the failures grouped, and the commands that retry and list them.
+    const failures = result.stdout.slice(result.stdout.indexOf('Failed slices')).trimEnd().split('\n');
+    expect(failures).toEqual([
+      'Failed slices by error code and portfolio (1 slice):',
+      '  EXPORT_FORBIDDEN: 1 slice',
+      '    portfolio 1001: 1 slice, e.g. index 2024-01-09',
+      '      EXPORT_FORBIDDEN: no entitlement',
+      '',
+      'Retry them: report-sync run --from 2024-01-09 --to 2024-01-09 --portfolios 1001 --report-types index --only-missing',
+      'Every one of them: report-sync status --failed --json --from 2024-01-01 --to 2024-01-10',
+    ]);
     expect(result.stdout).not.toContain('\u001b[');
   });
 

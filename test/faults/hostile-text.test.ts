@@ -44,7 +44,7 @@ describe('upstream text on a real terminal', () => {
     expect(run).toContain('\\x1b]0;pwned\\x07');
 
     const status = await onTerminal('status --from 2024-01-01 --to 2024-01-03', { cwd: rig.dir, env: rig.env });
-    expect(status).toContain('Failed slices (3)');
+    expect(status).toContain('Failed slices by error code and portfolio (3 slices):');
     expect(status).not.toMatch(ACTED_ON);
     expect(status).not.toMatch(/^FORGED/m);
 
