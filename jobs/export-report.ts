@@ -67,7 +67,7 @@ async function attemptExport(slice: Slice, attempt: SliceAttempt, deps: ExportRe
       log.warn({ status: 'retrying', code: error.code, error: error.message, durationMs: elapsed() }, 'attempt failed, will retry');
       return { status: 'failed', slice, attempt: attempt.number, durationMs: elapsed(), error, final };
     }
-    const recorded = await recordFailure(slice, error, attempt, deps);
+    const recorded = await recordFailure(slice, error, attempt, deps, elapsed());
     log.error(
       { status: 'failed', code: recorded.code, error: recorded.message, rows: 0, durationMs: elapsed(), attempts: attempt.number },
       'slice failed',
@@ -90,7 +90,7 @@ async function fetchAndLoad(
   const download = await client.download(slice, requested);
 
   if (download.kind === 'no_data') {
-    const unchanged = await recordNoData(slice, requested, attempt, deps);
+    const unchanged = await recordNoData(slice, requested, attempt, deps, elapsed());
     return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: elapsed(), unchanged };
   }
 
@@ -104,13 +104,13 @@ async function fetchAndLoad(
       maxJsonDepth: settings.limits.maxJsonDepth,
     });
     if (content.kind === 'blank') {
-      const unchanged = await recordNoData(slice, requested, attempt, deps);
+      const unchanged = await recordNoData(slice, requested, attempt, deps, elapsed());
       return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: elapsed(), unchanged };
     }
 
     const facts = { format: content.format, fileName: download.fileName, bytes: body.bytes, sha256: body.sha256 };
     const rows = toRows(content.records, createRowValuesBuilder(definition, slice, fileName));
-    const load = await loader.loadExport(slice, definition, rows, facts, attempt.number, { force: options.force });
+    const load = await loader.loadExport(slice, definition, rows, facts, attempt.number, { force: options.force, durationMs: elapsed() });
     if (load.replacedMismatch) {
       log.warn(
         { heldRows: load.replacedMismatch.heldRows, ledgerRows: load.replacedMismatch.ledgerRows },
@@ -147,9 +147,10 @@ async function* toRows(records: AsyncIterable<SourceRecord>, build: ReturnType<t
  * them on its own (a glitch upstream would wipe loaded data), unless
  * `warehouse.acceptEmptyRestatements` says such restatements are to be believed.
  */
-async function recordNoData(slice: Slice, format: ExportFormat, attempt: SliceAttempt, deps: ExportReportDeps): Promise<boolean> {
+async function recordNoData(slice: Slice, format: ExportFormat, attempt: SliceAttempt, deps: ExportReportDeps, durationMs: number): Promise<boolean> {
   const record = await deps.loader.recordEmptyAnswer(slice, reportDefinitionFor(slice.reportType), format, attempt.number, {
     acceptRestatement: deps.settings.warehouse.acceptEmptyRestatements,
+    durationMs,
   });
   if (record.kind === 'refused') {
     const previous = record.previous;
@@ -168,9 +169,9 @@ async function recordNoData(slice: Slice, format: ExportFormat, attempt: SliceAt
  * ledger cannot say so: the error reported (console summary, worker log) then says that the
  * failure is not in the ledger and why, so the operator knows to re-run the slice.
  */
-async function recordFailure(slice: Slice, error: SyncError, attempt: SliceAttempt, deps: ExportReportDeps): Promise<SyncError> {
+async function recordFailure(slice: Slice, error: SyncError, attempt: SliceAttempt, deps: ExportReportDeps, durationMs: number): Promise<SyncError> {
   try {
-    await deps.loader.recordFailure(slice, `${error.code}: ${error.message}`, attempt.number);
+    await deps.loader.recordFailure(slice, `${error.code}: ${error.message}`, attempt.number, durationMs);
     return error;
   } catch (ledgerError) {
     const warehouseError = toSyncError(ledgerError);

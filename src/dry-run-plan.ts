@@ -35,10 +35,10 @@ export interface DryRunPlan {
   readonly retryAttempts: number;
   readonly estimate: DurationEstimate & {
     readonly secondsPerRequest: number;
-    /** `assumed`: {@link ASSUMED_REQUEST_SECONDS}; `given`: `--request-seconds`. */
-    readonly secondsPerRequestSource: 'assumed' | 'given';
-    /** Always null: the ledger records when outcomes were reached, not how long requests took, so there is nothing honest to measure. */
-    readonly measuredMeanRequestSeconds: null;
+    /** `given`: `--request-seconds`; `measured`: the ledger's mean attempt time; `assumed`: {@link ASSUMED_REQUEST_SECONDS}, when the ledger has none. */
+    readonly secondsPerRequestSource: 'assumed' | 'given' | 'measured';
+    /** The ledger's mean attempt time over its latest loaded or no-data slices (`duration_ms`), and how many; null when it records none. */
+    readonly measured: { readonly meanSeconds: number; readonly slices: number } | null;
     readonly concurrency: number;
     readonly connections: number;
     readonly rateLimit: Settings['queue']['rateLimit'] & { readonly applies: boolean };
@@ -55,7 +55,7 @@ export interface DryRunPlanOptions {
   readonly ledger: Ledger | undefined;
   readonly location: string;
   readonly settings: Settings;
-  /** `--request-seconds`; undefined: {@link ASSUMED_REQUEST_SECONDS}. */
+  /** `--request-seconds`; undefined: the ledger's measured mean, else {@link ASSUMED_REQUEST_SECONDS}. */
   readonly secondsPerRequest: number | undefined;
 }
 
@@ -98,7 +98,9 @@ export async function dryRunPlan(options: DryRunPlanOptions): Promise<DryRunPlan
     neverAttempted: sum('neverAttempted'),
     toRequest: sum('toRequest'),
   };
-  const secondsPerRequest = options.secondsPerRequest ?? ASSUMED_REQUEST_SECONDS;
+  const measured = ledger ? await ledger.meanAttemptSeconds() : undefined;
+  // A slice faster than a millisecond would make every estimate zero: measured means are at least 1 ms.
+  const secondsPerRequest = options.secondsPerRequest ?? (measured ? Math.max(0.001, measured.seconds) : ASSUMED_REQUEST_SECONDS);
   // Only queue workers are rate-limited (BullMQ's limiter and the Redis window); `run` is not.
   const rateApplies = options.command === 'backfill' && settings.queue.rateLimit.max > 0;
   const estimate = estimateDuration({
@@ -121,8 +123,8 @@ export async function dryRunPlan(options: DryRunPlanOptions): Promise<DryRunPlan
     estimate: {
       ...estimate,
       secondsPerRequest,
-      secondsPerRequestSource: options.secondsPerRequest === undefined ? 'assumed' : 'given',
-      measuredMeanRequestSeconds: null,
+      secondsPerRequestSource: options.secondsPerRequest !== undefined ? 'given' : measured ? 'measured' : 'assumed',
+      measured: measured ? { meanSeconds: measured.seconds, slices: measured.slices } : null,
       concurrency: settings.concurrency,
       connections: settings.http.connections,
       rateLimit: { ...settings.queue.rateLimit, applies: rateApplies },

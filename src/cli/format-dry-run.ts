@@ -50,14 +50,17 @@ export function formatDryRun(plan: DryRunPlan): string {
     `Estimated duration: about ${formatSeconds(estimate.seconds)} for ${who}: ${count(plan.exportRequests, 'request')}, up to ${estimate.parallel} at a time ` +
       `(concurrency ${estimate.concurrency}, http.connections ${estimate.connections}), at ${estimate.secondsPerRequest} s per request.`,
   );
-  if (estimate.secondsPerRequestSource === 'assumed') {
+  const measured = estimate.measured ? `the mean over the ledger's ${count(estimate.measured.slices, 'latest loaded or no-data slice')} is ${estimate.measured.meanSeconds} s` : undefined;
+  if (estimate.secondsPerRequestSource === 'measured') {
+    lines.push(`  The ${estimate.secondsPerRequest} s per request is measured: ${measured} (start of the attempt to its ledger write). --request-seconds replaces it.`);
+  } else if (estimate.secondsPerRequestSource === 'assumed') {
     lines.push(
-      `  The ${estimate.secondsPerRequest} s per request is an assumption, not a measurement: the ledger records when each outcome was reached, not how long its request took, ` +
-        'so the estimate uses concurrency and the rate limit only. For a better one, pass --request-seconds with your mean ' +
+      `  The ${estimate.secondsPerRequest} s per request is an assumption, not a measurement: the ledger records no attempt times yet (they are kept from this version on). ` +
+        'For a better one, pass --request-seconds with your mean ' +
         '(report_sync_export_request_duration_seconds _sum / _count on /metrics of a worker, or of run --metrics-port).',
     );
   } else {
-    lines.push(`  The ${estimate.secondsPerRequest} s per request is the --request-seconds given; the ledger records no request times.`);
+    lines.push(`  The ${estimate.secondsPerRequest} s per request is the --request-seconds given${measured ? `; ${measured}` : ''}.`);
   }
   const { rateLimit } = estimate;
   if (plan.command === 'run') {

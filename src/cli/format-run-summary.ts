@@ -37,5 +37,8 @@ export function formatRunSummary(report: RunReport): string {
   if (report.stoppedBy) parts.push('', `Stopped early: ${printableText(report.stoppedBy.message, 600)}`);
   if (report.interrupted) parts.push('', 'Interrupted: slices not attempted keep their earlier state; run again to finish.');
   if (report.retryCommand && (report.failed > 0 || report.notAttempted > 0)) parts.push('', `Retry them: ${report.retryCommand}`);
+  // The examples above are a few per group; the ledger has every one.
+  const span = report.failures.span;
+  if (span) parts.push(`Every failed slice: report-sync status --failed --json --from ${span.from} --to ${span.to}`);
   return `${parts.join('\n')}\n`;
 }

@@ -150,6 +150,32 @@ export class Ledger {
     }
   }
 
+  /**
+   * The mean time of the latest attempt of the most recently checked slices that reached
+   * `loaded` or `no_data` (at most `sample` of them), from `duration_ms`; undefined when no such row
+   * records one (all written before it was kept). What a dry run estimates a request from.
+   */
+  async meanAttemptSeconds(sample = 1000): Promise<{ seconds: number; slices: number } | undefined> {
+    try {
+      const recent = this.#db
+        .selectFrom('report_loads')
+        .select('duration_ms')
+        .where('duration_ms', 'is not', null)
+        .where('status', 'in', ['loaded', 'no_data'])
+        .orderBy('checked_at', 'desc')
+        .limit(sample)
+        .as('recent');
+      const mean = await this.#db
+        .selectFrom(recent)
+        .select(({ fn }) => [fn.avg<number | string>('duration_ms').as('mean_ms'), fn.countAll<number | string>().as('slices')])
+        .executeTakeFirst();
+      const slices = Number(mean?.slices ?? 0);
+      return slices === 0 ? undefined : { seconds: Math.round(Number(mean!.mean_ms)) / 1000, slices };
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
   /** The first and last report dates the ledger holds for these portfolios and report types (all when omitted), or undefined when it holds none. */
   async dateSpan(filter: Pick<LedgerFilter, 'portfolios' | 'reportTypes'> = {}): Promise<{ from: string; to: string } | undefined> {
     try {

@@ -54,7 +54,7 @@ export class SliceLoader {
   readonly #counts = new Map<string, ReusableStatement<SliceKey>>();
   readonly #selectLedger: ReusableStatement<SliceKey>;
   readonly #upsertLedger: ReusableStatement<ReportLoadsRow>;
-  readonly #touchLedger: ReusableStatement<SliceKey & Pick<ReportLoadsRow, 'checked_at' | 'attempts'>>;
+  readonly #touchLedger: ReusableStatement<SliceKey & Pick<ReportLoadsRow, 'checked_at' | 'attempts' | 'duration_ms'>>;
 
   constructor(options: SliceLoaderOptions) {
     const db = options.db;
@@ -87,13 +87,14 @@ export class SliceLoader {
             first_loaded_at: sql`coalesce(report_loads.first_loaded_at, excluded.first_loaded_at)`,
             updated_at: eb.ref('excluded.updated_at'),
             checked_at: eb.ref('excluded.checked_at'),
+            duration_ms: eb.ref('excluded.duration_ms'),
           })),
         ),
     );
-    this.#touchLedger = ReusableStatement.compile<SliceKey & Pick<ReportLoadsRow, 'checked_at' | 'attempts'>>([...SLICE_KEY, 'checked_at', 'attempts'], (values) =>
+    this.#touchLedger = ReusableStatement.compile<SliceKey & Pick<ReportLoadsRow, 'checked_at' | 'attempts' | 'duration_ms'>>([...SLICE_KEY, 'checked_at', 'attempts', 'duration_ms'], (values) =>
       db
         .updateTable('report_loads')
-        .set({ checked_at: values.checked_at, attempts: values.attempts })
+        .set({ checked_at: values.checked_at, attempts: values.attempts, duration_ms: values.duration_ms })
         .where('portfolio_id', '=', values.portfolio_id)
         .where('report_type', '=', values.report_type)
         .where('report_date', '=', values.report_date),
@@ -142,7 +143,7 @@ export class SliceLoader {
     file: ExportFileFacts,
     attempts: number,
   ): Promise<number> {
-    return this.#write(slice, `loading ${describeSlice(slice)}`, (trx, now) => this.#replace(trx, now, slice, definition, rows, file, attempts));
+    return this.#write(slice, `loading ${describeSlice(slice)}`, (trx, now) => this.#replace(trx, now, slice, definition, rows, file, attempts, null));
   }
 
   /**
@@ -157,8 +158,9 @@ export class SliceLoader {
     rows: AsyncIterable<RowValues>,
     file: ExportFileFacts,
     attempts: number,
-    options: { readonly force?: boolean } = {},
+    options: { readonly force?: boolean; readonly durationMs?: number } = {},
   ): Promise<ExportLoad> {
+    const durationMs = options.durationMs ?? null;
     return this.#write(slice, `loading ${describeSlice(slice)}`, async (trx, now) => {
       let replacedMismatch: ExportLoad['replacedMismatch'];
       if (!options.force) {
@@ -166,13 +168,13 @@ export class SliceLoader {
         if (previous?.status === 'loaded' && previous.content_sha256 === file.sha256) {
           const held = Number((await selectOne<{ rows: number | string }>(trx, this.#countRows(definition).with(ledgerKey(slice))))?.rows ?? 0);
           if (held === previous.row_count) {
-            await trx.executeQuery(this.#touchLedger.with({ ...ledgerKey(slice), checked_at: now, attempts }));
+            await trx.executeQuery(this.#touchLedger.with({ ...ledgerKey(slice), checked_at: now, attempts, duration_ms: durationMs }));
             return { rowCount: previous.row_count, unchanged: true };
           }
           replacedMismatch = { heldRows: held, ledgerRows: previous.row_count };
         }
       }
-      const rowCount = await this.#replace(trx, now, slice, definition, rows, file, attempts);
+      const rowCount = await this.#replace(trx, now, slice, definition, rows, file, attempts, durationMs);
       return { rowCount, unchanged: false, replacedMismatch };
     });
   }
@@ -187,16 +189,17 @@ export class SliceLoader {
     definition: ReportDefinition,
     format: ExportFormat,
     attempts: number,
-    options: { readonly acceptRestatement: boolean },
+    options: { readonly acceptRestatement: boolean; readonly durationMs?: number },
   ): Promise<EmptyAnswerRecord> {
+    const durationMs = options.durationMs ?? null;
     return this.#write(slice, `recording no data for ${describeSlice(slice)}`, async (trx, now) => {
       const previous = await selectOne<ReportLoadsRow>(trx, this.#selectLedger.with(ledgerKey(slice)));
       if (previous && previous.row_count > 0 && !options.acceptRestatement) return { kind: 'refused', previous };
       if (previous?.status === 'no_data') {
-        await trx.executeQuery(this.#touchLedger.with({ ...ledgerKey(slice), checked_at: now, attempts }));
+        await trx.executeQuery(this.#touchLedger.with({ ...ledgerKey(slice), checked_at: now, attempts, duration_ms: durationMs }));
         return { kind: 'unchanged' };
       }
-      await this.#replaceWithNoData(trx, now, slice, definition, format, attempts);
+      await this.#replaceWithNoData(trx, now, slice, definition, format, attempts, durationMs);
       return { kind: 'recorded' };
     });
   }
@@ -210,13 +213,14 @@ export class SliceLoader {
     rows: AsyncIterable<RowValues>,
     file: ExportFileFacts,
     attempts: number,
+    durationMs: number | null,
   ): Promise<number> {
     await trx.executeQuery(this.#deleteRows(definition).with(ledgerKey(slice)));
     const columns = rowColumns(definition);
     const rowCount = this.#copies
       ? await copyRows(trx, definition, columns, rows, this.#batchRows)
       : await this.#insertRows(trx, definition, columns, rows);
-    await this.#recordOutcome(trx, slice, now, attempts, {
+    await this.#recordOutcome(trx, slice, now, attempts, durationMs, {
       status: 'loaded',
       row_count: rowCount,
       format: file.format,
@@ -230,12 +234,20 @@ export class SliceLoader {
 
   /** Records `no_data` (an empty body) and removes any rows the slice had. */
   async recordNoData(slice: Slice, definition: ReportDefinition, format: ExportFormat, attempts: number): Promise<void> {
-    await this.#write(slice, `recording no data for ${describeSlice(slice)}`, (trx, now) => this.#replaceWithNoData(trx, now, slice, definition, format, attempts));
+    await this.#write(slice, `recording no data for ${describeSlice(slice)}`, (trx, now) => this.#replaceWithNoData(trx, now, slice, definition, format, attempts, null));
   }
 
-  async #replaceWithNoData(trx: Kysely<Warehouse>, now: string, slice: Slice, definition: ReportDefinition, format: ExportFormat, attempts: number): Promise<void> {
+  async #replaceWithNoData(
+    trx: Kysely<Warehouse>,
+    now: string,
+    slice: Slice,
+    definition: ReportDefinition,
+    format: ExportFormat,
+    attempts: number,
+    durationMs: number | null,
+  ): Promise<void> {
     await trx.executeQuery(this.#deleteRows(definition).with(ledgerKey(slice)));
-    await this.#recordOutcome(trx, slice, now, attempts, {
+    await this.#recordOutcome(trx, slice, now, attempts, durationMs, {
       status: 'no_data',
       row_count: 0,
       format,
@@ -252,16 +264,17 @@ export class SliceLoader {
     slice: Slice,
     now: string,
     attempts: number,
+    durationMs: number | null,
     facts: Pick<ReportLoadsRow, 'status' | 'row_count' | 'format' | 'file_name' | 'bytes' | 'content_sha256' | 'first_loaded_at'>,
   ): Promise<void> {
-    await trx.executeQuery(this.#upsertLedger.with({ ...ledgerKey(slice), ...facts, attempts, error: null, error_code: null, updated_at: now, checked_at: now }));
+    await trx.executeQuery(this.#upsertLedger.with({ ...ledgerKey(slice), ...facts, attempts, error: null, error_code: null, updated_at: now, checked_at: now, duration_ms: durationMs }));
   }
 
   /**
    * Records `failed` with its reason (`CODE: what to check`, the code also kept in `error_code`);
    * rows loaded earlier, and the ledger's facts about them, stay.
    */
-  async recordFailure(slice: Slice, reason: string, attempts: number): Promise<void> {
+  async recordFailure(slice: Slice, reason: string, attempts: number, durationMs: number | null = null): Promise<void> {
     await this.#write(slice, `recording the failure of ${describeSlice(slice)}`, async (trx, now) => {
       await trx
         .insertInto('report_loads')
@@ -279,6 +292,7 @@ export class SliceLoader {
           first_loaded_at: null,
           updated_at: now,
           checked_at: now,
+          duration_ms: durationMs,
         })
         .onConflict((oc) =>
           oc.columns(['portfolio_id', 'report_type', 'report_date']).doUpdateSet({
@@ -288,6 +302,7 @@ export class SliceLoader {
             error_code: errorCodeOf(reason),
             updated_at: now,
             checked_at: now,
+            duration_ms: durationMs,
           }),
         )
         .execute();
@@ -462,6 +477,7 @@ const LEDGER_COLUMNS: readonly (keyof ReportLoadsRow)[] = [
   'first_loaded_at',
   'updated_at',
   'checked_at',
+  'duration_ms',
 ];
 
 function ledgerKey(slice: Slice): SliceKey {

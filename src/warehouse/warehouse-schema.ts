@@ -33,6 +33,8 @@ export interface ReportLoadsRow {
   updated_at: string;
   /** When the slice was last fetched, whether or not anything changed. */
   checked_at: string;
+  /** How long the latest attempt took, start to ledger write (ms); null when written before this was kept. */
+  duration_ms: number | null;
 }
 
 /** The warehouse as Kysely sees it. Decimal columns are written as exact text. */

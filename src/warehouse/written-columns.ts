@@ -22,6 +22,7 @@ const LEDGER_COLUMNS: { readonly [column in keyof ReportLoadsRow]-?: true } = {
   first_loaded_at: true,
   updated_at: true,
   checked_at: true,
+  duration_ms: true,
 };
 
 /**

@@ -75,7 +75,7 @@ describe('dry run without a warehouse', () => {
       warehouse: { location: `sqlite:${sqliteFile(rig)}`, exists: false },
       totals: { inRange: 16, loaded: 0, noData: 0, failed: 0, neverAttempted: 16, toRequest: 16 },
       exportRequests: 16,
-      estimate: { seconds: 8, secondsPerRequest: 2, secondsPerRequestSource: 'assumed', measuredMeanRequestSeconds: null, concurrency: 4, parallel: 4 },
+      estimate: { seconds: 8, secondsPerRequest: 2, secondsPerRequestSource: 'assumed', measured: null, concurrency: 4, parallel: 4 },
     });
     expect(plan.pairs).toHaveLength(4);
     expect(existsSync(sqliteFile(rig))).toBe(false);
@@ -170,6 +170,17 @@ describe.each(DIALECTS)('dry run over a ledger with history (%s)', (dialect) => 
     expect(backfill.estimate.rateLimit.applies).toBe(true);
     const text = await rig.cli(['backfill', ...RANGE, ...limited, '--dry-run']);
     expect(text.stdout).toContain('queue.rateLimit (3 per 60000 ms, across every worker) allows it no sooner than 5 min, which is what bounds it');
+
+    // Without --request-seconds, the ledger's own figure: the mean attempt time of the 10 slices loaded (failures left out).
+    const durations = await (await rig.warehouse()).db.selectFrom('report_loads').select(['duration_ms', 'status']).execute();
+    const loaded = durations.filter((row) => row.status === 'loaded').map((row) => Number(row.duration_ms));
+    expect(loaded).toHaveLength(10);
+    expect(durations.filter((row) => row.status === 'failed').every((row) => row.duration_ms !== null)).toBe(true);
+    const meanSeconds = Math.round(loaded.reduce((sum, ms) => sum + ms, 0) / loaded.length) / 1000;
+    const measured = await dryRun(rig, ['run', ...RANGE]);
+    expect(measured.estimate).toMatchObject({ secondsPerRequestSource: 'measured', measured: { meanSeconds, slices: 10 }, secondsPerRequest: Math.max(0.001, meanSeconds) });
+    const measuredText = await rig.cli(['run', ...RANGE, '--dry-run']);
+    expect(measuredText.stdout).toContain(`is measured: the mean over the ledger's 10 latest loaded or no-data slices is ${meanSeconds} s`);
 
     // Nothing failed with this code: nothing to request, nothing to estimate.
     const none = await rig.cli(['run', ...RANGE, '--code', 'EXPORT_NOT_FOUND', '--dry-run']);

@@ -29,5 +29,6 @@ export function ledgerRow(
     first_loaded_at: null,
     updated_at: at,
     checked_at: at,
+    duration_ms: status === 'failed' ? null : 1500,
   };
 }

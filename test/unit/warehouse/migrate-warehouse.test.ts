@@ -32,7 +32,7 @@ describe.each(DIALECTS)('migrating a warehouse made by the previous release (%s)
     await db.insertInto('report_loads').values(rows).execute();
 
     const { applied } = await migrateWarehouse(warehouse);
-    expect(applied).toEqual(['0002-ledger-error-code', '0003-index-report-line-number']);
+    expect(applied).toEqual(['0002-ledger-error-code', '0003-index-report-line-number', '0004-ledger-duration']);
     const after = await warehouse.db.selectFrom('report_loads').select(['portfolio_id', 'status', 'row_count', 'error', 'error_code']).orderBy('portfolio_id').execute();
     expect(after).toEqual([
       { portfolio_id: 1, status: 'loaded', row_count: 3, error: null, error_code: null },
@@ -63,7 +63,7 @@ describe.each(DIALECTS)('migrating a warehouse made by the previous release (%s)
     ]).execute();
 
     const { applied } = await migrateWarehouse(warehouse);
-    expect(applied).toEqual(['0003-index-report-line-number']);
+    expect(applied).toEqual(['0003-index-report-line-number', '0004-ledger-duration']);
     const after = await db.selectFrom('index_report').select(['portfolio_id', 'report_date', 'line_number', 'index_id'])
       .orderBy('portfolio_id').orderBy('report_date').orderBy('line_number').execute();
     expect(after.map((row) => `${row.portfolio_id} ${String(row.report_date).slice(0, 10)} ${row.line_number} ${row.index_id}`)).toEqual([

@@ -21,6 +21,7 @@ const ROW: ReportLoadsRow = {
   first_loaded_at: '2024-03-02T00:00:00.000Z',
   updated_at: '2024-03-02T00:00:00.000Z',
   checked_at: '2024-03-02T00:00:00.000Z',
+  duration_ms: null,
 };
 
 describe.each(DIALECTS)('ReusableStatement on %s', (dialect) => {
