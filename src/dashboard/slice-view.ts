@@ -17,6 +17,8 @@ export interface SliceView {
   readonly firstLoadedAt: string | null;
   readonly updatedAt: string | null;
   readonly checkedAt: string | null;
+  /** How long the latest attempt took, in milliseconds. */
+  readonly durationMs: number | null;
   readonly errorCode: string | null;
   readonly error: string | null;
   /** The slice's job, when the queue holds one: `waiting`, `active`, `delayed`…; null otherwise or with no queue. */
@@ -40,6 +42,7 @@ export async function sliceView(ledger: Ledger, slice: Slice, queue?: QueueView)
     firstLoadedAt: row?.first_loaded_at ?? null,
     updatedAt: row?.updated_at ?? null,
     checkedAt: row?.checked_at ?? null,
+    durationMs: row?.duration_ms ?? null,
     errorCode: row?.error_code ?? null,
     error: row?.error ?? null,
     job,

@@ -146,6 +146,11 @@ describe('the coverage dashboard in a real browser', () => {
       expect(await field('attempts')).toBe('5');
       expect(await field('bytes')).toBe('4,096');
       expect(await field('updated')).toBe('2024-04-01T02:00:00.000Z');
+      expect(await page.$('#detail dd[data-field="attempt took"]')).toBeNull();
+      await page.locator('.grid-row[data-portfolio="1001"][data-report-type="index"] .cell[data-from="2024-03-04"]').click();
+      await expect.poll(() => field('outcome')).toBe('loaded');
+      expect(await field('attempt took')).toBe('1,500 ms');
+      expect(await field('rows')).toBe('3');
 
       // Failures grouped by code and portfolio, with the command that re-runs them.
       const groups = await page.$$eval('#failure-groups tr[data-code]', (rows) => rows.map((row) => [(row as HTMLElement).dataset.code, (row as HTMLElement).dataset.portfolio, row.children[2]?.textContent]));

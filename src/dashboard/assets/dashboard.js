@@ -237,6 +237,7 @@ function showDetail(slice) {
     ['first loaded', slice.firstLoadedAt],
     ['updated', slice.updatedAt],
     ['last checked', slice.checkedAt],
+    ['attempt took', slice.durationMs === null ? null : `${number(slice.durationMs)} ms`],
     ['error', slice.error],
     ['job', slice.job],
   ];
