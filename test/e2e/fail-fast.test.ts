@@ -8,6 +8,7 @@ import { capturedIo } from '../helpers/captured-io.js';
 import { freePort } from '../helpers/free-port.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
 import { TEST_POSTGRES_URL } from '../helpers/temp-warehouse.js';
+import { until } from '../helpers/until.js';
 
 /*
  * Commands that cannot start must say so at once, naming what to fix, with exit 2; none of them
@@ -136,7 +137,10 @@ describe('a worker whose Redis is down', () => {
 
   it('from the start: keeps retrying with a bounded number of lines, and exits 0 on one SIGTERM', async () => {
     const worker = startWorker(await deadRedisUrl());
-    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    // Timed from the first trouble line, not from the spawn: on a busy machine starting the worker
+    // alone can take seconds. The next backoff steps (1 and 2 s after it) each add one line.
+    await until(() => worker.output().includes('Redis connection trouble'), 15_000, `the first Redis trouble line (output so far: ${worker.output()})`);
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
     const { exit, stoppedInMs } = await stopWithin(worker, 5_000);
     expect(exit).toBe(0);
     expect(stoppedInMs).toBeLessThan(3_000);
