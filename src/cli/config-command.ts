@@ -7,6 +7,8 @@ import { formatTable } from './format-table.js';
 
 export interface ConfigOptions extends CommonOptions {
   readonly json?: boolean;
+  /** As `run`, `nightly` and `worker` take it: shown as set by a command-line flag. */
+  readonly concurrency?: number;
 }
 
 /**
@@ -16,7 +18,7 @@ export interface ConfigOptions extends CommonOptions {
  * and lists missing variables rather than failing on them; invalid settings exit 2 as everywhere.
  */
 export async function configCommand(options: ConfigOptions, io: CliIo): Promise<number> {
-  const config = loadCliConfig(io, options);
+  const config = loadCliConfig(io, options, { concurrency: options.concurrency });
   const label = sourceLabeller(config, options);
   const settings = settingSources(config).map((setting) => ({ ...setting, source: label(setting.source) }));
   const environment = describeEnvironment(config);

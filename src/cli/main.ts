@@ -115,6 +115,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .command('config')
     .description('print the effective settings with the layer each came from, and the environment variables read (secrets as set/unset); connects nowhere')
     .option('--json', 'print JSON instead of tables')
+    .addOption(new Option('--concurrency <n>', 'show the settings as run, nightly and worker would have them with this --concurrency').argParser(parsePositiveIntArgument))
     .addOption(configOption())
     .action(async (options) => {
       exitCode = await (await import('./config-command.js')).configCommand(options, io);

@@ -54,6 +54,9 @@ describe('report-sync config', () => {
     expect(settings['concurrency']).toEqual({ value: 3, source: 'config/local.json' });
     expect(settings['queue.name']).toEqual({ value: 'extra-queue', source: 'extra.json (--config)' });
     expect(settings['log.level']).toEqual({ value: 'debug', source: 'LOG_LEVEL (environment)' });
+    // A flag is the highest layer, over config/local.json.
+    const flagged = await configJson(cwd, ['--config', 'extra.json', '--concurrency', '12']);
+    expect(flagged.settings['concurrency']).toEqual({ value: 12, source: 'command-line flags' });
   });
 
   it('prints one aligned line per dotted key, then the environment', async () => {
