@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/build-dist.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // e2e tests start servers and SQLite files of their own; two cores, so two forks.

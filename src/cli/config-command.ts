@@ -2,6 +2,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { describeEnvironment, type EnvironmentEntry } from '../config/describe-environment.js';
 import type { AppConfig } from '../config/load-config.js';
 import { settingSources } from '../config/setting-sources.js';
+import { SETTING_VARIABLE_PREFIX } from '../config/setting-variables.js';
 import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 import { formatTable } from './format-table.js';
 
@@ -61,7 +62,7 @@ function sourceLabeller(config: AppConfig, options: CommonOptions): (source: str
   const extraFile = options.config ?? config.env.REPORT_SYNC_CONFIG;
   const extraPath = extraFile ? resolve(config.cwd, extraFile) : undefined;
   return (source) => {
-    if (source === 'LOG_LEVEL') return `LOG_LEVEL (${config.dotEnvVariables.has('LOG_LEVEL') ? '.env' : 'environment'})`;
+    if (source === 'LOG_LEVEL' || source.startsWith(SETTING_VARIABLE_PREFIX)) return `${source} (${config.dotEnvVariables.has(source) ? '.env' : 'environment'})`;
     if (!isAbsolute(source)) return source;
     const inside = relative(config.cwd, source);
     const shown = inside.startsWith('..') || isAbsolute(inside) ? source : inside;

@@ -1,5 +1,4 @@
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { ExportQueue } from '../queue/export-queue.js';
 import { createRedisConnector, type RedisConnector } from '../queue/redis-connection.js';
 import { startDashboardServer } from '../dashboard/dashboard-server.js';
@@ -7,13 +6,14 @@ import { QueueView } from '../dashboard/queue-view.js';
 import { Ledger } from '../warehouse/ledger.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
+import { packageVersion } from '../package-version.js';
 
 export interface DashboardOptions extends CommonOptions {
   readonly port: number;
   readonly host: string;
 }
 
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const version = packageVersion();
 
 /**
  * `report-sync dashboard`: serves the coverage dashboard (read-only) until Ctrl-C / SIGTERM. The

@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { readEnvironment } from '../config/load-config.js';
 import { secretValues } from '../config/secret-values.js';
 import { SyncError } from '../errors.js';
 import { redactSecrets } from '../redact-secrets.js';
@@ -16,10 +14,11 @@ import {
   parseSecondsArgument,
 } from './cli-arguments.js';
 import type { CliIo } from './cli-io.js';
+import { packageVersion } from '../package-version.js';
 
 // Each command's module is imported when it runs: `run` then never loads BullMQ, ioredis or pg's
 // neighbours it does not use, which keeps a big slice's peak memory well under its budget.
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const version = packageVersion();
 
 /**
  * Runs one `report-sync` command line and resolves to its exit code: 0 all slices loaded or
@@ -198,13 +197,13 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     if (error instanceof CommanderError) {
       return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? 0 : 2;
     }
-    return reportError(error, io);
+    return await reportError(error, io);
   }
 }
 
-function reportError(error: unknown, io: CliIo): number {
+async function reportError(error: unknown, io: CliIo): Promise<number> {
   // A net under the rule that messages never hold a credential: the ones set are censored here too.
-  const secrets = secretValues(environmentForCensor(io));
+  const secrets = secretValues(await environmentForCensor(io));
   if (error instanceof SyncError) {
     io.stderr.write(`report-sync: ${redactSecrets(error.message, secrets)}\n`);
     // A command stopped by its machine (a data or temp directory it cannot write) is set up
@@ -217,8 +216,10 @@ function reportError(error: unknown, io: CliIo): number {
 }
 
 /** The variables whose secrets the censor must know: `.env`'s too, unless it cannot be read (then the real ones). */
-function environmentForCensor(io: CliIo): Record<string, string | undefined> {
+async function environmentForCensor(io: CliIo): Promise<Record<string, string | undefined>> {
   try {
+    // Loaded here, not at start: the settings schema (zod) would be a third of `--help`'s time.
+    const { readEnvironment } = await import('../config/load-config.js');
     return readEnvironment(io.env ?? process.env, io.cwd ?? process.cwd(), true);
   } catch {
     return { ...(io.env ?? process.env) };

@@ -1,13 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { packageFile } from '../package-file.js';
 import { readDotEnvFile, type DotEnvNote } from './dot-env-file.js';
+import { environmentSettings } from './environment-settings.js';
+import { quoteSettingValue } from './quote-setting-value.js';
 import { settingsSchema, type Settings, type SettingsInput } from './settings-schema.js';
-
-/** The project's own `config/` folder, used when the working directory has none. */
-const PACKAGE_CONFIG_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../config');
 
 /** Everything a command needs to know before it starts, validated once. */
 export interface AppConfig {
@@ -53,18 +52,25 @@ export interface SettingsLayer {
 }
 
 /**
- * Loads the layered configuration: defaults, then `config/default.json`, then `config/local.json`,
- * then the file named by `--config` or `REPORT_SYNC_CONFIG`, then `LOG_LEVEL`, then CLI flags.
- * Throws a {@link ConfigError} naming the bad key and the layer it came from.
+ * Loads the layered configuration: defaults, then the configuration folder's `default.json` (or
+ * the one report-sync ships, when the folder has none) and `local.json`, then the file
+ * named by `--config` or `REPORT_SYNC_CONFIG`, then `LOG_LEVEL`, then the `REPORT_SYNC_*` settings
+ * variables, then CLI flags. The configuration folder is `REPORT_SYNC_CONFIG_DIR`, or `config/` in
+ * the working directory: a global install or an image with a mounted folder reads the operator's
+ * files, not only the ones it shipped with. Throws a {@link ConfigError} naming the bad key and
+ * the layer (file or variable) it came from.
  */
 export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   const cwd = options.cwd ?? process.cwd();
-  const { env, dotEnvNotes, dotEnvVariables } = layerEnvironment(options.env ?? process.env, cwd, options.readDotEnv ?? true);
+  const processEnv = options.env ?? process.env;
+  const configDir = configFolder(processEnv, cwd);
+  const { env, dotEnvNotes, dotEnvVariables } = layerEnvironment(processEnv, cwd, options.readDotEnv ?? true);
 
-  const configDir = existsSync(resolve(cwd, 'config/default.json')) ? resolve(cwd, 'config') : PACKAGE_CONFIG_DIR;
   const layers: SettingsLayer[] = [];
-  for (const name of ['default.json', 'local.json']) {
-    const file = resolve(configDir, name);
+  // A folder's own default.json stands in for the one report-sync ships (a project that keeps its
+  // whole configuration, as this repository does); local.json is read from the folder either way.
+  const ownDefaults = resolve(configDir, 'default.json');
+  for (const file of [existsSync(ownDefaults) ? ownDefaults : packageFile('config/default.json'), resolve(configDir, 'local.json')]) {
     if (existsSync(file)) layers.push(readLayer(file));
   }
   const extraFile = options.configFile ?? env.REPORT_SYNC_CONFIG;
@@ -74,6 +80,9 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     layers.push(readLayer(file));
   }
   if (env.LOG_LEVEL) layers.push({ source: 'LOG_LEVEL', values: { log: { level: env.LOG_LEVEL } } });
+  const fromEnvironment = environmentSettings(env);
+  if (fromEnvironment.problems.length > 0) throw new ConfigError(`invalid settings:\n${fromEnvironment.problems.join('\n')}`, { multiline: true });
+  layers.push(...fromEnvironment.layers);
   if (options.overrides) layers.push({ source: 'command-line flags', values: options.overrides as Record<string, unknown> });
 
   const merged = layers.reduce<Record<string, unknown>>((acc, layer) => deepMerge(acc, layer.values), {});
@@ -93,7 +102,18 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   };
 }
 
-/** The environment a command sees: `processEnv` over the variables of `cwd`'s `.env` (if present and `readDotEnv`). */
+/** The operator's configuration folder: `REPORT_SYNC_CONFIG_DIR` (from the real environment: `.env` may live in it), or `./config`. */
+function configFolder(processEnv: Readonly<Record<string, string | undefined>>, cwd: string): string {
+  const named = processEnv.REPORT_SYNC_CONFIG_DIR?.trim();
+  if (!named) return resolve(cwd, 'config');
+  const dir = resolve(cwd, named);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    throw new ConfigError(`REPORT_SYNC_CONFIG_DIR names ${dir}, which is not a directory: point it at the folder holding local.json (and .env), or unset it`);
+  }
+  return dir;
+}
+
+/** The environment a command sees: `processEnv` over the variables of `.env` (if present and `readDotEnv`). */
 export function readEnvironment(
   processEnv: Readonly<Record<string, string | undefined>>,
   cwd: string,
@@ -102,27 +122,39 @@ export function readEnvironment(
   return layerEnvironment(processEnv, cwd, readDotEnv).env;
 }
 
-/** {@link readEnvironment}, with the notes on `.env` values a rule changed that the real environment does not replace. */
+/**
+ * {@link readEnvironment}, with the notes on `.env` values a rule changed that the real environment
+ * does not replace. `.env` is read from the working directory and from `REPORT_SYNC_CONFIG_DIR`
+ * (the working directory's wins where both set a variable).
+ */
 function layerEnvironment(
   processEnv: Readonly<Record<string, string | undefined>>,
   cwd: string,
   readDotEnv: boolean,
 ): { env: Record<string, string | undefined>; dotEnvNotes: DotEnvNote[]; dotEnvVariables: Set<string> } {
-  const dotEnvFile = resolve(cwd, '.env');
-  if (!readDotEnv || !existsSync(dotEnvFile)) return { env: { ...processEnv }, dotEnvNotes: [], dotEnvVariables: new Set() };
-  let fromFile: ReturnType<typeof readDotEnvFile>;
-  try {
-    fromFile = readDotEnvFile(dotEnvFile);
-  } catch (error) {
-    throw new ConfigError(`cannot read ${dotEnvFile}: ${(error as Error).message}`);
+  const configDir = processEnv.REPORT_SYNC_CONFIG_DIR?.trim();
+  const files = [...new Set([...(configDir ? [resolve(cwd, configDir, '.env')] : []), resolve(cwd, '.env')])].filter((file) => existsSync(file));
+  if (!readDotEnv || files.length === 0) return { env: { ...processEnv }, dotEnvNotes: [], dotEnvVariables: new Set() };
+  let values: Record<string, string> = {};
+  const notes = new Map<string, DotEnvNote>();
+  for (const file of files) {
+    let fromFile: ReturnType<typeof readDotEnvFile>;
+    try {
+      fromFile = readDotEnvFile(file);
+    } catch (error) {
+      throw new ConfigError(`cannot read ${file}: ${(error as Error).message}`);
+    }
+    values = { ...values, ...fromFile.values };
+    for (const name of Object.keys(fromFile.values)) notes.delete(name);
+    for (const note of fromFile.notes) notes.set(note.variable, note);
   }
   // The real environment wins, as with every dotenv tool: a deployment can override the file.
   // A variable present but undefined (as an embedding program may pass) does not hide the file's value.
   const set = Object.entries(processEnv).filter((entry): entry is [string, string] => entry[1] !== undefined);
   return {
-    env: { ...fromFile.values, ...Object.fromEntries(set) },
-    dotEnvNotes: fromFile.notes.filter((note) => processEnv[note.variable] === undefined),
-    dotEnvVariables: new Set(Object.keys(fromFile.values).filter((name) => processEnv[name] === undefined)),
+    env: { ...values, ...Object.fromEntries(set) },
+    dotEnvNotes: [...notes.values()].filter((note) => processEnv[note.variable] === undefined),
+    dotEnvVariables: new Set(Object.keys(values).filter((name) => processEnv[name] === undefined)),
   };
 }
 
@@ -170,21 +202,16 @@ function describeIssues(issues: readonly z.core.$ZodIssue[], layers: readonly Se
 function explainIssue(issue: z.core.$ZodIssue, path: readonly string[], merged: Record<string, unknown>): string {
   if (issue.code === 'unrecognized_keys') {
     const allowed = allowedKeysAt(path);
-    const keys = issue.keys.map(quoteValue).join(', ');
+    const keys = issue.keys.map(quoteSettingValue).join(', ');
     return `unknown key${issue.keys.length > 1 ? 's' : ''} ${keys}${allowed ? `; use one of ${allowed.join(', ')}` : ''}`;
   }
   const given = valueAt(merged, path);
   if (issue.code === 'invalid_value') {
-    return `${quoteValue(given)} is not allowed; use one of ${issue.values.map((value) => String(value)).join(', ')}`;
+    return `${quoteSettingValue(given)} is not allowed; use one of ${issue.values.map((value) => String(value)).join(', ')}`;
   }
-  return given === undefined ? issue.message : `${issue.message} (got ${quoteValue(given)})`;
+  return given === undefined ? issue.message : `${issue.message} (got ${quoteSettingValue(given)})`;
 }
 
-/** A value as it may be shown: JSON (so control characters are escaped), cut short. */
-function quoteValue(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
-}
 
 function valueAt(values: Record<string, unknown>, path: readonly string[]): unknown {
   let node: unknown = values;

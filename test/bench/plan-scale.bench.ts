@@ -12,9 +12,9 @@ import { startPrivateRedisServer } from './private-redis-server.js';
 import type { RawAddBulkOptions } from './raw-add-bulk.js';
 import { runMeasuredChild, type MeasuredChild } from './run-measured-child.js';
 import { seedSqliteLedger } from './seed-sqlite-ledger.js';
+import { CLI_BIN } from '../helpers/cli-bin.js';
 
 const PROJECT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = fileURLToPath(new URL('../../src/cli/bin.mjs', import.meta.url));
 const RAW = fileURLToPath(new URL('./raw-add-bulk.ts', import.meta.url));
 const MB = 2 ** 20;
 
@@ -69,7 +69,7 @@ export const benchmark: Benchmark = {
       const { settings } = loadConfig({ cwd: dir, env, readDotEnv: false });
 
       const backfill = async (to: string, extra: string[] = [], databaseUrl = env.DATABASE_URL): Promise<Backfilled> => {
-        const child = await runMeasuredChild([BIN, 'backfill', '--from', scale.from, '--to', to, ...extra], {
+        const child = await runMeasuredChild([CLI_BIN, 'backfill', '--from', scale.from, '--to', to, ...extra], {
           cwd: dir,
           env: { ...env, DATABASE_URL: databaseUrl },
           timeoutMs: scale.timeoutMs,

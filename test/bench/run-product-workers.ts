@@ -14,8 +14,8 @@ import { Ledger } from '../../src/warehouse/ledger.js';
 import { migrateWarehouse } from '../../src/warehouse/migrate-warehouse.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
 import { TEST_REDIS_URL, testPrefix } from '../helpers/test-redis.js';
+import { CLI_BIN } from '../helpers/cli-bin.js';
 
-const BIN = fileURLToPath(new URL('../../src/cli/bin.mjs', import.meta.url));
 
 /** Slices the fleet runs in one go, after growing to `workers` processes. */
 export interface WorkerBatch {
@@ -84,7 +84,7 @@ export async function runProductWorkers(options: ProductWorkersOptions): Promise
       while (children.length < batch.workers) {
         const log = join(options.dir, `worker-${children.length}.log`);
         const fd = openSync(log, 'w');
-        const child = spawn(process.execPath, [BIN, 'worker'], { cwd: options.dir, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] });
+        const child = spawn(process.execPath, [CLI_BIN, 'worker'], { cwd: options.dir, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', fd, fd] });
         closeSync(fd);
         children.push({ child, log, exited: new Promise((resolve) => child.once('exit', () => resolve())) });
       }

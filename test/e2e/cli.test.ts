@@ -6,9 +6,9 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { capturedIo } from '../helpers/captured-io.js';
+import { CLI_BIN } from '../helpers/cli-bin.js';
 
 const run = promisify(execFile);
-const bin = new URL('../../src/cli/bin.mjs', import.meta.url).pathname;
 const cwd = mkdtempSync(join(tmpdir(), 'report-sync-cli-'));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
@@ -20,7 +20,7 @@ async function cli(args: string[], env: Record<string, string> = {}) {
 
 describe('the report-sync command', () => {
   it('runs as an executable and prints its help', async () => {
-    const { stdout } = await run(process.execPath, [bin, '--help'], { cwd });
+    const { stdout } = await run(process.execPath, [CLI_BIN, '--help'], { cwd });
     for (const command of ['migrate', 'run', 'nightly', 'status', 'simulate', 'demo']) expect(stdout).toContain(command);
   });
 

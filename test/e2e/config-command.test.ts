@@ -150,4 +150,15 @@ describe('report-sync config', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/invalid settings:\n  retry\.attempts \(from .*default\.json\)/);
   });
+
+  it('names the REPORT_SYNC_ variable of a setting, from the environment or .env, over the files', async () => {
+    const cwd = project({ 'config/local.json': JSON.stringify({ concurrency: 3 }), '.env': 'REPORT_SYNC_RETRY__ATTEMPTS=2\n' });
+    const { settings } = await configJson(cwd, [], { REPORT_SYNC_CONCURRENCY: '5', REPORT_SYNC_QUEUE__RATE_LIMIT__MAX: '10' });
+    expect(settings['concurrency']).toEqual({ value: 5, source: 'REPORT_SYNC_CONCURRENCY (environment)' });
+    expect(settings['queue.rateLimit.max']).toEqual({ value: 10, source: 'REPORT_SYNC_QUEUE__RATE_LIMIT__MAX (environment)' });
+    expect(settings['retry.attempts']).toEqual({ value: 2, source: 'REPORT_SYNC_RETRY__ATTEMPTS (.env)' });
+    const bad = await configCommand(cwd, [], { REPORT_SYNC_CONCURRENCY: 'lots' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('report-sync: invalid settings:\n  concurrency (from REPORT_SYNC_CONCURRENCY): "lots" is not a number\n');
+  });
 });

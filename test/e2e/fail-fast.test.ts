@@ -9,13 +9,13 @@ import { freePort } from '../helpers/free-port.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
 import { TEST_POSTGRES_URL } from '../helpers/temp-warehouse.js';
 import { until } from '../helpers/until.js';
+import { CLI_BIN } from '../helpers/cli-bin.js';
 
 /*
  * Commands that cannot start must say so at once, naming what to fix, with exit 2; none of them
  * hangs on a service that does not answer, and a worker waiting for Redis stops on one SIGTERM.
  */
 
-const BIN = new URL('../../src/cli/bin.mjs', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'report-sync-fail-fast-'));
 mkdirSync(join(dir, 'config'));
 writeFileSync(join(dir, 'config/default.json'), JSON.stringify({ startup: { timeoutMs: 1_500 }, metrics: { port: 0 }, log: { level: 'info' } }));
@@ -114,7 +114,7 @@ describe('a worker whose Redis is down', () => {
   });
 
   function startWorker(redisUrl: string) {
-    const child = spawn(process.execPath, [BIN, 'worker'], {
+    const child = spawn(process.execPath, [CLI_BIN, 'worker'], {
       cwd: dir,
       env: { PATH: process.env.PATH ?? '', ...UPSTREAM, REDIS_URL: redisUrl, DATABASE_URL: `sqlite:${join(dir, 'worker.sqlite')}` },
       stdio: ['ignore', 'pipe', 'pipe'],

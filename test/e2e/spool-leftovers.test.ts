@@ -114,7 +114,7 @@ describe('the report-sync command with an unusable TMPDIR', () => {
     const cli = startCliProcess(['status'], { cwd, env: { TMPDIR: dir } });
     expect(await cli.exited).toBe(2);
     expect(cli.output()).toBe(`report-sync: the temporary directory ${dir} is not writable (${reason}); set TMPDIR to a writable directory\n`);
-    // As root, tsx would have made the missing directory for its cache.
+    // Nothing made the missing directory on the way (root could have).
     expect(existsSync(join(scratch, 'no-such-dir'))).toBe(false);
   });
 });

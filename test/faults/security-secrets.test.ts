@@ -7,6 +7,7 @@ import { startEchoingGateway, type EchoingGateway } from '../helpers/echoing-gat
 import { startQueueRig } from '../helpers/queue-rig.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 import { TEST_POSTGRES_URL } from '../helpers/temp-warehouse.js';
+import { CLI_BIN } from '../helpers/cli-bin.js';
 
 /*
  * Credentials and tokens never reach standard output, standard error, a log line (at any level,
@@ -116,8 +117,7 @@ describe('secrets stay out of the output, the messages and the ledger', () => {
   it('in the pretty output of a terminal', async () => {
     gateway.setTokenMode('forward');
     // `script` gives the CLI a real pseudo-terminal, so it picks pino-pretty and the progress bar itself.
-    const bin = new URL('../../src/cli/bin.mjs', import.meta.url).pathname;
-    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} run --from ${DAY} --to ${DAY}`;
+    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI_BIN)} run --from ${DAY} --to ${DAY}`;
     const child = spawn('script', ['-qfec', command, '/dev/null'], {
       cwd: rig.dir,
       env: { PATH: process.env.PATH ?? '', TERM: 'xterm', ...rig.env, ...gateway.env, LOG_LEVEL: 'trace' },

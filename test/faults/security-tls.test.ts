@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 import { makeSelfSignedCertificate, removeCertificate, startTlsFront } from '../helpers/tls-front.js';
+import { CLI_BIN } from '../helpers/cli-bin.js';
 
 /*
  * TLS certificates are verified by default. A server whose certificate cannot be verified stops
@@ -87,8 +88,7 @@ describe('TLS certificate verification', () => {
   it('gets through with verification on once the certificate is trusted with NODE_EXTRA_CA_CERTS', async () => {
     rig.simulator.resetCounters();
     // NODE_EXTRA_CA_CERTS is read when Node starts, so this takes a process of its own.
-    const bin = new URL('../../src/cli/bin.mjs', import.meta.url).pathname;
-    const child = spawn(process.execPath, [bin, ...RUN], {
+    const child = spawn(process.execPath, [CLI_BIN, ...RUN], {
       cwd: rig.dir,
       env: { PATH: process.env.PATH ?? '', ...rig.env, ...overTls, NODE_EXTRA_CA_CERTS: certificate.certFile },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { CLI_BIN } from './cli-bin.js';
 
-const BIN = new URL('../../src/cli/bin.mjs', import.meta.url).pathname;
 
-/** A `report-sync` command started as a process of its own (`node src/cli/bin.mjs …`). */
+/** A `report-sync` command started as a process of its own (`node dist/src/cli/bin.js …`). */
 export interface CliProcess {
   readonly child: ChildProcess;
   /** Standard output and error so far, interleaved as they came. */
@@ -15,7 +15,7 @@ export interface CliProcess {
 
 /** Starts `report-sync <args>` in `cwd` with exactly `env` (plus PATH). */
 export function startCliProcess(args: readonly string[], options: { cwd: string; env: Readonly<Record<string, string | undefined>> }): CliProcess {
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(process.execPath, [CLI_BIN, ...args], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

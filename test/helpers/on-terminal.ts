@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
+import { CLI_BIN } from './cli-bin.js';
 
-const BIN = new URL('../../src/cli/bin.mjs', import.meta.url).pathname;
 
 /**
  * Runs `report-sync <args>` on a real pseudo-terminal (util-linux `script`), where standard output
@@ -8,7 +8,7 @@ const BIN = new URL('../../src/cli/bin.mjs', import.meta.url).pathname;
  * Asynchronous on purpose: a simulator answering from the test's process must keep running.
  */
 export async function onTerminal(args: string, options: { cwd: string; env: Readonly<Record<string, string | undefined>> }): Promise<string> {
-  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} ${args}`;
+  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI_BIN)} ${args}`;
   // script(1) waits on a standard input that stays open; the CLI reads none.
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
     cwd: options.cwd,

@@ -13,7 +13,7 @@ import { FAST_SETTINGS, type CliResult } from './sync-rig.js';
 import { createTempDatabase } from './temp-warehouse.js';
 import { TEST_REDIS_URL, testPrefix } from './test-redis.js';
 
-/** A worker process started with `node src/cli/bin.mjs worker`. */
+/** A worker process started with `node dist/src/cli/bin.js worker`. */
 export type WorkerProcess = CliProcess;
 
 /**

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// The published command: loads the TypeScript sources through tsx, so there is no build step to forget.
+// The published command (compiled to dist/src/cli/bin.js): probes the temporary directory, then runs the CLI.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runCli } from './main.js';
 
 /** What the operating system's codes mean for the temporary directory, in words. */
-const TMP_TROUBLE = {
+const TMP_TROUBLE: Readonly<Record<string, string>> = {
   ENOENT: 'it does not exist',
   ENOTDIR: 'it is not a directory',
   EACCES: 'permission denied',
@@ -15,21 +16,18 @@ const TMP_TROUBLE = {
   EDQUOT: 'disk quota exceeded',
 };
 
-// tsx keeps its cache under os.tmpdir(): an unusable TMPDIR crashes inside tsx with a stack trace
-// (and root would create a missing one) before report-sync could say anything. Tried by making a
-// directory there, not with access(): root passes access() on a file or a read-only mount.
-// tsx is imported only after this, in case loading it ever touches the cache.
+// Downloads spool under os.tmpdir(): an unusable TMPDIR is said in one line at start, before any
+// command could fail half-way (and root would create a missing one). Tried by making a directory
+// there, not with access(): root passes access() on a file or a read-only mount.
 const temporary = tmpdir();
 try {
   rmSync(mkdtempSync(join(temporary, 'report-sync-probe-')), { recursive: true, force: true });
 } catch (error) {
-  const code = typeof error?.code === 'string' ? error.code : '';
-  const reason = Object.hasOwn(TMP_TROUBLE, code) ? `${TMP_TROUBLE[code]}, ${code}` : String(error?.message ?? error);
+  const { code, message } = error as NodeJS.ErrnoException;
+  const words = code === undefined ? undefined : TMP_TROUBLE[code];
+  const reason = words === undefined ? message : `${words}, ${code}`;
   process.stderr.write(`report-sync: the temporary directory ${temporary} is not writable (${reason}); set TMPDIR to a writable directory\n`);
   process.exit(2);
 }
 
-const { register } = await import('tsx/esm/api');
-register();
-const { runCli } = await import('./main.ts');
 await runCli();
