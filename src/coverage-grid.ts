@@ -1,4 +1,4 @@
-import { countIsoDates, shiftIsoDate, weekdayOf } from './report-date.js';
+import { countIsoDates, isoWeekEnd, monthEnd, shiftIsoDate } from './report-date.js';
 import type { LedgerPeriod, LedgerPeriodCount } from './warehouse/ledger.js';
 
 /** The outcome a grid cell shows: the worst of the slices inside it. */
@@ -108,9 +108,7 @@ function periodSpans(from: string, to: string, period: LedgerPeriod): { from: st
 /** The last day of the period `date` falls in. */
 function periodEnd(date: string, period: LedgerPeriod): string {
   if (period === 'day') return date;
-  if (period === 'week') return shiftIsoDate(date, (7 - weekdayOf(date)) % 7);
-  const [year, month] = date.split('-').map(Number) as [number, number];
-  return new Date(Date.UTC(year, month, 0)).toISOString().slice(0, 10);
+  return period === 'week' ? isoWeekEnd(date) : monthEnd(date);
 }
 
 function minDate(a: string, b: string): string {

@@ -1,39 +1,50 @@
-const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-/** True for a real calendar date written YYYY-MM-DD (`2024-02-30` is not one). */
-export function isIsoDate(text: string): boolean {
-  const match = ISO_DATE.exec(text);
-  if (!match) return false;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-}
-
-const DAY_MS = 86_400_000;
+import { utc } from '@date-fns/utc';
+import { addDays } from 'date-fns/addDays';
+import { differenceInCalendarDays } from 'date-fns/differenceInCalendarDays';
+import { endOfISOWeek } from 'date-fns/endOfISOWeek';
+import { endOfMonth } from 'date-fns/endOfMonth';
+import { getDay } from 'date-fns/getDay';
+import { parseISO } from 'date-fns/parseISO';
 
 /**
- * Report dates are calendar days with no time zone, so all arithmetic is on UTC midnights:
- * local-time helpers would gain or lose an hour across a daylight-saving change.
+ * Report dates are calendar days with no time zone, so date-fns works on them as UTC midnights
+ * (`in: utc`): in the machine's own zone a daylight-saving change, or a day that zone skipped
+ * (Pacific/Apia has no 2011-12-30), would gain or lose a day.
  */
-function toUtcMs(isoDate: string): number {
-  const [year, month, day] = isoDate.split('-').map(Number) as [number, number, number];
-  return Date.UTC(year, month - 1, day);
+function toDate(isoDate: string): Date {
+  return parseISO(isoDate, { in: utc });
+}
+
+function toIsoDate(date: Date): string {
+  // A UTC midnight's ISO form starts with its date; date-fns's format would load its locale for this.
+  return date.toISOString().slice(0, 10);
 }
 
 /** `isoDate` moved by `days` calendar days. */
 export function shiftIsoDate(isoDate: string, days: number): string {
-  return new Date(toUtcMs(isoDate) + days * DAY_MS).toISOString().slice(0, 10);
+  return toIsoDate(addDays(toDate(isoDate), days));
 }
 
 /** Days from `from` to `to`, both included; 0 when `to` is before `from`. */
 export function countIsoDates(from: string, to: string): number {
-  return Math.max(0, Math.round((toUtcMs(to) - toUtcMs(from)) / DAY_MS) + 1);
+  return Math.max(0, differenceInCalendarDays(toDate(to), toDate(from)) + 1);
 }
 
 /** Each date from `from` to `to`, both included, lazily. */
 export function* eachIsoDate(from: string, to: string): Generator<string> {
   const days = countIsoDates(from, to);
-  for (let offset = 0; offset < days; offset += 1) yield shiftIsoDate(from, offset);
+  const first = toDate(from);
+  for (let offset = 0; offset < days; offset += 1) yield toIsoDate(addDays(first, offset));
+}
+
+/** The last day of the ISO week (Monday to Sunday) that `isoDate` falls in. */
+export function isoWeekEnd(isoDate: string): string {
+  return toIsoDate(endOfISOWeek(toDate(isoDate)));
+}
+
+/** The last day of the month that `isoDate` falls in. */
+export function monthEnd(isoDate: string): string {
+  return toIsoDate(endOfMonth(toDate(isoDate)));
 }
 
 /** True for an IANA time zone this runtime knows, such as `Europe/London`. */
@@ -54,5 +65,5 @@ export function todayIn(timeZone: string, now: Date = new Date()): string {
 
 /** Day of the week of a report date, 0 = Sunday … 6 = Saturday. */
 export function weekdayOf(isoDate: string): number {
-  return new Date(toUtcMs(isoDate)).getUTCDay();
+  return getDay(toDate(isoDate));
 }

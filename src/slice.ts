@@ -1,5 +1,5 @@
 import { UsageError } from './errors.js';
-import { isIsoDate } from './report-date.js';
+import { isIsoDate } from './is-iso-date.js';
 import { REPORT_TYPES, isReportType, type ReportType } from './reports/report-types.js';
 
 /** One (portfolio, report type, report date): the unit of work, retry, loading and bookkeeping. */

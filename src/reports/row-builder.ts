@@ -2,7 +2,7 @@ import { isLosslessNumber, stringify } from 'lossless-json';
 import { FileFormatError } from '../errors.js';
 import { toColumnName } from '../extract/column-names.js';
 import type { SourceRecord } from '../extract/source-record.js';
-import { isIsoDate } from '../report-date.js';
+import { isIsoDate } from '../is-iso-date.js';
 import type { Slice } from '../slice.js';
 import { toDecimalText } from './decimal-text.js';
 import type { ReportColumn, ReportDefinition } from './report-definition.js';
