@@ -21,8 +21,10 @@ describe('the report registry', () => {
   });
 
   it('lists each table once, by one definition, in the order of the first type it holds', () => {
-    expect(REPORT_TABLES.map((definition) => definition.table)).toEqual(['index_report', 'constituent_report']);
+    expect(REPORT_TABLES.map((definition) => definition.table).slice(0, 2)).toEqual(['index_report', 'constituent_report']);
     expect(new Set(REPORT_TABLES.map((definition) => definition.table)).size).toBe(REPORT_TABLES.length);
+    const firstTypes = REPORT_TABLES.map((definition) => REPORT_TYPES.findIndex((type) => REPORT_REGISTRY[type] === definition));
+    expect(firstTypes).toEqual([...firstTypes].sort((a, b) => a - b));
   });
 
   it('shares a table between report types only when its rows carry report_type', () => {
@@ -39,8 +41,8 @@ describe('the report registry', () => {
   });
 
   it('gives every report table a row tally starting at 0, in table order', () => {
-    expect(rowsPerTable()).toEqual({ index_report: 0, constituent_report: 0 });
-    expect(Object.keys(rowsPerTable())).toEqual(REPORT_TABLES.map((definition) => definition.table));
+    expect(Object.entries(rowsPerTable())).toEqual(REPORT_TABLES.map((definition) => [definition.table, 0]));
+    expect(rowsPerTable()).toMatchObject({ index_report: 0, constituent_report: 0 });
   });
 
   it.each(REPORT_TYPES)('has the simulator serve a %s sample that fills every column of its table', (type) => {
@@ -86,10 +88,11 @@ describe('the report registry', () => {
       index_weighting: string | null;
       extra: string | null;
     }>();
-    expectTypeOf<ReportTableName>().toEqualTypeOf<'index_report' | 'constituent_report'>();
+    expectTypeOf<'index_report' | 'constituent_report'>().toExtend<ReportTableName>();
+    expectTypeOf<ReportTableName>().toEqualTypeOf<(typeof REPORT_TABLES)[number]['table']>();
     expectTypeOf<keyof Warehouse>().toEqualTypeOf<ReportTableName | 'report_loads'>();
     expectTypeOf<Warehouse['index_report']>().toEqualTypeOf<IndexReportRow>();
     expectTypeOf<Warehouse['constituent_report']>().toEqualTypeOf<ConstituentReportRow>();
-    expect(REPORT_TABLES.length).toBe(2);
+    expect(REPORT_TABLES.length).toBeGreaterThanOrEqual(2);
   });
 });
