@@ -5,7 +5,7 @@ import type { SourceRecord } from '../src/extract/source-record.js';
 import type { ExportClient } from '../src/gateway/export-client.js';
 import type { Logger } from '../src/logger.js';
 import type { SyncMetrics } from '../src/metrics/sync-metrics.js';
-import { reportDefinitionFor } from '../src/reports/report-definition-for.js';
+import { REPORT_REGISTRY } from '../src/reports/report-registry.js';
 import { createRowValuesBuilder, type RowValues } from '../src/reports/row-builder.js';
 import type { ExportFormat } from '../src/reports/report-types.js';
 import type { SliceAttempt, SliceOutcome } from '../src/slice-outcome.js';
@@ -85,7 +85,7 @@ async function fetchAndLoad(
   options: ExportReportOptions,
 ): Promise<SliceOutcome> {
   const { client, loader, settings } = deps;
-  const definition = reportDefinitionFor(slice.reportType);
+  const definition = REPORT_REGISTRY[slice.reportType];
   const requested: ExportFormat = settings.formats[slice.reportType] ?? settings.defaultFormat;
   const download = await client.download(slice, requested);
 
@@ -148,7 +148,7 @@ async function* toRows(records: AsyncIterable<SourceRecord>, build: ReturnType<t
  * `warehouse.acceptEmptyRestatements` says such restatements are to be believed.
  */
 async function recordNoData(slice: Slice, format: ExportFormat, attempt: SliceAttempt, deps: ExportReportDeps, durationMs: number): Promise<boolean> {
-  const record = await deps.loader.recordEmptyAnswer(slice, reportDefinitionFor(slice.reportType), format, attempt.number, {
+  const record = await deps.loader.recordEmptyAnswer(slice, REPORT_REGISTRY[slice.reportType], format, attempt.number, {
     acceptRestatement: deps.settings.warehouse.acceptEmptyRestatements,
     durationMs,
   });

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { resolveUpstreamConfig } from '../config/upstream-config.js';
 import { countSlices, planSlices } from '../plan-slices.js';
 import { shiftIsoDate, todayIn } from '../report-date.js';
+import { REPORT_TABLES } from '../reports/report-tables.js';
 import { createGatewaySimulator, simulatorEnvironment } from '../simulator/gateway-simulator.js';
 import { createCliLogger, loadCliConfig, type CliIo } from './cli-io.js';
 import { formatTable } from './format-table.js';
@@ -53,11 +54,12 @@ export async function demoCommand(io: CliIo): Promise<number> {
       io,
       plan: () => ({ slices: planSlices(range), planned: countSlices(range), range, description: 'demo sync' }),
       after: async (services) => {
-        const totals = await sql<{ table_name: string; rows: number }>`
-          SELECT 'index_report' AS table_name, COUNT(*) AS rows FROM index_report
-          UNION ALL SELECT 'constituent_report', COUNT(*) FROM constituent_report
-          UNION ALL SELECT 'report_loads', COUNT(*) FROM report_loads`.execute(services.warehouse.db);
-        io.stdout.write(`\nRows in ${services.warehouse.location}:\n${formatTable(['table', 'rows'], totals.rows.map((r) => [r.table_name, Number(r.rows)]))}\n`);
+        const totals: [string, number][] = [];
+        for (const table of [...REPORT_TABLES.map((definition) => definition.table), 'report_loads' as const]) {
+          const { rows } = await services.warehouse.db.selectFrom(table).select(({ fn }) => fn.countAll<number | string>().as('rows')).executeTakeFirstOrThrow();
+          totals.push([table, Number(rows)]);
+        }
+        io.stdout.write(`\nRows in ${services.warehouse.location}:\n${formatTable(['table', 'rows'], totals)}\n`);
         const result = await sql<Record<string, unknown>>`${sql.raw(DEMO_QUERY)}`.execute(services.warehouse.db);
         const columns = result.rows[0] ? Object.keys(result.rows[0]) : [];
         io.stdout.write(`\nExample query:\n\n${DEMO_QUERY};\n\n${formatTable(columns, result.rows.map((row) => columns.map((c) => row[c])))}\n`);

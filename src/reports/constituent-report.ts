@@ -1,28 +1,8 @@
-import type { ReportType } from './report-types.js';
 import type { ReportDefinition } from './report-definition.js';
-
-/** A row of `constituent_report`: one line of a `constituent.*` export (one security). */
-export interface ConstituentReportRow {
-  portfolio_id: number;
-  report_type: ReportType;
-  report_date: string;
-  line_number: number;
-  effective_date: string;
-  isin: string;
-  security_name: string | null;
-  security_ticker: string | null;
-  exchange_code: string | null;
-  closing_price: string | null;
-  currency: string | null;
-  closing_fx: string | null;
-  index_shares: string | null;
-  index_weighting: string | null;
-  /** JSON object of the fields the spec does not list, under their source names; null when none. */
-  extra: string | null;
-}
+import type { ReportRow } from './report-row.js';
 
 /** The `constituent.*` reports: the CSV columns of the spec, in its order. */
-export const constituentReport: ReportDefinition = {
+export const constituentReport = {
   table: 'constituent_report',
   storesReportType: true,
   storesLineNumber: true,
@@ -38,4 +18,7 @@ export const constituentReport: ReportDefinition = {
     { name: 'index_shares', kind: 'decimal' },
     { name: 'index_weighting', kind: 'decimal' },
   ],
-};
+} as const satisfies ReportDefinition;
+
+/** A row of `constituent_report`: one line of a `constituent.*` export (one security). */
+export type ConstituentReportRow = ReportRow<typeof constituentReport>;

@@ -14,15 +14,14 @@ export interface ReportColumn {
   readonly key?: boolean;
 }
 
-/** The warehouse tables that hold report rows. */
-export type ReportTableName = 'index_report' | 'constituent_report';
-
 /**
- * Everything the pipeline needs to know about one report table. Each report type maps to one
- * definition; adding a report table means writing one of these, its row type and a migration.
+ * Everything the pipeline needs to know about one report table: its columns are written here
+ * once, and its row type (`ReportRow`), its place in the Kysely schema and its tally are
+ * derived from them. Write one `as const satisfies ReportDefinition`, so the table name, the
+ * flags and the columns keep their literal types for those derivations.
  */
 export interface ReportDefinition {
-  readonly table: ReportTableName;
+  readonly table: string;
   /** Whether rows carry `report_type` (several report types share the table). */
   readonly storesReportType: boolean;
   /** Whether rows carry `line_number`, their 1-based position among the file's records. */

@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Settings } from '../config/settings-schema.js';
 import { toSyncError, type SyncError } from '../errors.js';
 import { FailureTally } from '../failure-groups.js';
-import { reportDefinitionFor } from '../reports/report-definition-for.js';
+import { REPORT_REGISTRY } from '../reports/report-registry.js';
+import { rowsPerTable } from '../reports/rows-per-table.js';
 import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
 import type { Slice } from '../slice.js';
 import { backoffDelay } from './backoff-delay.js';
@@ -41,7 +42,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRep
     started: 0,
     retries: 0,
     bytes: 0,
-    rowsWritten: { index_report: 0, constituent_report: 0 },
+    rowsWritten: rowsPerTable(),
     failures: new FailureTally(),
   };
   let stoppedBy: SyncError | undefined;
@@ -79,7 +80,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRep
       tally.loaded += 1;
       tally.bytes += outcome.bytes;
       if (outcome.unchanged) tally.unchanged += 1;
-      else tally.rowsWritten[reportDefinitionFor(outcome.slice.reportType).table] += outcome.rowCount;
+      else tally.rowsWritten[REPORT_REGISTRY[outcome.slice.reportType].table] += outcome.rowCount;
     } else if (outcome.status === 'no_data') {
       tally.noData += 1;
       if (outcome.unchanged) tally.noDataAgain += 1;

@@ -1,6 +1,6 @@
 import type { SyncError } from '../errors.js';
 import type { FailureSummary } from '../failure-groups.js';
-import type { ReportTableName } from '../reports/report-definition.js';
+import type { RowsPerTable } from '../reports/rows-per-table.js';
 
 /**
  * What a run came to, for the summary, the alert and the exit code; every count comes from what the
@@ -22,7 +22,7 @@ export interface RunReport {
   /** Attempts after the first, of every slice. */
   readonly retries: number;
   /** Rows written by this run, per table. */
-  readonly rowsWritten: Readonly<Record<ReportTableName, number>>;
+  readonly rowsWritten: Readonly<RowsPerTable>;
   readonly bytes: number;
   /** The failures, grouped by code and portfolio, with true counts. */
   readonly failures: FailureSummary;

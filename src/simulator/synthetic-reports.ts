@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { REPORT_REGISTRY, type ReportTableName } from '../reports/report-registry.js';
 import type { ReportType } from '../reports/report-types.js';
 
 /** A column of a simulated report, under both of its names. */
@@ -120,35 +121,62 @@ export function lazySyntheticReport(
 ): LazySyntheticReport {
   const seed = `${portfolioId}|${reportType}|${date}|${revision}`;
   const fileBaseName = `${date}_${indexNameOf(portfolioId).replace(/\s+/g, '_')}_index`;
-  if (reportType === 'index') {
-    const rowCount = Math.max(1, (sizes.indexRecords ?? 3) - revision);
-    return {
-      fileBaseName,
-      columns: INDEX_COLUMNS,
-      nativeName: 'json',
-      rowCount,
-      *rows() {
-        const random = seededRandom(seed);
-        for (let i = 0; i < rowCount; i += 1) {
-          yield {
-            effectiveDate: date,
-            indexId: uuidFrom(`${portfolioId}|index|${i}`),
-            indexName: i === 0 ? indexNameOf(portfolioId) : `${indexNameOf(portfolioId)} ${String.fromCharCode(65 + (i % 26))}`,
-            indexValue: i === 0 ? `${1000 + (portfolioId % 1000)}.${digits(random, 17)}` : decimal(random, 5, 8),
-            currency: CURRENCIES[i % CURRENCIES.length]!,
-            closeMarketValue: decimal(random, 9, 2),
-            openMarketValue: i === 1 ? `-${decimal(random, 3, 4)}` : decimal(random, 9, 2),
-            closeDivisor: decimal(random, 4, 12),
-            openDivisor: decimal(random, 4, 12),
-            indexType: i % 2 === 0 ? 'PRICE' : 'TOTAL_RETURN',
-            calculationCurrency: 'EUR',
-            numberOfConstituents: String(sizes.constituentRows ?? 25),
-          };
-        }
-      },
-    };
-  }
+  return SAMPLES[REPORT_REGISTRY[reportType].table]({ portfolioId, reportType, date, revision, sizes, seed, fileBaseName });
+}
 
+/** What a table's sample is made from: the slice, its revision, the sizes asked for. */
+interface SampleRequest {
+  readonly portfolioId: number;
+  readonly reportType: ReportType;
+  readonly date: string;
+  readonly revision: number;
+  readonly sizes: SyntheticSizes;
+  /** Seeds the sample's random values: the same request always gives the same rows. */
+  readonly seed: string;
+  readonly fileBaseName: string;
+}
+
+/**
+ * The sample export of each report table, chosen through the registry: a report table added
+ * there does not compile until the simulator can serve it.
+ */
+const SAMPLES: Record<ReportTableName, (request: SampleRequest) => LazySyntheticReport> = {
+  index_report: indexSample,
+  constituent_report: constituentSample,
+};
+
+/** An `index` export: a few records (JSON), with fields the spec's sample cuts off kept as extras. */
+function indexSample({ portfolioId, date, revision, sizes, seed, fileBaseName }: SampleRequest): LazySyntheticReport {
+  const rowCount = Math.max(1, (sizes.indexRecords ?? 3) - revision);
+  return {
+    fileBaseName,
+    columns: INDEX_COLUMNS,
+    nativeName: 'json',
+    rowCount,
+    *rows() {
+      const random = seededRandom(seed);
+      for (let i = 0; i < rowCount; i += 1) {
+        yield {
+          effectiveDate: date,
+          indexId: uuidFrom(`${portfolioId}|index|${i}`),
+          indexName: i === 0 ? indexNameOf(portfolioId) : `${indexNameOf(portfolioId)} ${String.fromCharCode(65 + (i % 26))}`,
+          indexValue: i === 0 ? `${1000 + (portfolioId % 1000)}.${digits(random, 17)}` : decimal(random, 5, 8),
+          currency: CURRENCIES[i % CURRENCIES.length]!,
+          closeMarketValue: decimal(random, 9, 2),
+          openMarketValue: i === 1 ? `-${decimal(random, 3, 4)}` : decimal(random, 9, 2),
+          closeDivisor: decimal(random, 4, 12),
+          openDivisor: decimal(random, 4, 12),
+          indexType: i % 2 === 0 ? 'PRICE' : 'TOTAL_RETURN',
+          calculationCurrency: 'EUR',
+          numberOfConstituents: String(sizes.constituentRows ?? 25),
+        };
+      }
+    },
+  };
+}
+
+/** A `constituent.*` export: one row per security (CSV), some types with a column the spec does not list. */
+function constituentSample({ portfolioId, reportType, date, revision, sizes, seed, fileBaseName }: SampleRequest): LazySyntheticReport {
   const extra = EXTRA_COLUMN[reportType];
   const rowCount = Math.max(1, (sizes.constituentRows ?? 25) - revision);
   return {

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import { rangeWindows, type SliceRange } from '../plan-slices.js';
-import { REPORT_DEFINITIONS } from '../reports/report-definition-for.js';
-import type { ReportType } from '../reports/report-types.js';
+import { REPORT_REGISTRY } from '../reports/report-registry.js';
+import { REPORT_TABLES } from '../reports/report-tables.js';
+import { REPORT_TYPES, type ReportType } from '../reports/report-types.js';
 import { sliceKey, type Slice } from '../slice.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { sliceOfEntry } from './ledger.js';
@@ -27,7 +28,9 @@ export async function rowCountDifferences(db: Kysely<Warehouse>, range: SliceRan
   try {
     for (const { from, to } of rangeWindows(range)) {
       const held = new Map<string, { slice: Slice; rows: number }>();
-      for (const definition of REPORT_DEFINITIONS) {
+      for (const definition of REPORT_TABLES) {
+        // A table without report_type holds the rows of the one report type registered to it.
+        const onlyType = REPORT_TYPES.find((type) => REPORT_REGISTRY[type] === definition)!;
         const table = db as unknown as Kysely<Record<string, { portfolio_id: number; report_type: string; report_date: string }>>;
         let query = table
           .selectFrom(definition.table)
@@ -38,7 +41,7 @@ export async function rowCountDifferences(db: Kysely<Warehouse>, range: SliceRan
           .groupBy(['portfolio_id', 'report_date']);
         if (definition.storesReportType) query = query.select('report_type').groupBy('report_type');
         for (const row of await query.execute()) {
-          const reportType = (definition.storesReportType ? (row as unknown as { report_type: string }).report_type : 'index') as ReportType;
+          const reportType = (definition.storesReportType ? (row as unknown as { report_type: string }).report_type : onlyType) as ReportType;
           if (!wanted.has(reportType)) continue;
           const slice: Slice = { portfolioId: Number(row.portfolio_id), reportType, reportDate: String(row.report_date) };
           held.set(sliceKey(slice), { slice, rows: Number(row.rows) });

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { ConfigError } from '../errors.js';
-import { reportDefinitionFor } from '../reports/report-definition-for.js';
+import { REPORT_REGISTRY } from '../reports/report-registry.js';
 import { REPORT_TYPES, type ReportType } from '../reports/report-types.js';
 import type { WarehouseHandle } from './open-warehouse.js';
 import { readWarehouseTables } from './read-warehouse-tables.js';
@@ -63,7 +63,7 @@ async function reloadAdvice(db: Kysely<Warehouse>, damaged: ReadonlySet<string>,
   const everything = `load every day the warehouse should hold again: report-sync run --from <first day> --to <last day>${forceFlag}`;
   if (!ledger || !LEDGER_COLUMNS_READ.every((column) => ledger.has(column))) return `${everything} (its ledger cannot say which days it held)`;
   // Damage to the ledger leaves its own rows unreliable: every loaded slice is loaded again.
-  const types = damaged.has('report_loads') ? undefined : REPORT_TYPES.filter((type) => damaged.has(reportDefinitionFor(type).table));
+  const types = damaged.has('report_loads') ? undefined : REPORT_TYPES.filter((type) => damaged.has(REPORT_REGISTRY[type].table));
   let pairs: { portfolio_id: number; report_type: string; first: unknown; last: unknown; slices: number | string | bigint }[];
   try {
     let query = db.selectFrom('report_loads').where('status', '=', 'loaded');

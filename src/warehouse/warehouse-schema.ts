@@ -1,5 +1,5 @@
-import type { ConstituentReportRow } from '../reports/constituent-report.js';
-import type { IndexReportRow } from '../reports/index-report.js';
+import type { RegisteredReport } from '../reports/report-registry.js';
+import type { ReportRow } from '../reports/report-row.js';
 
 /** The latest outcome of a slice. */
 export type SliceStatus = 'loaded' | 'no_data' | 'failed';
@@ -37,9 +37,9 @@ export interface ReportLoadsRow {
   duration_ms: number | null;
 }
 
-/** The warehouse as Kysely sees it. Decimal columns are written as exact text. */
-export interface Warehouse {
-  index_report: IndexReportRow;
-  constituent_report: ConstituentReportRow;
-  report_loads: ReportLoadsRow;
-}
+/**
+ * The warehouse as Kysely sees it: every report table of the registry with the row type its
+ * definition derives (`index_report: IndexReportRow`…), and the ledger. Decimal columns are
+ * written as exact text.
+ */
+export type Warehouse = { [Definition in RegisteredReport as Definition['table']]: ReportRow<Definition> } & { report_loads: ReportLoadsRow };

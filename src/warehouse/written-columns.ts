@@ -1,4 +1,4 @@
-import { REPORT_DEFINITIONS } from '../reports/report-definition-for.js';
+import { REPORT_TABLES } from '../reports/report-tables.js';
 import { rowColumns } from '../reports/row-builder.js';
 import type { ReportLoadsRow, Warehouse } from './warehouse-schema.js';
 
@@ -31,7 +31,7 @@ const LEDGER_COLUMNS: { readonly [column in keyof ReportLoadsRow]-?: true } = {
  */
 export function writtenColumns(): ReadonlyMap<keyof Warehouse, readonly string[]> {
   return new Map<keyof Warehouse, readonly string[]>([
-    ...REPORT_DEFINITIONS.map((definition) => [definition.table, rowColumns(definition)] as const),
+    ...REPORT_TABLES.map((definition) => [definition.table, rowColumns(definition)] as const),
     ['report_loads', Object.keys(LEDGER_COLUMNS)],
   ]);
 }

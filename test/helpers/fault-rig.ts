@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
+import { REPORT_REGISTRY } from '../../src/reports/report-registry.js';
 import type { ReportType } from '../../src/reports/report-types.js';
 import { renderJson, renderZip } from '../../src/simulator/render-export.js';
 import { lazySyntheticReport } from '../../src/simulator/synthetic-reports.js';
@@ -55,8 +56,6 @@ export async function startFaultRig(settings: SettingsInput = {}, options: { dia
   const gateway: MisbehavingGateway = await startMisbehavingGateway();
   let nextPortfolio = 3001;
   let nextConfig = 1;
-
-  const tableOf = (slice: Slice) => (slice.reportType === 'index' ? 'index_report' : 'constituent_report');
 
   return {
     rig,
@@ -113,13 +112,13 @@ export async function startFaultRig(settings: SettingsInput = {}, options: { dia
     /** The slice's rows, in file order. */
     async rows(slice: Slice): Promise<Record<string, unknown>[]> {
       const warehouse = await rig.warehouse();
-      const table = tableOf(slice);
+      const definition = REPORT_REGISTRY[slice.reportType];
       let query = warehouse.db
-        .selectFrom(table)
+        .selectFrom(definition.table)
         .selectAll()
         .where('portfolio_id', '=', slice.portfolioId)
         .where('report_date', '=', slice.reportDate);
-      if (table === 'constituent_report') query = query.where('report_type', '=', slice.reportType);
+      if (definition.storesReportType) query = query.where('report_type', '=', slice.reportType);
       return (await query.execute()) as Record<string, unknown>[];
     },
     /** Files a bad file must never leave behind in the project directory. */

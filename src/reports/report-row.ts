@@ -1,0 +1,30 @@
+import type { ReportDefinition } from './report-definition.js';
+import type { ReportType } from './report-types.js';
+
+/**
+ * A row of a report table, derived from its definition (`ReportRow<typeof indexReport>`): the
+ * slice's columns, `line_number` and `report_type` where the definition stores them, each typed
+ * column as text (a key column never null), and `extra`. Written nowhere else, so a column added
+ * to a definition is in the row type, the Kysely schema and the schema check at once.
+ */
+export type ReportRow<Definition extends ReportDefinition> = Flat<
+  SliceColumns<Definition> & { [Column in Definition['columns'][number] as Column['name']]: Column extends { readonly key: true } ? string : string | null } & ExtraColumn
+>;
+
+type SliceColumns<Definition extends ReportDefinition> = { portfolio_id: number; report_date: string } & (Definition['storesReportType'] extends true
+  ? { report_type: ReportType }
+  : unknown) &
+  (Definition['storesLineNumber'] extends true
+    ? {
+        /** The record's 1-based position in its file. */
+        line_number: number;
+      }
+    : unknown);
+
+interface ExtraColumn {
+  /** JSON object of the fields the spec does not list, under their source names; null when none. */
+  extra: string | null;
+}
+
+/** One object type rather than an intersection, so editors and errors show the row's columns. */
+type Flat<T> = { [Key in keyof T]: T[Key] };
