@@ -4,7 +4,7 @@ import { parse } from 'yaml';
 
 const root = new URL('../../', import.meta.url);
 const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8'), { merge: true }) as {
-  services: Record<string, { command?: string[]; healthcheck?: { test?: string[] }; env_file?: string; depends_on?: Record<string, { condition: string }>; deploy?: { replicas?: number }; environment?: Record<string, string>; image?: string; build?: string }>;
+  services: Record<string, { command?: string[]; healthcheck?: { test?: string[] }; env_file?: string; depends_on?: Record<string, { condition: string }>; deploy?: { replicas?: number }; environment?: Record<string, string>; image?: string; build?: string; entrypoint?: string[] }>;
 };
 const dockerfile = readFileSync(new URL('Dockerfile', root), 'utf8');
 
@@ -39,12 +39,68 @@ describe('docker-compose.yml', () => {
 });
 
 describe('Dockerfile', () => {
-  it('is multi-stage on a current Node LTS slim image, production dependencies only, non-root', () => {
+  it('is multi-stage on a current Node LTS slim image, non-root, running the compiled command', () => {
     const stages = dockerfile.match(/^FROM .+$/gm) ?? [];
     expect(stages.length).toBeGreaterThanOrEqual(2);
     for (const stage of stages) expect(stage).toMatch(/^FROM node:(22|24)-slim/);
-    expect(dockerfile).toMatch(/npm ci --omit=dev/);
     expect(dockerfile).toMatch(/^USER node$/m);
-    expect(dockerfile).toMatch(/ENTRYPOINT \["node", "src\/cli\/bin\.mjs"\]/);
+    expect(dockerfile).toMatch(/ENTRYPOINT \["node", "dist\/src\/cli\/bin\.js"\]/);
+    expect(compose.services.backfill?.entrypoint).toEqual(['node', 'dist/src/cli/bin.js', 'backfill']);
+  });
+
+  it('builds dist/ in the build stage, and the runtime stage gets production dependencies only, without build leftovers', () => {
+    const [build = '', runtime = ''] = dockerfile.split(/^FROM .+$/m).slice(1);
+    expect(build).toMatch(/npm run build/);
+    expect(build).toMatch(/npm prune --omit=dev/);
+    // better-sqlite3's intermediate objects, static library, test extension and SQLite sources go.
+    expect(build).toMatch(/find build .*-not -path 'build\/Release\/better_sqlite3\.node' -delete/);
+    expect(build).toMatch(/rm -rf deps src/);
+    expect(runtime).not.toMatch(/apt-get|npm (ci|install)|tsx|COPY (src|jobs|test)\b/);
+    expect(runtime).toMatch(/COPY --from=build \/app\/dist\/src/);
+    expect(runtime).toMatch(/COPY --from=build \/app\/node_modules/);
+  });
+});
+
+describe('.dockerignore', () => {
+  // Docker's rule: the last pattern matching a path, or a folder above it, decides; "!" re-includes.
+  const patterns = readFileSync(new URL('.dockerignore', root), 'utf8')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+  const glob = (pattern: string) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '[^/]*')}$`);
+  const ignored = (path: string): boolean => {
+    const prefixes = path.split('/').map((_, i, parts) => parts.slice(0, i + 1).join('/'));
+    let out = false;
+    for (const pattern of patterns) {
+      const negated = pattern.startsWith('!');
+      const matcher = glob(negated ? pattern.slice(1) : pattern);
+      if (prefixes.some((prefix) => matcher.test(prefix))) out = !negated;
+    }
+    return out;
+  };
+
+  it('keeps secrets, installed modules, data, build output and tests out of the build context', () => {
+    for (const path of ['.env', '.env.production', 'node_modules/kysely/package.json', 'data/warehouse.sqlite', 'dist/src/cli/bin.js', 'test/e2e/cli.test.ts', '.git/config', 'config/local.json', 'demo.sqlite']) {
+      expect(ignored(path), path).toBe(true);
+    }
+  });
+
+  it('sends what the Dockerfile copies', () => {
+    for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src/cli/main.ts', 'src/dashboard/assets/dashboard.js', 'jobs/export-report.ts', 'config/default.json']) {
+      expect(ignored(path), path).toBe(false);
+    }
+    for (const copied of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {
+      for (const source of copied[1]!.split(' ')) expect(ignored(source), source).toBe(false);
+    }
+  });
+});
+
+describe('the compose Postgres password', () => {
+  it('comes from .env (POSTGRES_PASSWORD), never from the file', () => {
+    const text = readFileSync(new URL('docker-compose.yml', root), 'utf8');
+    expect(compose.services.postgres?.environment?.POSTGRES_PASSWORD).toBe('${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD in .env (letters and digits)}');
+    expect(compose.services.worker?.environment?.DATABASE_URL).toContain(':${POSTGRES_PASSWORD:?');
+    expect(text).not.toMatch(/POSTGRES_PASSWORD: (?!\$\{)/);
+    expect(readFileSync(new URL('config/.env.example', root), 'utf8')).toMatch(/^# POSTGRES_PASSWORD=$/m);
   });
 });
