@@ -6,8 +6,8 @@ import { loadBenchmarks } from './run-benchmarks.js';
 const benchmarks = await loadBenchmarks();
 
 describe('benchmarks at smoke size', () => {
-  it('finds the five benchmarks of the issue', () => {
-    expect(benchmarks.map((bench) => bench.order)).toEqual([1, 2, 3, 4, 5]);
+  it('finds the five benchmarks of the issue, and the start-up one', () => {
+    expect(benchmarks.map((bench) => bench.order)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
   for (const bench of benchmarks) {
