@@ -1,7 +1,9 @@
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/main.js';
-import { sideResult, type BigSliceSideResult } from './big-slice-side.js';
+import { CLI_BIN } from '../helpers/cli-bin.js';
+import type { BigSliceSideResult } from './big-slice-side.js';
+import { runMeasuredChild } from './run-measured-child.js';
 
 /** What the product side is given by the benchmark. */
 export interface BigSliceProductInput {
@@ -27,11 +29,26 @@ export async function bigSliceProduct(input: BigSliceProductInput): Promise<BigS
         callback();
       },
     });
+  const code = await main(runArguments(input), { stdout: sink(), stderr: sink(), env: { ...input.env, LOG_LEVEL: 'info' }, cwd: input.cwd, logDestination: sink() });
+  return loadedSlice(code, logs, process.resourceUsage().maxRSS / 1024);
+}
+
+/**
+ * {@link bigSliceProduct} as a user runs it: the compiled `report-sync` command (`dist/`) in a
+ * process of its own, its peak RSS measured inside it, the slice's time read from its log line.
+ */
+export async function bigSliceProductProcess(input: BigSliceProductInput, timeoutMs: number): Promise<BigSliceSideResult> {
+  const child = await runMeasuredChild([CLI_BIN, ...runArguments(input)], { cwd: input.cwd, env: { ...input.env, LOG_LEVEL: 'info' }, timeoutMs });
+  return loadedSlice(child.code ?? -1, child.stderr, child.peakRssBytes / 2 ** 20);
+}
+
+function runArguments(input: BigSliceProductInput): string[] {
   const { slice } = input;
-  const code = await main(
-    ['run', '--from', slice.reportDate, '--to', slice.reportDate, '--portfolios', String(slice.portfolioId), '--report-types', slice.reportType],
-    { stdout: sink(), stderr: sink(), env: { ...input.env, LOG_LEVEL: 'info' }, cwd: input.cwd, logDestination: sink() },
-  );
+  return ['run', '--from', slice.reportDate, '--to', slice.reportDate, '--portfolios', String(slice.portfolioId), '--report-types', slice.reportType];
+}
+
+/** The slice's rows and time from the export job's `loaded` log line (pino JSON). */
+function loadedSlice(code: number, logs: string, peakRssMb: number): BigSliceSideResult {
   const loaded = logs
     .split('\n')
     .filter((line) => line.startsWith('{'))
@@ -40,7 +57,7 @@ export async function bigSliceProduct(input: BigSliceProductInput): Promise<BigS
   if (code !== 0 || !loaded || loaded.rows === undefined || loaded.durationMs === undefined) {
     throw new Error(`report-sync run exited ${code} without loading the slice:\n${logs.slice(-4000)}`);
   }
-  return sideResult(loaded.rows, loaded.durationMs);
+  return { rows: loaded.rows, ms: loaded.durationMs, peakRssMb };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -10,7 +10,7 @@ import { migrateWarehouse } from '../../src/warehouse/migrate-warehouse.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
 import { createTempDatabase } from '../helpers/temp-warehouse.js';
 import type { BenchResult, BenchSize, Benchmark } from './bench-result.js';
-import { bigSliceProduct, type BigSliceProductInput } from './big-slice-product.js';
+import { bigSliceProduct, bigSliceProductProcess, type BigSliceProductInput } from './big-slice-product.js';
 import type { BigSliceSideResult } from './big-slice-side.js';
 import { BIG_SLICE, writeBigSliceZip } from './big-slice-zip.js';
 import { rawPostgresSlice, type RawPostgresSliceInput } from './raw-postgres-slice.js';
@@ -212,6 +212,7 @@ const SIDES: Record<string, (input: never) => Promise<BigSliceSideResult>> = {
  */
 async function runSide(size: BenchSize, file: keyof typeof SIDES, input: unknown, timeoutMs: number): Promise<BigSliceSideResult> {
   if (size === 'smoke') return SIDES[file]!(input as never);
+  if (file === 'big-slice-product.ts') return bigSliceProductProcess(input as BigSliceProductInput, timeoutMs);
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(file, import.meta.url)), JSON.stringify(input)], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
