@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -125,6 +125,19 @@ describe('settings from REPORT_SYNC_* variables', () => {
     for (const key of keys) expect(variables.some((variable) => variable.path.join('.') === key || key.startsWith(`${variable.path.join('.')}.`))).toBe(true);
     expect(names).toContain('REPORT_SYNC_QUEUE__KEEP_FAILED__AGE_SECONDS');
     expect(names).toContain('REPORT_SYNC_FORMATS__CONSTITUENT_PROFORMACORPORATEACTIONS');
+  });
+});
+
+describe('the README', () => {
+  it("gives each key's variable in its configuration table", () => {
+    const readme = readFileSync(packageFile('README.md'), 'utf8');
+    const table = readme.slice(readme.indexOf('| key | variable | default | meaning |'));
+    const rows = table.slice(0, table.indexOf('\n\n'));
+    for (const variable of settingVariables()) {
+      if (variable.path[0] === 'formats') continue;
+      expect(rows, variable.name).toContain(`\`${variable.name}\``);
+    }
+    expect(rows).toContain('`REPORT_SYNC_FORMATS__<TYPE>`');
   });
 });
 
