@@ -81,7 +81,8 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
       const index = indexOf(sourceName);
       if (index < 0) {
         // No prototype: a field named "__proto__" must be kept as data, not set the prototype.
-        (extra ??= Object.create(null) as Record<string, unknown>)[sourceName] = value;
+        extra ??= Object.create(null) as Record<string, unknown>;
+        extra[sourceName] = value;
         continue;
       }
       if (seenAs[index] !== undefined) {

@@ -148,6 +148,6 @@ describe('report-sync config', () => {
     const result = await configCommand(cwd);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(/invalid settings:\n  retry\.attempts \(from .*default\.json\)/);
+    expect(result.stderr).toMatch(/invalid settings:\n {2}retry\.attempts \(from .*default\.json\)/);
   });
 });

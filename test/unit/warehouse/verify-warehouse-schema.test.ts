@@ -4,7 +4,6 @@ import { REPORT_DEFINITIONS } from '../../../src/reports/report-definition-for.j
 import { rowColumns } from '../../../src/reports/row-builder.js';
 import type { WarehouseHandle } from '../../../src/warehouse/open-warehouse.js';
 import { verifyWarehouseSchema } from '../../../src/warehouse/verify-warehouse-schema.js';
-import type { ReportLoadsRow } from '../../../src/warehouse/warehouse-schema.js';
 import { writtenColumns } from '../../../src/warehouse/written-columns.js';
 import { ledgerRow } from '../../helpers/ledger-row.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
