@@ -1,5 +1,5 @@
 import { REPORT_DEFINITIONS } from '../reports/report-definition-for.js';
-import { rowColumns } from '../reports/row-builder.js';
+import { rowColumns } from '../extract/row-builder.js';
 import type { ReportLoadsRow, Warehouse } from './warehouse-schema.js';
 
 /**

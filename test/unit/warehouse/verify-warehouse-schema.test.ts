@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPORT_DEFINITIONS } from '../../../src/reports/report-definition-for.js';
-import { rowColumns } from '../../../src/reports/row-builder.js';
+import { rowColumns } from '../../../src/extract/row-builder.js';
 import type { WarehouseHandle } from '../../../src/warehouse/open-warehouse.js';
 import { verifyWarehouseSchema } from '../../../src/warehouse/verify-warehouse-schema.js';
 import { writtenColumns } from '../../../src/warehouse/written-columns.js';
