@@ -9,5 +9,7 @@ export default defineConfig({
     // e2e tests start servers and SQLite files of their own; two cores, so two forks.
     pool: 'forks',
     maxWorkers: 2,
+    // Fails a file that leaves a server, socket, timer or child process behind.
+    setupFiles: ['test/helpers/leak-check-setup.ts'],
   },
 });

@@ -6,7 +6,7 @@ import type { ExportClient } from '../src/gateway/export-client.js';
 import type { Logger } from '../src/logger.js';
 import type { SyncMetrics } from '../src/metrics/sync-metrics.js';
 import { REPORT_REGISTRY } from '../src/reports/report-registry.js';
-import { createRowValuesBuilder, type RowValues } from '../src/reports/row-builder.js';
+import { createRowValuesBuilder, type RowValues } from '../src/extract/row-builder.js';
 import type { ExportFormat } from '../src/reports/report-types.js';
 import type { SliceAttempt, SliceOutcome } from '../src/slice-outcome.js';
 import { describeSlice, sliceLogFields, type Slice } from '../src/slice.js';

@@ -44,7 +44,7 @@ function censorLevel<T>(value: T, depth: number): T {
   const object = value as Record<string, unknown>;
   let replaced: Record<string, unknown> | undefined;
   for (const key in object) {
-    if (!Object.prototype.hasOwnProperty.call(object, key)) continue;
+    if (!Object.hasOwn(object, key)) continue;
     const field = object[key];
     let censored = field;
     if (depth < 2 && SECRET_FIELDS.has(key)) {
@@ -54,7 +54,10 @@ function censorLevel<T>(value: T, depth: number): T {
     } else if (field !== null && typeof field === 'object' && (depth === 0 || (depth === 1 && key === 'headers'))) {
       censored = censorLevel(field, depth + 1);
     }
-    if (censored !== field) (replaced ??= {})[key] = censored;
+    if (censored !== field) {
+      replaced ??= {};
+      replaced[key] = censored;
+    }
   }
   if (replaced === undefined) return value;
   if (Array.isArray(object)) return Object.assign(object.slice(), replaced) as T;

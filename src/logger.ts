@@ -81,5 +81,5 @@ const RAW_CONTROL = /[\u007f-\u009f]/g;
  */
 function inertControls(line: string, forPretty: boolean): string {
   const json = line.replace(RAW_CONTROL, (char) => `\\u00${char.charCodeAt(0).toString(16)}`);
-  return forPretty ? json.replace(JSON_ESCAPE, (escape, control: string | undefined) => (control ? `\\${escape}` : escape)) : json;
+  return forPretty ? json.replace(JSON_ESCAPE, (sequence, control: string | undefined) => (control ? `\\${sequence}` : sequence)) : json;
 }

@@ -1,4 +1,4 @@
-import { parse, type Info } from 'csv-parse';
+import { parse } from 'csv-parse';
 import { Readable } from 'node:stream';
 import { FileFormatError } from '../errors.js';
 import type { SourceRecord } from './source-record.js';

@@ -9,7 +9,7 @@ export interface JsonRecordsOptions {
   readonly maxDepth?: number;
 }
 
-const enum Phase {
+enum Phase {
   /** Before the opening `[`. */
   Start,
   /** After `[` or `,`: a record (or, right after `[`, the closing `]`) comes next. */

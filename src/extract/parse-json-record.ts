@@ -81,7 +81,7 @@ function rewrite(text: string, maxDepth: number): { text: string; keys: number }
       let j = i + 1;
       while (j < length && isNumberChar(text.charCodeAt(j))) j += 1;
       out += text.slice(copied, i);
-      out += '"' + MARK;
+      out += `"${MARK}`;
       out += text.slice(i, j);
       out += '"';
       copied = j;

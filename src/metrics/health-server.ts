@@ -72,7 +72,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       logger.info('ready again');
     }
     wasReady = ready;
-    send(res, ready ? 200 : 503, TEXT, [ready ? 'ready' : 'not ready', ...lines].join('\n') + '\n');
+    send(res, ready ? 200 : 503, TEXT, `${[ready ? 'ready' : 'not ready', ...lines].join('\n')}\n`);
   };
 
   const answerMetrics = async (res: ServerResponse): Promise<void> => {

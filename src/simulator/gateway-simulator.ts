@@ -203,8 +203,10 @@ export async function createGatewaySimulator(options: GatewaySimulatorOptions = 
 
     const key = sliceKey(portfolioId, reportType, date);
     const step = scripts.get(key)?.shift();
-    if (step && 'delayMs' in step) await sleep(step.delayMs);
-    else if (step && 'status' in step) {
+    if (step && 'delayMs' in step) {
+      await delay(res, step.delayMs);
+      if (res.destroyed) return;
+    } else if (step && 'status' in step) {
       count(step.status);
       res.writeHead(step.status, { 'content-length': step.body === undefined ? 0 : Buffer.byteLength(step.body), ...step.headers });
       res.end(step.body);
@@ -217,7 +219,10 @@ export async function createGatewaySimulator(options: GatewaySimulatorOptions = 
       req.socket.destroy();
       return;
     }
-    if (latencyMs > 0) await sleep(latencyMs);
+    if (latencyMs > 0) {
+      await delay(res, latencyMs);
+      if (res.destroyed) return;
+    }
 
     if (weekdayOf(date) === 0 || weekdayOf(date) === 6) {
       count(200);
@@ -352,8 +357,20 @@ function seededDice(seed: number): () => number {
   };
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Waits `ms`, or less when the connection closes meanwhile (the client gave up, or `close()`
+ * dropped it): a scripted minute-long delay must not keep a closed simulator's process alive.
+ */
+function delay(res: ServerResponse, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      res.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    res.once('close', done);
+  });
 }
 
 async function collect(stream: Readable): Promise<Buffer> {

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import yazl from 'yazl';
 import type { LazySyntheticReport } from './synthetic-reports.js';
-import { valueOf } from './synthetic-reports.js';
+import { columnValue } from './synthetic-reports.js';
 
 /** The JSON export: an array of records, decimals as raw number literals (so only a lossless reader keeps them). */
 export function* renderJson(report: LazySyntheticReport): Generator<string> {
@@ -9,7 +9,7 @@ export function* renderJson(report: LazySyntheticReport): Generator<string> {
   let first = true;
   for (const row of report.rows()) {
     const fields = report.columns.map((column) => {
-      const value = valueOf(report, row, column);
+      const value = columnValue(report, row, column);
       const rendered = column.decimal && value !== '' ? value : value === '' && column.decimal ? 'null' : JSON.stringify(value);
       return `${JSON.stringify(column.json)}:${rendered}`;
     });
@@ -25,7 +25,7 @@ export function* renderCsv(report: LazySyntheticReport): Generator<string> {
   let batch = '';
   let inBatch = 0;
   for (const row of report.rows()) {
-    batch += `${report.columns.map((column) => quoteCsv(valueOf(report, row, column))).join(',')}\r\n`;
+    batch += `${report.columns.map((column) => quoteCsv(columnValue(report, row, column))).join(',')}\r\n`;
     inBatch += 1;
     if (inBatch === 500) {
       yield batch;

@@ -207,7 +207,7 @@ function constituentSample({ portfolioId, reportType, date, revision, sizes, see
 }
 
 /** The value of `column` in `row`, whichever name the rows are keyed by. */
-export function valueOf(report: Pick<SyntheticReport, 'nativeName'>, row: Record<string, string>, column: SyntheticColumn): string {
+export function columnValue(report: Pick<SyntheticReport, 'nativeName'>, row: Record<string, string>, column: SyntheticColumn): string {
   return row[column[report.nativeName]] ?? '';
 }
 

@@ -1,7 +1,7 @@
 import { CompiledQuery, PostgresIntrospector, sql, type Kysely } from 'kysely';
 import { SyncError } from '../errors.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
-import { rowColumns, type RowValues, type WarehouseRow } from '../reports/row-builder.js';
+import { rowColumns, type RowValues, type WarehouseRow } from '../extract/row-builder.js';
 import type { ExportFormat } from '../reports/report-types.js';
 import { describeSlice, type Slice } from '../slice.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';

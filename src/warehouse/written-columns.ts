@@ -1,5 +1,5 @@
 import { REPORT_TABLES } from '../reports/report-tables.js';
-import { rowColumns } from '../reports/row-builder.js';
+import { rowColumns } from '../extract/row-builder.js';
 import type { ReportLoadsRow, Warehouse } from './warehouse-schema.js';
 
 /**

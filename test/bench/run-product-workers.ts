@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
 import { ExportQueue } from '../../src/queue/export-queue.js';

@@ -148,7 +148,7 @@ describe('report-sync config', () => {
     const result = await configCommand(cwd);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(/invalid settings:\n  retry\.attempts \(from .*default\.json\)/);
+    expect(result.stderr).toMatch(/invalid settings:\n {2}retry\.attempts \(from .*default\.json\)/);
   });
 
   it('names the REPORT_SYNC_ variable of a setting, from the environment or .env, over the files', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { constituentReport } from '../../src/reports/constituent-report.js';
-import type { WarehouseRow } from '../../src/reports/row-builder.js';
+import type { WarehouseRow } from '../../src/extract/row-builder.js';
 import type { ReportType } from '../../src/reports/report-types.js';
 import { lazySyntheticReport } from '../../src/simulator/synthetic-reports.js';
 import type { Slice } from '../../src/slice.js';

@@ -15,7 +15,6 @@ import { TEST_REDIS_URL } from '../helpers/test-redis.js';
  * sent and before the warehouse is opened; a tampered job is refused by the worker.
  */
 
-const DAY = '2024-05-06'; // a Monday
 const HOSTILE_REPORT_TYPES = ["index'; DROP TABLE report_loads;--", 'index&format=csv', '../index', 'index%00', 'index\u001b[2J'];
 const HOSTILE_PORTFOLIOS = ['1001;DROP', '-1', '1e3', '0x10', '99999999999999999999', '1001,,1002', '0', '1001 OR 1=1'];
 const HOSTILE_DATES = ['2024-02-30', '2024-1-1', '20240101', '2024-01-01T00:00', "2024-01-01' OR 1=1", '2024-01-01%27'];
@@ -44,16 +43,16 @@ describe('values are validated before they reach a URL or a query', () => {
     ...HOSTILE_REPORT_TYPES.map((type): [string, string[], RegExp] => [
       `--report-types ${JSON.stringify(type)}`,
       ['--report-types', `constituent.close,${type}`],
-      new RegExp(`${escape(JSON.stringify(type))} is not a report type; use one of ${escape(REPORT_TYPES.join(', '))}`),
+      new RegExp(`${escapeRegExp(JSON.stringify(type))} is not a report type; use one of ${escapeRegExp(REPORT_TYPES.join(', '))}`),
     ]),
     ...HOSTILE_PORTFOLIOS.map((ids): [string, string[], RegExp] => [
       `--portfolios ${JSON.stringify(ids)}`,
       ['--portfolios', ids],
-      ids.includes(',,') ? /the portfolio list has an empty item/ : new RegExp(`${escape(JSON.stringify(ids))} is not a portfolio id`),
+      ids.includes(',,') ? /the portfolio list has an empty item/ : new RegExp(`${escapeRegExp(JSON.stringify(ids))} is not a portfolio id`),
     ]),
     ...HOSTILE_DATES.flatMap((date): [string, string[], RegExp][] => [
-      [`--from ${JSON.stringify(date)}`, ['--from', date, '--to', '2024-03-01'], new RegExp(`'--from <date>' argument '${escape(date)}' is invalid\\. expected a date in YYYY-MM-DD form`)],
-      [`--to ${JSON.stringify(date)}`, ['--from', '2024-01-01', '--to', date], new RegExp(`'--to <date>' argument '${escape(date)}' is invalid\\. expected a date in YYYY-MM-DD form`)],
+      [`--from ${JSON.stringify(date)}`, ['--from', date, '--to', '2024-03-01'], new RegExp(`'--from <date>' argument '${escapeRegExp(date)}' is invalid\\. expected a date in YYYY-MM-DD form`)],
+      [`--to ${JSON.stringify(date)}`, ['--from', '2024-01-01', '--to', date], new RegExp(`'--to <date>' argument '${escapeRegExp(date)}' is invalid\\. expected a date in YYYY-MM-DD form`)],
     ]),
   ];
 
@@ -70,12 +69,12 @@ describe('values are validated before they reach a URL or a query', () => {
     ...HOSTILE_REPORT_TYPES.map((type): [string, Record<string, unknown>, RegExp] => [
       `reportTypes ${JSON.stringify(type)}`,
       { reportTypes: ['index', type] },
-      new RegExp(`reportTypes\\.1 \\(from .*local\\.json\\): ${escape(JSON.stringify(type))} is not allowed; use one of ${escape(REPORT_TYPES.join(', '))}`),
+      new RegExp(`reportTypes\\.1 \\(from .*local\\.json\\): ${escapeRegExp(JSON.stringify(type))} is not allowed; use one of ${escapeRegExp(REPORT_TYPES.join(', '))}`),
     ]),
     ...HOSTILE_REPORT_TYPES.map((type): [string, Record<string, unknown>, RegExp] => [
       `a formats key ${JSON.stringify(type)}`,
       { formats: { index: 'json', [type]: 'csv' } },
-      new RegExp(`formats \\(from .*local\\.json\\): unknown key ${escape(JSON.stringify(type))}; use one of ${escape(REPORT_TYPES.join(', '))}`),
+      new RegExp(`formats \\(from .*local\\.json\\): unknown key ${escapeRegExp(JSON.stringify(type))}; use one of ${escapeRegExp(REPORT_TYPES.join(', '))}`),
     ]),
     [`a format "csv&x=1"`, { formats: { index: 'csv&x=1' } }, /formats\.index \(from .*local\.json\): "csv&x=1" is not allowed; use one of json, csv/],
     [`portfolios "1001;DROP"`, { portfolios: ['1001;DROP'] }, /portfolios\.0 \(from .*local\.json\): .*expected number.* \(got "1001;DROP"\)/],
@@ -119,7 +118,8 @@ describe('a queued job whose data was changed in Redis', () => {
       await rig.ready(worker);
       const deadline = Date.now() + 20_000;
       let counts = await queue.getJobCounts('completed', 'failed');
-      while (counts.completed + counts.failed < 5 && Date.now() < deadline) {
+      // getJobCounts is typed as a map from state name to count, so a state may be absent as far as the types know.
+      while ((counts.completed ?? 0) + (counts.failed ?? 0) < 5 && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 100));
         counts = await queue.getJobCounts('completed', 'failed');
       }
@@ -149,6 +149,6 @@ describe('a queued job whose data was changed in Redis', () => {
   });
 });
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -29,7 +29,7 @@ export interface RawReply {
   /** Drops the connection at once (RST). */
   reset(): void;
   /** Runs `fn` every `ms` until it returns false or the connection is gone. */
-  every(ms: number, fn: () => boolean | void): void;
+  every(ms: number, fn: () => unknown): void;
   /** Runs `fn` once after `ms`, unless the connection is gone by then. */
   after(ms: number, fn: () => void): void;
 }

@@ -8,7 +8,7 @@ import { AuthError } from '../../../src/errors.js';
 import { TEST_REDIS_URL, testPrefix } from '../../helpers/test-redis.js';
 
 /** A token endpoint that is unavailable until `downForMs` has passed since the first request. */
-function provider(downForMs: number, options: { retryAfterMs?: number; then?: 'token' | 'reject' } = {}) {
+function provider(downForMs: number, options: { retryAfterMs?: number; afterwards?: 'token' | 'reject' } = {}) {
   const asked: number[] = [];
   const issue = async (): Promise<IssuedToken> => {
     asked.push(Date.now());
@@ -16,7 +16,7 @@ function provider(downForMs: number, options: { retryAfterMs?: number; then?: 't
     if (Date.now() - asked[0]! < downForMs) {
       throw new AuthError('AUTH_UNAVAILABLE', 'identity provider at http://idp answered 503', { retryAfterMs: options.retryAfterMs });
     }
-    if (options.then === 'reject') throw new AuthError('AUTH_REJECTED', 'identity provider refused the password grant: invalid_grant');
+    if (options.afterwards === 'reject') throw new AuthError('AUTH_REJECTED', 'identity provider refused the password grant: invalid_grant');
     return { accessToken: `token-${asked.length}`, expiresInSeconds: 60 };
   };
   return { issue, asked };
@@ -56,7 +56,7 @@ describe('TokenRefresher while the identity provider is down', () => {
   });
 
   it('stops at once on refused credentials, even during an outage', async () => {
-    const idp = provider(150, { then: 'reject' });
+    const idp = provider(150, { afterwards: 'reject' });
     const refresher = new TokenRefresher({ issue: idp.issue, unavailableWaitMs: 5_000, ...QUICK });
     const error = (await refresher.getToken().catch((e: unknown) => e)) as AuthError;
     expect(error.code).toBe('AUTH_REJECTED');

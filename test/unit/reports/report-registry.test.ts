@@ -5,7 +5,7 @@ import type { IndexReportRow } from '../../../src/reports/index-report.js';
 import { REPORT_REGISTRY, type ReportTableName } from '../../../src/reports/report-registry.js';
 import { REPORT_TABLES } from '../../../src/reports/report-tables.js';
 import { REPORT_TYPES, type ReportType } from '../../../src/reports/report-types.js';
-import { rowColumns } from '../../../src/reports/row-builder.js';
+import { rowColumns } from '../../../src/extract/row-builder.js';
 import { rowsPerTable } from '../../../src/reports/rows-per-table.js';
 import { syntheticReport } from '../../../src/simulator/synthetic-reports.js';
 import type { Warehouse } from '../../../src/warehouse/warehouse-schema.js';

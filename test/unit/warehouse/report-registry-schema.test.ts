@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ColumnKind, ReportDefinition } from '../../../src/reports/report-definition.js';
 import { REPORT_TABLES } from '../../../src/reports/report-tables.js';
-import { rowColumns } from '../../../src/reports/row-builder.js';
+import { rowColumns } from '../../../src/extract/row-builder.js';
 import type { WarehouseDialect, WarehouseHandle } from '../../../src/warehouse/open-warehouse.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
 

@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { constituentReport } from '../../../src/reports/constituent-report.js';
-import type { WarehouseRow } from '../../../src/reports/row-builder.js';
+import type { WarehouseRow } from '../../../src/extract/row-builder.js';
 import type { Slice } from '../../../src/slice.js';
 import { SliceLoader } from '../../../src/warehouse/slice-loader.js';
 import type { Warehouse } from '../../../src/warehouse/warehouse-schema.js';

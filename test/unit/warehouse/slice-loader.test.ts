@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileFormatError } from '../../../src/errors.js';
 import { constituentReport } from '../../../src/reports/constituent-report.js';
-import type { WarehouseRow } from '../../../src/reports/row-builder.js';
+import type { WarehouseRow } from '../../../src/extract/row-builder.js';
 import type { Slice } from '../../../src/slice.js';
 import { SliceLoader } from '../../../src/warehouse/slice-loader.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';

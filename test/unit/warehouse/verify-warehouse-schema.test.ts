@@ -1,10 +1,9 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPORT_TABLES } from '../../../src/reports/report-tables.js';
-import { rowColumns } from '../../../src/reports/row-builder.js';
+import { rowColumns } from '../../../src/extract/row-builder.js';
 import type { WarehouseHandle } from '../../../src/warehouse/open-warehouse.js';
 import { verifyWarehouseSchema } from '../../../src/warehouse/verify-warehouse-schema.js';
-import type { ReportLoadsRow } from '../../../src/warehouse/warehouse-schema.js';
 import { writtenColumns } from '../../../src/warehouse/written-columns.js';
 import { ledgerRow } from '../../helpers/ledger-row.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';

@@ -1,11 +1,11 @@
 import { isLosslessNumber, stringify } from 'lossless-json';
 import { FileFormatError } from '../errors.js';
-import { toColumnName } from '../extract/column-names.js';
-import type { SourceRecord } from '../extract/source-record.js';
+import { toColumnName } from './column-names.js';
+import type { SourceRecord } from './source-record.js';
 import { isIsoDate } from '../is-iso-date.js';
 import type { Slice } from '../slice.js';
-import { toDecimalText } from './decimal-text.js';
-import type { ReportColumn, ReportDefinition } from './report-definition.js';
+import { toDecimalText } from '../reports/decimal-text.js';
+import type { ReportColumn, ReportDefinition } from '../reports/report-definition.js';
 
 /** A row ready for a report table: slice columns, typed columns and `extra`. */
 export type WarehouseRow = Record<string, string | number | null>;
@@ -81,7 +81,8 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
       const index = indexOf(sourceName);
       if (index < 0) {
         // No prototype: a field named "__proto__" must be kept as data, not set the prototype.
-        (extra ??= Object.create(null) as Record<string, unknown>)[sourceName] = value;
+        extra ??= Object.create(null) as Record<string, unknown>;
+        extra[sourceName] = value;
         continue;
       }
       if (seenAs[index] !== undefined) {

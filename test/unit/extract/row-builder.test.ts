@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { FileFormatError } from '../../../src/errors.js';
 import { constituentReport } from '../../../src/reports/constituent-report.js';
 import { indexReport } from '../../../src/reports/index-report.js';
-import { createRowBuilder } from '../../../src/reports/row-builder.js';
+import { createRowBuilder } from '../../../src/extract/row-builder.js';
 
 const indexSlice = { portfolioId: 5, reportType: 'index' as const, reportDate: '2024-03-01' };
 const closeSlice = { portfolioId: 5, reportType: 'constituent.close' as const, reportDate: '2024-03-01' };
