@@ -6,6 +6,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_REDIS_URL, testPrefix } from '../helpers/test-redis.js';
 import { createGatewaySimulator, type GatewaySimulator, simulatorEnvironment } from '../../src/simulator/gateway-simulator.js';
 
 const run = promisify(execFile);
@@ -151,6 +152,55 @@ describe('the packed tarball, installed globally', () => {
     } finally {
       dashboard.kill('SIGTERM');
       await once(dashboard, 'exit');
+    }
+  });
+
+  it('runs every other command: config, a dry run, nightly, check, simulate, and the queue (scheduler, worker, backfill --wait) on Redis', async () => {
+    const redis = testPrefix();
+    const cwd = directory({ 'config/local.json': JSON.stringify({ portfolios: [5005], reportTypes: ['index'], metrics: { port: 0 } }) });
+    // The queue's key prefix through the environment, as a container would set it.
+    const env = { ...simulatorEnvironment(simulator), DATABASE_URL: 'sqlite:./warehouse.sqlite', HOME: cwd, REDIS_URL: TEST_REDIS_URL, REPORT_SYNC_QUEUE__PREFIX: redis.prefix };
+    try {
+      const config = await reportSync(['config', '--json'], cwd, env);
+      expect(config.code, config.stderr).toBe(0);
+      expect((JSON.parse(config.stdout) as { settings: Record<string, { value: unknown; source: string }> }).settings['queue.prefix']).toEqual({
+        value: redis.prefix,
+        source: 'REPORT_SYNC_QUEUE__PREFIX (environment)',
+      });
+      const dryRun = await reportSync(['run', '--from', DAY, '--to', DAY, '--dry-run'], cwd, env);
+      expect(dryRun.code, dryRun.stderr).toBe(0);
+      expect(existsSync(join(cwd, 'warehouse.sqlite'))).toBe(false);
+
+      const nightly = await reportSync(['nightly'], cwd, env);
+      expect(nightly.code, nightly.stderr).toBe(0);
+      const check = await reportSync(['check', '--no-alert'], cwd, env);
+      expect(check.code, check.stdout + check.stderr).toBe(0);
+
+      const simulate = spawn(bin, ['simulate', '--port', '0'], { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd } });
+      try {
+        const [chunk] = (await once(simulate.stdout, 'data')) as [Buffer];
+        expect(chunk.toString()).toMatch(/REPORT_BASE_URL=http:\/\/127\.0\.0\.1:\d+/);
+      } finally {
+        simulate.kill('SIGTERM');
+        await once(simulate, 'exit');
+      }
+
+      const scheduler = await reportSync(['scheduler'], cwd, env);
+      expect(scheduler.code, scheduler.stderr).toBe(0);
+      const worker = spawn(bin, ['worker', '--concurrency', '2'], { cwd, env: { PATH: process.env.PATH ?? '', ...env } });
+      try {
+        const backfill = await reportSync(['backfill', '--from', '2024-02-01', '--to', '2024-02-03', '--wait'], cwd, env);
+        expect(backfill.code, backfill.stdout + backfill.stderr).toBe(0);
+        const status = await reportSync(['status', '--from', '2024-02-01', '--to', '2024-02-03', '--json'], cwd, env);
+        const report = JSON.parse(status.stdout) as { pairs: { portfolioId: number; loaded: number; noData: number }[] };
+        expect(report.pairs.map((pair) => [pair.portfolioId, pair.loaded + pair.noData])).toEqual([[5005, 3]]);
+      } finally {
+        worker.kill('SIGTERM');
+        const [code] = (await once(worker, 'exit')) as [number | null];
+        expect(code).toBe(0);
+      }
+    } finally {
+      await redis.cleanup();
     }
   });
 
