@@ -9,7 +9,7 @@ import type { TokenSource } from './auth/token-source.js';
 import type { AppConfig } from './config/load-config.js';
 import type { Settings } from './config/settings-schema.js';
 import type { UpstreamConfig } from './config/upstream-config.js';
-import { createHttpAgent } from './gateway/create-http-agent.js';
+import { createHttpAgent } from './http/create-http-agent.js';
 import { ExportClient } from './gateway/export-client.js';
 import type { RequestGate } from './gateway/request-gate.js';
 import { SpoolDirectory } from './gateway/spool-directory.js';

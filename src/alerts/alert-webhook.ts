@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { ConfigError } from '../errors.js';
-import { parseRetryAfter } from '../gateway/parse-retry-after.js';
-import { readSmallBody } from '../gateway/read-small-body.js';
+import { parseRetryAfter } from '../http/parse-retry-after.js';
+import { readSmallBody } from '../http/read-small-body.js';
 import type { Logger } from '../logger.js';
 import { printableText } from '../printable-text.js';
 import { redactSecrets } from '../redact-secrets.js';

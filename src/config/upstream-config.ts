@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors.js';
-import { joinUrl } from '../gateway/join-url.js';
+import { joinUrl } from '../http/join-url.js';
 
 /** Where the export service and its identity provider are, and who we are to them. */
 export interface UpstreamConfig {

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ExportError, type SyncErrorCode } from '../errors.js';
 import { describeSlice, type Slice } from '../slice.js';
-import { parseRetryAfter } from './parse-retry-after.js';
+import { parseRetryAfter } from '../http/parse-retry-after.js';
 
 /** The spec's error table, with what to check for each status. */
 const KNOWN_STATUSES: Record<number, { code: SyncErrorCode; meaning: string; action: string }> = {

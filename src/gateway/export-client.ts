@@ -7,14 +7,14 @@ import { describeSlice, type Slice } from '../slice.js';
 import { classifyExportStatus } from './classify-export-status.js';
 import { decodeContentEncoding } from './decode-content-encoding.js';
 import { guardBodyProgress } from './guard-body-progress.js';
-import { joinUrl } from './join-url.js';
+import { joinUrl } from '../http/join-url.js';
 import type { RequestGate } from './request-gate.js';
 import { escapeControlCharacters } from '../printable-text.js';
 import { redactSecrets } from '../redact-secrets.js';
-import { readSmallBody } from './read-small-body.js';
+import { readSmallBody } from '../http/read-small-body.js';
 import type { SpoolDirectory } from './spool-directory.js';
 import { SpooledBody } from './spooled-body.js';
-import { tlsVerificationError } from './tls-verification-error.js';
+import { tlsVerificationError } from '../http/tls-verification-error.js';
 
 export interface ExportClientOptions {
   /** `REPORT_BASE_URL`; may carry a path of its own. */

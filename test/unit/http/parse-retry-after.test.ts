@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter } from '../../../src/gateway/parse-retry-after.js';
-import { joinUrl } from '../../../src/gateway/join-url.js';
+import { parseRetryAfter } from '../../../src/http/parse-retry-after.js';
+import { joinUrl } from '../../../src/http/join-url.js';
 
 describe('parseRetryAfter', () => {
   it('reads delay-seconds', () => {
