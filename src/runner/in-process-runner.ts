@@ -5,7 +5,7 @@ import { FailureTally } from '../failure-groups.js';
 import { reportDefinitionFor } from '../reports/report-definition-for.js';
 import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
 import type { Slice } from '../slice.js';
-import { backoffDelay } from './backoff-delay.js';
+import { RetryPolicy } from '../retry/retry-policy.js';
 import type { RunReport } from './run-report.js';
 
 export interface InProcessRunOptions {
@@ -31,6 +31,7 @@ export interface InProcessRunOptions {
 export async function runInProcess(options: InProcessRunOptions): Promise<RunReport> {
   const startedAt = performance.now();
   const slices = options.slices;
+  const policy = new RetryPolicy({ ...options.retry, random: options.random });
   const iterator: Iterator<Slice> | AsyncIterator<Slice> = Symbol.asyncIterator in slices ? slices[Symbol.asyncIterator]() : slices[Symbol.iterator]();
   const tally = {
     loaded: 0,
@@ -65,7 +66,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRep
       }
       if (outcome.status !== 'failed' || outcome.error.code === 'INTERRUPTED') return;
       tally.retries += 1;
-      const delay = backoffDelay(number, options.retry, outcome.error.retryAfterMs, options.random);
+      const delay = policy.delayMs(number, outcome.error.retryAfterMs);
       try {
         await sleep(delay, undefined, { signal: options.signal });
       } catch {
