@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Worker } from 'bullmq';
 import { exportReport } from '../../jobs/export-report.js';
-import { planNightly } from '../../jobs/nightly.js';
+import { planNightlyJob } from '../../jobs/nightly.js';
 import { identityProviderWaitOptions } from '../auth/identity-provider-wait-options.js';
 import { RedisTokenSource } from '../auth/redis-token-source.js';
 import { resolveUpstreamConfig } from '../config/upstream-config.js';
@@ -103,7 +103,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
       settings,
       concurrency: settings.concurrency,
       attemptSlice: (slice, attempt, options) => exportReport(slice, attempt, services, options),
-      planNightly: (nightly) => planNightly({ ledger: services.ledger, ...nightly }),
+      planNightly: (nightly) => planNightlyJob(services.ledger, nightly),
       warehouseNow: () => warehouseNow(services.warehouse.db),
       followNight: (night) =>
         followNight({ night, ledger: services.ledger, exportQueue, redis, prefix: settings.queue.prefix, logger, webhook, metrics, shutdown }),
