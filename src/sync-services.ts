@@ -110,13 +110,14 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
       gate: options.gate,
       onAnswer: metrics && ((status, seconds) => metrics.exportAnswered(status, seconds)),
     });
+    const ledger = new Ledger(warehouse.db);
     return {
       settings,
       logger,
       metrics,
       warehouse,
-      ledger: new Ledger(warehouse.db),
-      loader: new SliceLoader({ db: warehouse.db, batchRows: settings.warehouse.batchRows }),
+      ledger,
+      loader: new SliceLoader({ warehouse, ledger, batchRows: settings.warehouse.batchRows }),
       client,
       tokens,
       close: async () => {

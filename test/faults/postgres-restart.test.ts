@@ -142,7 +142,7 @@ describe('Postgres restarted during a load', () => {
     const warehouse = await openWarehouse(await pg.createDatabase('restart_between_statements'), { poolSize: 2 });
     warehouses.push(warehouse);
     await migrateWarehouse(warehouse);
-    const loader = new SliceLoader({ db: warehouse.db, batchRows: 100 });
+    const loader = new SliceLoader({ warehouse, batchRows: 100 });
     const slice: Slice = { portfolioId: 7, reportType: 'constituent.close', reportDate: '2024-03-01' };
     const file = { format: 'csv' as const, fileName: 'f.zip', bytes: 10, sha256: 'abc' };
     const row = (line: number): WarehouseRow => ({
