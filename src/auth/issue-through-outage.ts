@@ -7,7 +7,8 @@ import type { IssuedToken } from './token-source.js';
 /** A wait for the identity provider, as reported before it starts (a warning in the log). */
 export interface OutageWait {
   readonly code: string;
-  readonly error: string;
+  /** What the provider's last answer was (logged under `err`, so its causes are too). */
+  readonly err: SyncError;
   /** How long the provider has been unavailable so far. */
   readonly outageMs: number;
   readonly failures: number;
@@ -77,7 +78,7 @@ export async function issueThroughOutage(options: IssueThroughOutageOptions): Pr
       if (givenUp) throw givenUpError(next, options.waitMs, at, error);
       // Ask once more right at the deadline rather than sleeping past it.
       const sleepMs = Math.max(0, Math.min(delayMs, startedAt + options.waitMs - at));
-      await options.onWait?.({ code: error.code, error: error.message, outageMs: at - startedAt, failures, delayMs: sleepMs });
+      await options.onWait?.({ code: error.code, err: error, outageMs: at - startedAt, failures, delayMs: sleepMs });
       await interruptibleSleep(sleepMs, options.signal);
       continue;
     }

@@ -66,7 +66,7 @@ function sliceOfJob(job: Job<SliceJobData>, logger: Logger): Slice {
     return parseSlice(job.data);
   } catch (error) {
     if (!(error instanceof SyncError)) throw error;
-    logger.error({ jobId: job.id, code: error.code, error: error.message }, 'refused a job whose data is not a valid slice');
+    logger.error({ jobId: job.id, code: error.code, err: error }, 'refused a job whose data is not a valid slice');
     throw new UnrecoverableError(`${error.code}: job data is not a valid slice: ${error.message}`);
   }
 }

@@ -42,12 +42,12 @@ async function attemptExport(slice: Slice, attempt: SliceAttempt, deps: ExportSl
     }
     const final = !error.retryable || attempt.isLast;
     if (!final) {
-      log.warn({ status: 'retrying', code: error.code, error: error.message, durationMs: elapsed() }, 'attempt failed, will retry');
+      log.warn({ status: 'retrying', code: error.code, err: error, durationMs: elapsed() }, 'attempt failed, will retry');
       return { status: 'failed', slice, attempt: attempt.number, durationMs: elapsed(), error, final };
     }
     const recorded = await recordFinalFailure(slice, error, attempt, deps, elapsed());
     log.error(
-      { status: 'failed', code: recorded.code, error: recorded.message, rows: 0, durationMs: elapsed(), attempts: attempt.number },
+      { status: 'failed', code: recorded.code, err: recorded, rows: 0, durationMs: elapsed(), attempts: attempt.number },
       'slice failed',
     );
     return { status: 'failed', slice, attempt: attempt.number, durationMs: elapsed(), error: recorded, final };

@@ -14,7 +14,7 @@ export async function recordFinalFailure(slice: Slice, error: SyncError, attempt
     return error;
   } catch (ledgerError) {
     const warehouseError = toSyncError(ledgerError);
-    deps.logger.error({ ...sliceLogFields(slice), code: warehouseError.code, error: warehouseError.message }, 'could not record the failure in the ledger');
+    deps.logger.error({ ...sliceLogFields(slice), code: warehouseError.code, err: warehouseError }, 'could not record the failure in the ledger');
     return new SyncError(
       error.code,
       `${error.message}; this failure is NOT in the ledger (${warehouseError.message}), so status shows the slice as it was before: re-run it once the warehouse is available`,
