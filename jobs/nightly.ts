@@ -1,45 +1,19 @@
-import { shiftIsoDate, todayIn } from '../src/report-date.js';
-import type { ReportType } from '../src/reports/report-types.js';
-import { sliceKey, type Slice } from '../src/slice.js';
-import { sliceOfEntry, type Ledger } from '../src/warehouse/ledger.js';
-import { planSlices } from '../src/plan-slices.js';
+import { planNightly, type NightlyPlan } from '../src/plan-nightly.js';
+import type { NightlyPlanSettings } from '../src/queue/nightly-schedule.js';
+import { NIGHTLY_JOB } from '../src/queue/slice-job.js';
+import type { Ledger } from '../src/warehouse/ledger.js';
 
-export interface NightlyPlanOptions {
-  readonly ledger: Ledger;
-  readonly portfolios: readonly number[];
-  readonly reportTypes: readonly ReportType[];
-  readonly timeZone: string;
-  /** Days before yesterday to check again. */
-  readonly lookbackDays: number;
-  readonly now?: Date;
-}
+/** The name the queue's nightly job scheduler fires under (`scheduler`, `worker`). */
+export const NIGHTLY_JOB_NAME = NIGHTLY_JOB;
 
-export interface NightlyPlan {
-  /** Yesterday in the configured time zone. */
-  readonly reportDate: string;
-  /** First day of the lookback window (the day after it ends is `reportDate`). */
-  readonly lookbackFrom: string;
-  /** Yesterday's slices, then the window's slices that are missing, `no_data` or `failed`. */
-  readonly slices: readonly Slice[];
-  readonly rechecks: number;
-}
+/** What a nightly job carries: the nightly settings it is planned with (no secrets). */
+export type NightlyJobPayload = Pick<NightlyPlanSettings, 'portfolios' | 'reportTypes' | 'timeZone' | 'lookbackDays'> & { readonly now?: Date };
 
 /**
- * The nightly fan-out: yesterday's slices for every portfolio and report type, plus every slice
- * of the lookback window that is not yet `loaded` (never attempted, no data yet, or failed), so a
- * late file or a failed night is caught up without anyone asking.
+ * The nightly job's handler, the one `nightly` (in-process) and the queue worker's fan-out both
+ * register: yesterday's slices plus the lookback re-checks, planned from the ledger (see
+ * {@link planNightly}). The caller runs or queues them.
  */
-export async function planNightly(options: NightlyPlanOptions): Promise<NightlyPlan> {
-  const reportDate = shiftIsoDate(todayIn(options.timeZone, options.now), -1);
-  const yesterday = [...planSlices({ from: reportDate, to: reportDate, portfolios: options.portfolios, reportTypes: options.reportTypes })];
-  if (options.lookbackDays === 0) return { reportDate, lookbackFrom: reportDate, slices: yesterday, rechecks: 0 };
-
-  const lookbackFrom = shiftIsoDate(reportDate, -options.lookbackDays);
-  const lookbackTo = shiftIsoDate(reportDate, -1);
-  const filter = { from: lookbackFrom, to: lookbackTo, portfolios: options.portfolios, reportTypes: options.reportTypes };
-  const loaded = new Set(
-    (await options.ledger.entries(filter, { status: 'loaded' })).map((entry) => sliceKey(sliceOfEntry(entry))),
-  );
-  const rechecks = [...planSlices(filter)].filter((slice) => !loaded.has(sliceKey(slice)));
-  return { reportDate, lookbackFrom, slices: [...yesterday, ...rechecks], rechecks: rechecks.length };
+export function planNightlyJob(ledger: Ledger, payload: NightlyJobPayload): Promise<NightlyPlan> {
+  return planNightly({ ledger, ...payload });
 }

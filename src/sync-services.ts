@@ -9,7 +9,7 @@ import type { TokenSource } from './auth/token-source.js';
 import type { AppConfig } from './config/load-config.js';
 import type { Settings } from './config/settings-schema.js';
 import type { UpstreamConfig } from './config/upstream-config.js';
-import { createHttpAgent } from './gateway/create-http-agent.js';
+import { createHttpAgent } from './http/create-http-agent.js';
 import { ExportClient } from './gateway/export-client.js';
 import type { RequestGate } from './gateway/request-gate.js';
 import { SpoolDirectory } from './gateway/spool-directory.js';
@@ -110,13 +110,14 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
       gate: options.gate,
       onAnswer: metrics && ((status, seconds) => metrics.exportAnswered(status, seconds)),
     });
+    const ledger = new Ledger(warehouse.db);
     return {
       settings,
       logger,
       metrics,
       warehouse,
-      ledger: new Ledger(warehouse.db),
-      loader: new SliceLoader({ db: warehouse.db, batchRows: settings.warehouse.batchRows }),
+      ledger,
+      loader: new SliceLoader({ warehouse, ledger, batchRows: settings.warehouse.batchRows }),
       client,
       tokens,
       close: async () => {

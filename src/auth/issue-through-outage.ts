@@ -1,12 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AuthError, SyncError } from '../errors.js';
+import { RetryPolicy } from '../retry/retry-policy.js';
 import type { IdentityProviderOutage, OutageStore } from './identity-provider-outage.js';
 import type { IssuedToken } from './token-source.js';
 
 /** A wait for the identity provider, as reported before it starts (a warning in the log). */
 export interface OutageWait {
   readonly code: string;
-  readonly error: string;
+  /** What the provider's last answer was (logged under `err`, so its causes are too). */
+  readonly err: SyncError;
   /** How long the provider has been unavailable so far. */
   readonly outageMs: number;
   readonly failures: number;
@@ -47,9 +49,10 @@ export interface IssueThroughOutageOptions {
  */
 export async function issueThroughOutage(options: IssueThroughOutageOptions): Promise<IssuedToken> {
   const now = options.now ?? Date.now;
-  const random = options.random ?? Math.random;
-  const baseDelayMs = options.baseDelayMs ?? 1_000;
   const maxDelayMs = options.maxDelayMs ?? 30_000;
+  // A Retry-After from the provider is honoured, but never beyond the backoff's ceiling; and only
+  // the renewal's holder asks, so there is no crowd to spread out.
+  const policy = new RetryPolicy({ baseDelayMs: options.baseDelayMs ?? 1_000, maxDelayMs, spreadRetryAfter: false, random: options.random });
   for (;;) {
     if (options.signal?.aborted) throw new SyncError('INTERRUPTED', 'stopped before asking the identity provider; the slice is left as it was');
     let outage = await options.store.read();
@@ -68,18 +71,14 @@ export async function issueThroughOutage(options: IssueThroughOutageOptions): Pr
       // A request that hung until token.requestTimeoutMs counts from when it was sent: the outage
       // began then, and the wait it adds stays within waitMs.
       const startedAt = outage?.startedAt ?? askedAt;
-      const exponential = Math.min(maxDelayMs, baseDelayMs * 2 ** (failures - 1));
-      // A Retry-After from the provider is honoured, but never beyond the backoff's ceiling.
-      const delayMs = Math.round(
-        error.retryAfterMs !== undefined ? Math.min(error.retryAfterMs, maxDelayMs) : exponential / 2 + (random() * exponential) / 2,
-      );
+      const delayMs = policy.delayMs(failures, error.retryAfterMs);
       const givenUp = at - startedAt >= options.waitMs;
       const next: IdentityProviderOutage = { startedAt, lastFailureAt: at, failures, nextAskAt: at + delayMs, givenUp, lastError: error.message };
       await options.store.write(next);
       if (givenUp) throw givenUpError(next, options.waitMs, at, error);
       // Ask once more right at the deadline rather than sleeping past it.
       const sleepMs = Math.max(0, Math.min(delayMs, startedAt + options.waitMs - at));
-      await options.onWait?.({ code: error.code, error: error.message, outageMs: at - startedAt, failures, delayMs: sleepMs });
+      await options.onWait?.({ code: error.code, err: error, outageMs: at - startedAt, failures, delayMs: sleepMs });
       await interruptibleSleep(sleepMs, options.signal);
       continue;
     }

@@ -1,4 +1,4 @@
-import { planNightly } from '../../jobs/nightly.js';
+import { planNightlyJob } from '../../jobs/nightly.js';
 import { resolveUpstreamConfig } from '../config/upstream-config.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 import { syncSlices } from './sync-slices.js';
@@ -23,8 +23,7 @@ export async function nightlyCommand(options: CommonOptions & { concurrency?: nu
     metricsPort: options.metricsPort,
     alert: { kind: 'nightly', what: `report-sync nightly of ${yesterdayIn(settings.schedule.timeZone)}` },
     plan: async (services) => {
-      const plan = await planNightly({
-        ledger: services.ledger,
+      const plan = await planNightlyJob(services.ledger, {
         portfolios: settings.portfolios,
         reportTypes: settings.reportTypes,
         timeZone: settings.schedule.timeZone,

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Worker } from 'bullmq';
 import { exportReport } from '../../jobs/export-report.js';
-import { planNightly } from '../../jobs/nightly.js';
+import { planNightlyJob } from '../../jobs/nightly.js';
 import { identityProviderWaitOptions } from '../auth/identity-provider-wait-options.js';
 import { RedisTokenSource } from '../auth/redis-token-source.js';
 import { resolveUpstreamConfig } from '../config/upstream-config.js';
@@ -103,7 +103,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
       settings,
       concurrency: settings.concurrency,
       attemptSlice: (slice, attempt, options) => exportReport(slice, attempt, services, options),
-      planNightly: (nightly) => planNightly({ ledger: services.ledger, ...nightly }),
+      planNightly: (nightly) => planNightlyJob(services.ledger, nightly),
       warehouseNow: () => warehouseNow(services.warehouse.db),
       followNight: (night) =>
         followNight({ night, ledger: services.ledger, exportQueue, redis, prefix: settings.queue.prefix, logger, webhook, metrics, shutdown }),
@@ -115,7 +115,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
       credentialsRetryMs: settings.token.rejectedRetryMs,
       onFatal: (error) => {
         fatal = error;
-        logger.fatal({ code: error.code, error: error.message }, 'stopping the worker: every further job would fail the same way');
+        logger.fatal({ code: error.code, err: error }, 'stopping the worker: every further job would fail the same way');
         stop.abort();
       },
     });
@@ -124,7 +124,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
       // While Redis is down, BullMQ reports every failed command; the connector already says Redis is down.
       if (connector.down || Date.now() - lastWorkerError < 10_000) return;
       lastWorkerError = Date.now();
-      logger.error({ error: error.message }, 'worker error');
+      logger.error({ err: error }, 'worker error');
     });
     await worker.waitUntilReady();
     const healing = keepNightlyScheduleAlive(exportQueue, ownNightly, settings, logger, shutdown, () => connector.down);
@@ -183,7 +183,7 @@ async function keepNightlyScheduleAlive(
       reported = differences;
     } catch (error) {
       // Redis trouble is already reported by the connector; the next round tries again.
-      if (!redisDown() && !shutdown.aborted) logger.error({ error: (error as Error).message }, 'could not check the nightly schedule');
+      if (!redisDown() && !shutdown.aborted) logger.error({ err: error }, 'could not check the nightly schedule');
     }
     await sleep(settings.schedule.checkIntervalMs, undefined, { signal: shutdown }).catch(() => undefined);
   }

@@ -74,7 +74,7 @@ export const settingsSchema = z
       .object({
         /** Attempts per slice, the first included, before a retryable failure becomes final. */
         attempts: positiveInt.max(100).default(5),
-        /** First backoff; each further attempt doubles it, with full jitter. */
+        /** First backoff; each further attempt doubles it, with equal jitter (see RetryPolicy). */
         baseDelayMs: nonNegativeInt.default(1_000),
         maxDelayMs: nonNegativeInt.default(60_000),
         /** Longest Retry-After honoured as given; longer ones are cut to this. */

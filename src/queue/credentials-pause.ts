@@ -46,7 +46,7 @@ export class CredentialsPause {
     if (!first) return;
     const { logger, retryMs } = this.#options;
     logger.error(
-      { code: error.code, error: error.message, retryEveryMs: retryMs },
+      { code: error.code, err: error, retryEveryMs: retryMs },
       `the identity provider refused the credentials: this worker takes no jobs (they stay queued) and the fleet asks again once every token.rejectedRetryMs (${Math.round(retryMs / 1000)} s) until they are accepted. ` +
         'Fix REPORT_CLIENT_ID, REPORT_CLIENT_SECRET, REPORT_USERNAME or REPORT_PASSWORD (in .env) and restart the workers, or wait for the next try',
     );

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings-schema.js';
 import { SyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { backoffDelay } from '../runner/backoff-delay.js';
+import { RetryPolicy } from '../retry/retry-policy.js';
 import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
 import { parseSlice, sliceLogFields, type Slice } from '../slice.js';
 import { SLICE_BACKOFF, type ExportQueue } from './export-queue.js';
@@ -66,7 +66,7 @@ function sliceOfJob(job: Job<SliceJobData>, logger: Logger): Slice {
     return parseSlice(job.data);
   } catch (error) {
     if (!(error instanceof SyncError)) throw error;
-    logger.error({ jobId: job.id, code: error.code, error: error.message }, 'refused a job whose data is not a valid slice');
+    logger.error({ jobId: job.id, code: error.code, err: error }, 'refused a job whose data is not a valid slice');
     throw new UnrecoverableError(`${error.code}: job data is not a valid slice: ${error.message}`);
   }
 }
@@ -79,6 +79,7 @@ function sliceOfJob(job: Job<SliceJobData>, logger: Logger): Slice {
  */
 export function createExportWorker(options: ExportWorkerOptions): Worker {
   const { settings, logger } = options;
+  const policy = new RetryPolicy(settings.retry);
   let fatalReported = false;
 
   const processor = async (job: Job<SliceJobData>, token?: string) => {
@@ -184,7 +185,7 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
     metrics: { maxDataPoints: MetricsTime.ONE_HOUR },
     settings: {
       backoffStrategy: (attemptsMade, type, err) =>
-        type === SLICE_BACKOFF ? backoffDelay(attemptsMade, settings.retry, (err as SliceAttemptError | undefined)?.retryAfterMs) : 0,
+        type === SLICE_BACKOFF ? policy.delayMs(attemptsMade, (err as SliceAttemptError | undefined)?.retryAfterMs) : 0,
     },
   });
   // Told by whichever worker's stalled check found it; the worker that takes it over says so too.

@@ -6,7 +6,7 @@ import { REPORT_REGISTRY } from '../reports/report-registry.js';
 import { rowsPerTable } from '../reports/rows-per-table.js';
 import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
 import type { Slice } from '../slice.js';
-import { backoffDelay } from './backoff-delay.js';
+import { RetryPolicy } from '../retry/retry-policy.js';
 import type { RunReport } from './run-report.js';
 
 export interface InProcessRunOptions {
@@ -32,6 +32,7 @@ export interface InProcessRunOptions {
 export async function runInProcess(options: InProcessRunOptions): Promise<RunReport> {
   const startedAt = performance.now();
   const slices = options.slices;
+  const policy = new RetryPolicy({ ...options.retry, random: options.random });
   const iterator: Iterator<Slice> | AsyncIterator<Slice> = Symbol.asyncIterator in slices ? slices[Symbol.asyncIterator]() : slices[Symbol.iterator]();
   const tally = {
     loaded: 0,
@@ -66,7 +67,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRep
       }
       if (outcome.status !== 'failed' || outcome.error.code === 'INTERRUPTED') return;
       tally.retries += 1;
-      const delay = backoffDelay(number, options.retry, outcome.error.retryAfterMs, options.random);
+      const delay = policy.delayMs(number, outcome.error.retryAfterMs);
       try {
         await sleep(delay, undefined, { signal: options.signal });
       } catch {

@@ -3,6 +3,7 @@ import { EXAMPLES_PER_GROUP, NO_FAILURES, summariseFailures, type FailureGroup, 
 import type { ReportType } from '../reports/report-types.js';
 import type { Slice } from '../slice.js';
 import { ledgerError } from './ledger-error.js';
+import { LedgerWriter } from './ledger-writer.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import type { ReportLoadsRow, SliceStatus, Warehouse } from './warehouse-schema.js';
 
@@ -60,12 +61,26 @@ export interface OutcomesSince {
 /** Failure groups whose example slices are read; the rest are counted only. */
 const GROUPS_WITH_EXAMPLES = 60;
 
-/** Read-only questions to the ledger (`report_loads`): what we have, what is missing, what failed. */
+/**
+ * The ledger (`report_loads`): the questions asked of it (what we have, what is missing, what
+ * failed), and, through its {@link Ledger.writer}, every write to it. Nothing else reads or writes
+ * the table.
+ */
 export class Ledger {
   readonly #db: Kysely<Warehouse>;
+  #writer: LedgerWriter | undefined;
 
   constructor(db: Kysely<Warehouse>) {
     this.#db = db;
+  }
+
+  /**
+   * The statements that read and write one slice's ledger row inside the slice's locked
+   * transaction (the slice loader's); compiled on first use, so read-only commands never build them.
+   */
+  get writer(): LedgerWriter {
+    this.#writer ??= new LedgerWriter(this.#db);
+    return this.#writer;
   }
 
   /** Slices per portfolio, report type and status; counted in SQL, so ten years stay cheap. */

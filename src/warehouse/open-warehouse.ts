@@ -8,6 +8,12 @@ import { ConfigError, SyncError } from '../errors.js';
 import { LOCAL_TROUBLE } from '../local-trouble.js';
 import { copyingPostgresPool } from './copying-postgres-pool.js';
 import { MissingWarehouseError } from './missing-warehouse-error.js';
+import { PostgresRowWriter } from './postgres-row-writer.js';
+import { PostgresSliceLock } from './postgres-slice-lock.js';
+import type { RowWriter } from './row-writer.js';
+import type { SliceLock } from './slice-lock.js';
+import { SqliteRowWriter } from './sqlite-row-writer.js';
+import { SqliteSliceLock } from './sqlite-slice-lock.js';
 import type { Warehouse } from './warehouse-schema.js';
 
 export type WarehouseDialect = 'sqlite' | 'postgres';
@@ -16,6 +22,10 @@ export type WarehouseDialect = 'sqlite' | 'postgres';
 export interface WarehouseHandle {
   readonly db: Kysely<Warehouse>;
   readonly dialect: WarehouseDialect;
+  /** How this dialect writes a slice's rows (SQLite: multi-row INSERT; Postgres: COPY). */
+  readonly rowWriter: RowWriter;
+  /** How this dialect begins a slice's transaction and takes its lock. */
+  readonly sliceLock: SliceLock;
   /** Where it is, with no password, for messages. */
   readonly location: string;
   close(): Promise<void>;
@@ -82,6 +92,8 @@ function openSqlite(rawPath: string, options: OpenWarehouseOptions): WarehouseHa
   return {
     db,
     dialect: 'sqlite',
+    rowWriter: new SqliteRowWriter(),
+    sliceLock: new SqliteSliceLock(),
     location: inMemory ? 'sqlite::memory:' : `sqlite:${file}`,
     close: () => db.destroy(),
   };
@@ -211,7 +223,7 @@ function openPostgres(databaseUrl: string, options: OpenWarehouseOptions): Wareh
   // listener and crash the process. The loss still reaches the transaction's next statement (the
   // client is no longer queryable), and the pool drops the client when it is released.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  // The wrapper lets the slice loader stream rows with COPY inside its Kysely transaction.
+  // The wrapper lets the row writer stream rows with COPY inside the slice's Kysely transaction.
   const db = new Kysely<Warehouse>({ dialect: new PostgresDialect({ pool: copyingPostgresPool(pool) }) });
-  return { db, dialect: 'postgres', location, close: () => db.destroy() };
+  return { db, dialect: 'postgres', rowWriter: new PostgresRowWriter(), sliceLock: new PostgresSliceLock(), location, close: () => db.destroy() };
 }

@@ -40,7 +40,7 @@ export async function drainExportQueue(options: { redisUrl: string; settings: Se
     exportQueue,
     logger,
   });
-  worker.on('error', (error) => logger.error({ error: error.message }, 'drain worker error'));
+  worker.on('error', (error) => logger.error({ err: error }, 'drain worker error'));
   try {
     const deadline = Date.now() + options.timeoutMs;
     while ((await exportQueue.unfinished()) > 0) {

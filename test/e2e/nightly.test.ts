@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planNightly } from '../../jobs/nightly.js';
+import { planNightly } from '../../src/plan-nightly.js';
 import { shiftIsoDate, todayIn, weekdayOf } from '../../src/report-date.js';
 import { Ledger } from '../../src/warehouse/ledger.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';

@@ -7,6 +7,7 @@ import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 import { capturedIo } from '../helpers/captured-io.js';
 import { until } from '../helpers/until.js';
 import { main } from '../../src/cli/main.js';
+import { loggedErrorMessage } from '../helpers/logged-error.js';
 
 /*
  * The identity provider down for a while. Before token.unavailableWaitMs existed, every slice
@@ -69,7 +70,7 @@ describe('identity provider down for a while', () => {
       expect(waits.length).toBeGreaterThanOrEqual(1);
       expect(waits.length).toBeLessThanOrEqual(5);
       expect(waits[0]).toMatchObject({ level: 40, code: 'AUTH_UNAVAILABLE' });
-      expect(String(waits[0]!.error)).toContain('ECONNREFUSED');
+      expect(loggedErrorMessage(waits[0])).toContain('ECONNREFUSED');
       expect(result.logLines.some((line) => line.msg === 'identity provider answers again; jobs go on')).toBe(true);
     } finally {
       down?.cancel();

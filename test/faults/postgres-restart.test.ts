@@ -11,6 +11,7 @@ import { SliceLoader } from '../../src/warehouse/slice-loader.js';
 import { countWarehouse } from '../helpers/count-warehouse.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
+import { loggedErrorMessage } from '../helpers/logged-error.js';
 
 /*
  * A Postgres of the test's own (never the shared one) is restarted with `pg_ctl restart -m fast`
@@ -86,11 +87,11 @@ describe('Postgres restarted during a load', () => {
     for (const line of retries) {
       expect(line.code).toBe('WAREHOUSE_UNAVAILABLE');
       // What a restart looks like from the client depends on the moment it lands: all of these are it.
-      expect(String(line.error)).toMatch(/terminat|57P01|57P03|ECONNREFUSED|ECONNRESET|EPIPE|not queryable|shutting down|starting up/i);
+      expect(loggedErrorMessage(line)).toMatch(/terminat|57P01|57P03|ECONNREFUSED|ECONNRESET|EPIPE|not queryable|shutting down|starting up/i);
     }
     expect(
       retries.some((line) => line.reportType === 'constituent.close'),
-      `the constituent slice caught mid-COPY is retried; retries logged: ${JSON.stringify(retries.map((line) => [line.portfolioId, line.reportType, line.code, line.error]))}`,
+      `the constituent slice caught mid-COPY is retried; retries logged: ${JSON.stringify(retries.map((line) => [line.portfolioId, line.reportType, line.code, loggedErrorMessage(line)]))}`,
     ).toBe(true);
 
     const warehouse = await openWarehouse(databaseUrl);
@@ -142,7 +143,7 @@ describe('Postgres restarted during a load', () => {
     const warehouse = await openWarehouse(await pg.createDatabase('restart_between_statements'), { poolSize: 2 });
     warehouses.push(warehouse);
     await migrateWarehouse(warehouse);
-    const loader = new SliceLoader({ db: warehouse.db, batchRows: 100 });
+    const loader = new SliceLoader({ warehouse, batchRows: 100 });
     const slice: Slice = { portfolioId: 7, reportType: 'constituent.close', reportDate: '2024-03-01' };
     const file = { format: 'csv' as const, fileName: 'f.zip', bytes: 10, sha256: 'abc' };
     const row = (line: number): WarehouseRow => ({

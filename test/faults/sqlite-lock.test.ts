@@ -5,6 +5,7 @@ import { countWarehouse } from '../helpers/count-warehouse.js';
 import { holdSqliteLock } from '../helpers/hold-sqlite-lock.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 import { until } from '../helpers/until.js';
+import { loggedErrorMessage } from '../helpers/logged-error.js';
 
 /*
  * Another process holds the SQLite warehouse's write lock (BEGIN EXCLUSIVE). The loader waits
@@ -69,7 +70,7 @@ describe('SQLite warehouse locked by another process', () => {
     expect(retries.length).toBeGreaterThan(0);
     for (const line of retries) {
       expect(line).toMatchObject({ code: 'WAREHOUSE_UNAVAILABLE' });
-      expect(String(line.error)).toContain('SQLITE_BUSY');
+      expect(loggedErrorMessage(line)).toContain('SQLITE_BUSY');
       // Each attempt waited the busy timeout before giving up.
       expect(Number(line.durationMs)).toBeGreaterThanOrEqual(290);
     }

@@ -2,6 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectSliceFailed, expectSliceLoaded } from '../helpers/expect-slice-outcome.js';
 import { startFaultRig, type FaultRig } from '../helpers/fault-rig.js';
+import { loggedErrorMessage } from '../helpers/logged-error.js';
 
 // Transfer trouble: what happens on the wire between the export endpoint and the client.
 // Each case runs the real CLI for one slice against the simulator (scripted) or the misbehaving
@@ -217,8 +218,8 @@ describe('upstream faults: the transfer', () => {
       await expectSliceLoaded(fault, slice, run, { attempts: 2, withinMs: 5_000 });
       const retrying = run.logLines.find((line) => line.status === 'retrying');
       expect(retrying).toMatchObject({ code: 'EXPORT_SERVER_ERROR' });
-      expect(String(retrying!.error)).toMatch(/503 .*\[service said: <html><body>Service Unavailable/);
-      expect(String(retrying!.error).length).toBeLessThan(1_000);
+      expect(loggedErrorMessage(retrying)).toMatch(/503 .*\[service said: <html><body>Service Unavailable/);
+      expect(loggedErrorMessage(retrying).length).toBeLessThan(1_000);
     });
 
     it('reads a Content-Length of 0 as no data, even if bytes follow it', async () => {

@@ -3,6 +3,7 @@ import type { FaultRig, FaultRun } from './fault-rig.js';
 import { REASON_LENGTH } from '../../src/cli/format-failures.js';
 import { printableText } from '../../src/printable-text.js';
 import type { Slice } from '../../src/slice.js';
+import { loggedErrorMessage } from './logged-error.js';
 
 export interface ExpectedFailure {
   readonly code: string;
@@ -34,7 +35,7 @@ export async function expectSliceFailed(fault: FaultRig, slice: Slice, run: Faul
   const final = run.logLines.filter((line) => line.status === 'failed');
   expect(final).toHaveLength(1);
   expect(final[0]).toMatchObject({ code: expected.code, portfolioId: slice.portfolioId, attempts: expected.attempts });
-  expect(String(final[0]!.error)).toMatch(expected.says);
+  expect(loggedErrorMessage(final[0])).toMatch(expected.says);
 
   const rows = await fault.rows(slice);
   if (expected.earlier) {

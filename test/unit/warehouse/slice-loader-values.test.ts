@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { constituentReport } from '../../../src/reports/constituent-report.js';
 import type { WarehouseRow } from '../../../src/extract/row-builder.js';
 import type { Slice } from '../../../src/slice.js';
+import { Ledger } from '../../../src/warehouse/ledger.js';
 import { SliceLoader } from '../../../src/warehouse/slice-loader.js';
 import type { Warehouse } from '../../../src/warehouse/warehouse-schema.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
@@ -58,7 +59,7 @@ describe.each(DIALECTS)('SliceLoader values on %s', (dialect) => {
   it('stores every text value byte for byte, NULL as NULL and the empty string as itself', async () => {
     const rows = [...AWKWARD.map((name, i) => row(i + 1, name, JSON.stringify({ note: name }))), row(AWKWARD.length + 1, null, null)];
     // A batch size that leaves a tail, so full batches and the last one both run.
-    const loader = new SliceLoader({ db: warehouse.db, batchRows: 4 });
+    const loader = new SliceLoader({ warehouse, batchRows: 4 });
     const count = await loader.replaceRows(slice, constituentReport, (async function* () { yield* rows; })(), file, 1);
     expect(count).toBe(rows.length);
 
@@ -72,7 +73,7 @@ describe.each(DIALECTS)('SliceLoader values on %s', (dialect) => {
     expect(new Set(stored.map((r) => r.exchange_code))).toEqual(new Set(['']));
     expect(new Set(stored.map((r) => r.closing_fx))).toEqual(new Set([null]));
     expect(stored[0]).toMatchObject({ effective_date: '2024-03-04', report_date: '2024-03-04' });
-    expect((await loader.ledgerEntry(slice))?.row_count).toBe(rows.length);
+    expect((await new Ledger(warehouse.db).row(slice))?.row_count).toBe(rows.length);
     // The warehouse is still whole: the injection attempt above was data.
     expect(await warehouse.db.selectFrom('report_loads').select('status').execute()).toEqual([{ status: 'loaded' }]);
   });
@@ -87,14 +88,14 @@ describe.each(DIALECTS)('SliceLoader values on %s', (dialect) => {
   });
 
   it('loads a slice again and again on the same connection (prepared statements kept, COPY leaves the connection clean)', async () => {
-    const loader = new SliceLoader({ db: warehouse.db, batchRows: 3 });
+    const loader = new SliceLoader({ warehouse, batchRows: 3 });
     for (let round = 1; round <= 3; round += 1) {
       const rows = Array.from({ length: 7 + round }, (_, i) => row(i + 1, `name ${round}`, null));
       expect(await loader.replaceRows(slice, constituentReport, (async function* () { yield* rows; })(), { ...file, sha256: `r${round}` }, 1)).toBe(rows.length);
     }
     const names = await warehouse.db.selectFrom('constituent_report').select('security_name').distinct().execute();
     expect(names).toEqual([{ security_name: 'name 3' }]);
-    expect((await loader.ledgerEntry(slice))?.row_count).toBe(10);
+    expect((await new Ledger(warehouse.db).row(slice))?.row_count).toBe(10);
   });
 });
 
@@ -103,7 +104,7 @@ describe('COPY into Postgres', () => {
     const warehouse = await createTempWarehouse('postgres');
     try {
       // One connection, so the next statements prove that the failed COPY left it usable.
-      const loader = new SliceLoader({ db: warehouse.db, batchRows: 2 });
+      const loader = new SliceLoader({ warehouse, batchRows: 2 });
       await loader.replaceRows(slice, constituentReport, (async function* () { yield row(1, 'kept', null); })(), file, 1);
       const rows = [row(1, 'a', null), row(2, 'b', null), row(3, 'c', null), { ...row(4, 'd', null), closing_price: 'not a number' }];
       const error = await loader.replaceRows(slice, constituentReport, (async function* () { yield* rows; })(), { ...file, sha256: 'new' }, 1).catch((e: unknown) => e);
@@ -111,7 +112,7 @@ describe('COPY into Postgres', () => {
       expect((error as Error).message).toContain('not a number');
       const stored = await warehouse.db.selectFrom('constituent_report').select('security_name').execute();
       expect(stored).toEqual([{ security_name: 'kept' }]);
-      expect((await loader.ledgerEntry(slice))?.content_sha256).toBe('x');
+      expect((await new Ledger(warehouse.db).row(slice))?.content_sha256).toBe('x');
     } finally {
       await warehouse.close();
     }
@@ -123,7 +124,7 @@ describe('COPY through a Kysely that openWarehouse did not open', () => {
     const warehouse = await createTempWarehouse('postgres');
     const plain = new Kysely<Warehouse>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: warehouse.databaseUrl, max: 1 }) }) });
     try {
-      const loader = new SliceLoader({ db: plain });
+      const loader = new SliceLoader({ warehouse: { ...warehouse, db: plain } });
       const error = await loader.replaceRows(slice, constituentReport, (async function* () { yield row(1, 'a', null); })(), file, 1).catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'WAREHOUSE_REJECTED' });
       expect((error as Error).message).toContain('open the warehouse with openWarehouse()');

@@ -4,6 +4,7 @@ import { FileFormatError } from '../../../src/errors.js';
 import { constituentReport } from '../../../src/reports/constituent-report.js';
 import type { WarehouseRow } from '../../../src/extract/row-builder.js';
 import type { Slice } from '../../../src/slice.js';
+import { Ledger } from '../../../src/warehouse/ledger.js';
 import { SliceLoader } from '../../../src/warehouse/slice-loader.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
 
@@ -39,7 +40,7 @@ describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
   let loader: SliceLoader;
   beforeEach(async () => {
     warehouse = await createTempWarehouse(dialect);
-    loader = new SliceLoader({ db: warehouse.db, batchRows: 2 });
+    loader = new SliceLoader({ warehouse, batchRows: 2 });
   });
   afterEach(async () => {
     await warehouse.close();
@@ -48,7 +49,7 @@ describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
   it('loads rows and the ledger row together, in batches', async () => {
     const count = await loader.replaceRows(slice, constituentReport, rows(row(1, '10.5'), row(2, '2'), row(3, '300')), file, 1);
     expect(count).toBe(3);
-    const ledger = await loader.ledgerEntry(slice);
+    const ledger = await new Ledger(warehouse.db).row(slice);
     expect(ledger).toMatchObject({ status: 'loaded', row_count: 3, content_sha256: 'abc', attempts: 1, error: null });
     expect(ledger?.first_loaded_at).toBeTruthy();
   });
@@ -82,13 +83,13 @@ describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
     await expect(loader.replaceRows(slice, constituentReport, broken(), { ...file, sha256: 'new' }, 1)).rejects.toThrow('bad record 4');
     const stored = await warehouse.db.selectFrom('constituent_report').select('closing_price').orderBy('line_number').execute();
     expect(stored.map((r) => Number(r.closing_price))).toEqual([1, 2]);
-    expect((await loader.ledgerEntry(slice))?.content_sha256).toBe('abc');
+    expect((await new Ledger(warehouse.db).row(slice))?.content_sha256).toBe('abc');
   });
 
   it('records a failure without touching loaded rows or their facts', async () => {
     await loader.replaceRows(slice, constituentReport, rows(row(1, '1')), file, 1);
     await loader.recordFailure(slice, 'EXPORT_FORBIDDEN: nope', 1);
-    const ledger = await loader.ledgerEntry(slice);
+    const ledger = await new Ledger(warehouse.db).row(slice);
     expect(ledger).toMatchObject({ status: 'failed', error: 'EXPORT_FORBIDDEN: nope', row_count: 1, content_sha256: 'abc' });
     expect(await warehouse.db.selectFrom('constituent_report').select('isin').execute()).toHaveLength(1);
   });
@@ -96,7 +97,7 @@ describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
   it('records no data and removes the slice rows', async () => {
     await loader.replaceRows(slice, constituentReport, rows(row(1, '1')), file, 1);
     await loader.recordNoData(slice, constituentReport, 'csv', 2);
-    expect(await loader.ledgerEntry(slice)).toMatchObject({ status: 'no_data', row_count: 0, attempts: 2, error: null });
+    expect(await new Ledger(warehouse.db).row(slice)).toMatchObject({ status: 'no_data', row_count: 0, attempts: 2, error: null });
     expect(await warehouse.db.selectFrom('constituent_report').select('isin').execute()).toHaveLength(0);
   });
 
@@ -114,7 +115,7 @@ describe('decimals in Postgres', () => {
   it('round-trip every one of 20 significant digits', async () => {
     const warehouse = await createTempWarehouse('postgres');
     try {
-      const loader = new SliceLoader({ db: warehouse.db });
+      const loader = new SliceLoader({ warehouse });
       await loader.replaceRows(slice, constituentReport, rows(row(1, '1234.56789012345678901'), row(2, '-0.00000000000000000012345')), file, 1);
       const stored = await warehouse.db.selectFrom('constituent_report').select('closing_price').orderBy('line_number').execute();
       expect(stored.map((r) => r.closing_price)).toEqual(['1234.56789012345678901', '-0.00000000000000000012345']);

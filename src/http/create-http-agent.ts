@@ -1,11 +1,11 @@
 import { Agent, type Dispatcher } from 'undici';
-import type { Settings } from '../config/settings-schema.js';
+import type { HttpAgentOptions } from './http-agent-options.js';
 
 /**
  * The keep-alive connection pool every request of the process goes through (token and export
  * requests alike). Its owner closes it.
  */
-export function createHttpAgent(http: Settings['http']): Dispatcher {
+export function createHttpAgent(http: HttpAgentOptions): Dispatcher {
   return new Agent({
     connections: http.connections,
     keepAliveTimeout: http.keepAliveTimeoutMs,

@@ -1,0 +1,182 @@
+import { sql, type Kysely } from 'kysely';
+import type { ExportFormat } from '../reports/report-types.js';
+import type { Slice } from '../slice.js';
+import { errorCodeOf } from './ledger-error.js';
+import { ReusableStatement } from './reusable-statement.js';
+import type { ReportLoadsRow, Warehouse } from './warehouse-schema.js';
+
+/** What is known about a downloaded export file, for the ledger. */
+export interface ExportFileFacts {
+  readonly format: ExportFormat;
+  /** From Content-Disposition, when the service gave one. */
+  readonly fileName: string | null;
+  readonly bytes: number;
+  readonly sha256: string;
+}
+
+/**
+ * The ledger's statements for one slice, run inside the slice's locked transaction (see
+ * `SliceLoader`), so that what a write decides from the ledger row cannot be overtaken by another
+ * process. Owned by the {@link Ledger}: every read and write of `report_loads` is the ledger's.
+ * The statements a slice runs every time are built and compiled by Kysely once and re-run with
+ * each slice's values (see {@link ReusableStatement}).
+ */
+export class LedgerWriter {
+  readonly #select: ReusableStatement<SliceKey>;
+  readonly #upsert: ReusableStatement<ReportLoadsRow>;
+  readonly #touch: ReusableStatement<SliceKey & Pick<ReportLoadsRow, 'checked_at' | 'attempts' | 'duration_ms'>>;
+
+  constructor(db: Kysely<Warehouse>) {
+    this.#select = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) =>
+      db
+        .selectFrom('report_loads')
+        .selectAll()
+        .where('portfolio_id', '=', key.portfolio_id)
+        .where('report_type', '=', key.report_type)
+        .where('report_date', '=', key.report_date),
+    );
+    this.#upsert = ReusableStatement.compile<ReportLoadsRow>(LEDGER_COLUMNS, (row) =>
+      db
+        .insertInto('report_loads')
+        .values(row)
+        .onConflict((oc) =>
+          oc.columns(['portfolio_id', 'report_type', 'report_date']).doUpdateSet((eb) => ({
+            status: eb.ref('excluded.status'),
+            row_count: eb.ref('excluded.row_count'),
+            format: eb.ref('excluded.format'),
+            file_name: eb.ref('excluded.file_name'),
+            bytes: eb.ref('excluded.bytes'),
+            content_sha256: eb.ref('excluded.content_sha256'),
+            attempts: eb.ref('excluded.attempts'),
+            error: eb.ref('excluded.error'),
+            error_code: eb.ref('excluded.error_code'),
+            first_loaded_at: sql`coalesce(report_loads.first_loaded_at, excluded.first_loaded_at)`,
+            updated_at: eb.ref('excluded.updated_at'),
+            checked_at: eb.ref('excluded.checked_at'),
+            duration_ms: eb.ref('excluded.duration_ms'),
+          })),
+        ),
+    );
+    this.#touch = ReusableStatement.compile<SliceKey & Pick<ReportLoadsRow, 'checked_at' | 'attempts' | 'duration_ms'>>([...SLICE_KEY, 'checked_at', 'attempts', 'duration_ms'], (values) =>
+      db
+        .updateTable('report_loads')
+        .set({ checked_at: values.checked_at, attempts: values.attempts, duration_ms: values.duration_ms })
+        .where('portfolio_id', '=', values.portfolio_id)
+        .where('report_type', '=', values.report_type)
+        .where('report_date', '=', values.report_date),
+    );
+  }
+
+  /** The slice's ledger row as the transaction sees it, if the slice was ever attempted. */
+  async read(trx: Kysely<Warehouse>, slice: Slice): Promise<ReportLoadsRow | undefined> {
+    const result = await trx.executeQuery(this.#select.with<ReportLoadsRow>(ledgerKey(slice)));
+    return result.rows[0];
+  }
+
+  /** The outcome stands as recorded (the same file, no data again): only `checked_at`, `attempts` and `duration_ms` move. */
+  async touch(trx: Kysely<Warehouse>, slice: Slice, now: string, attempts: number, durationMs: number | null): Promise<void> {
+    await trx.executeQuery(this.#touch.with({ ...ledgerKey(slice), checked_at: now, attempts, duration_ms: durationMs }));
+  }
+
+  /** Records `loaded` with the file's facts and the rows written; `first_loaded_at` keeps the first load's time. */
+  async recordLoaded(trx: Kysely<Warehouse>, slice: Slice, now: string, attempts: number, durationMs: number | null, file: ExportFileFacts, rowCount: number): Promise<void> {
+    await this.#record(trx, slice, now, attempts, durationMs, {
+      status: 'loaded',
+      row_count: rowCount,
+      format: file.format,
+      file_name: file.fileName,
+      bytes: file.bytes,
+      content_sha256: file.sha256,
+      first_loaded_at: now,
+    });
+  }
+
+  /** Records `no_data` (an empty answer). */
+  async recordNoData(trx: Kysely<Warehouse>, slice: Slice, now: string, attempts: number, durationMs: number | null, format: ExportFormat): Promise<void> {
+    await this.#record(trx, slice, now, attempts, durationMs, {
+      status: 'no_data',
+      row_count: 0,
+      format,
+      file_name: null,
+      bytes: 0,
+      content_sha256: null,
+      first_loaded_at: null,
+    });
+  }
+
+  /**
+   * Records `failed` with its reason (`CODE: what to check`, the code also kept in `error_code`);
+   * the facts of rows loaded earlier stay, as the rows do.
+   */
+  async recordFailure(trx: Kysely<Warehouse>, slice: Slice, now: string, reason: string, attempts: number, durationMs: number | null): Promise<void> {
+    await trx
+      .insertInto('report_loads')
+      .values({
+        ...ledgerKey(slice),
+        status: 'failed',
+        row_count: 0,
+        format: null,
+        file_name: null,
+        bytes: null,
+        content_sha256: null,
+        attempts,
+        error: reason,
+        error_code: errorCodeOf(reason),
+        first_loaded_at: null,
+        updated_at: now,
+        checked_at: now,
+        duration_ms: durationMs,
+      })
+      .onConflict((oc) =>
+        oc.columns(['portfolio_id', 'report_type', 'report_date']).doUpdateSet({
+          status: 'failed',
+          attempts,
+          error: reason,
+          error_code: errorCodeOf(reason),
+          updated_at: now,
+          checked_at: now,
+          duration_ms: durationMs,
+        }),
+      )
+      .execute();
+  }
+
+  /** Upserts the slice's ledger row for a new outcome with rows (or none): no error, checked and changed now. */
+  async #record(
+    trx: Kysely<Warehouse>,
+    slice: Slice,
+    now: string,
+    attempts: number,
+    durationMs: number | null,
+    facts: Pick<ReportLoadsRow, 'status' | 'row_count' | 'format' | 'file_name' | 'bytes' | 'content_sha256' | 'first_loaded_at'>,
+  ): Promise<void> {
+    await trx.executeQuery(this.#upsert.with({ ...ledgerKey(slice), ...facts, attempts, error: null, error_code: null, updated_at: now, checked_at: now, duration_ms: durationMs }));
+  }
+}
+
+/** A slice as the warehouse's columns name it. */
+type SliceKey = Pick<ReportLoadsRow, 'portfolio_id' | 'report_type' | 'report_date'>;
+
+const SLICE_KEY: readonly (keyof SliceKey)[] = ['portfolio_id', 'report_type', 'report_date'];
+
+/** Every column of the ledger, in table order. */
+const LEDGER_COLUMNS: readonly (keyof ReportLoadsRow)[] = [
+  ...SLICE_KEY,
+  'status',
+  'row_count',
+  'format',
+  'file_name',
+  'bytes',
+  'content_sha256',
+  'attempts',
+  'error',
+  'error_code',
+  'first_loaded_at',
+  'updated_at',
+  'checked_at',
+  'duration_ms',
+];
+
+function ledgerKey(slice: Slice): SliceKey {
+  return { portfolio_id: slice.portfolioId, report_type: slice.reportType, report_date: slice.reportDate };
+}

@@ -1,0 +1,39 @@
+import { CompiledQuery, sql, type Kysely } from 'kysely';
+import type { ReportDefinition } from '../reports/report-definition.js';
+import { rowColumns, type RowValues } from '../extract/row-builder.js';
+import { CopyFromStdin } from './copy-from-stdin.js';
+import { copyTextRow } from './copy-text-row.js';
+import type { RowWriter } from './row-writer.js';
+import type { Warehouse } from './warehouse-schema.js';
+
+/**
+ * Postgres's {@link RowWriter}: the rows streamed with `COPY … FROM STDIN` in text format (see
+ * {@link copyTextRow} for the escaping), in chunks of `batchRows` rows, on the transaction's
+ * connection. Needs a warehouse opened by `openWarehouse`, whose pool knows how to send the data
+ * (see `copyingPostgresPool`).
+ */
+export class PostgresRowWriter implements RowWriter {
+  async write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: AsyncIterable<RowValues>, batchRows: number): Promise<number> {
+    const columns = rowColumns(definition);
+    let rowCount = 0;
+    async function* chunks(): AsyncGenerator<string> {
+      let chunk = '';
+      let inChunk = 0;
+      for await (const row of rows) {
+        chunk += copyTextRow(row);
+        rowCount += 1;
+        inChunk += 1;
+        if (inChunk === batchRows) {
+          yield chunk;
+          chunk = '';
+          inChunk = 0;
+        }
+      }
+      if (chunk !== '') yield chunk;
+    }
+    // A row that fails to build (a bad record) aborts the COPY with that error, and the transaction rolls back.
+    const statement = sql`copy ${sql.table(definition.table)} (${sql.join(columns.map((column) => sql.ref(column)))}) from stdin`.compile(trx);
+    await trx.executeQuery(CompiledQuery.raw(statement.sql, [new CopyFromStdin(chunks())]));
+    return rowCount;
+  }
+}

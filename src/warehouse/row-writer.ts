@@ -1,0 +1,19 @@
+import type { Kysely } from 'kysely';
+import type { ReportDefinition } from '../reports/report-definition.js';
+import type { RowValues } from '../extract/row-builder.js';
+import type { Warehouse } from './warehouse-schema.js';
+
+/**
+ * Writes a slice's rows into its report table the fastest way the warehouse's dialect has; one
+ * per warehouse, chosen when it is opened (see `openWarehouse`): {@link SqliteRowWriter} or
+ * {@link PostgresRowWriter}. Every value stays a parameter or COPY data, never SQL text.
+ */
+export interface RowWriter {
+  /**
+   * Writes `rows` (each in the order of `rowColumns(definition)`, read once and not kept) inside
+   * the caller's transaction, `batchRows` at a time. A row that throws (a bad record) ends the
+   * write with that error; the caller's rollback then leaves the table as it was.
+   * @returns the number of rows written
+   */
+  write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: AsyncIterable<RowValues>, batchRows: number): Promise<number>;
+}

@@ -1,0 +1,60 @@
+import { CompiledQuery, type Kysely } from 'kysely';
+import type { ReportDefinition } from '../reports/report-definition.js';
+import { rowColumns, type RowValues, type WarehouseRow } from '../extract/row-builder.js';
+import type { RowWriter } from './row-writer.js';
+import type { Warehouse } from './warehouse-schema.js';
+
+/**
+ * SQLite's {@link RowWriter}: multi-row INSERTs of `batchRows` rows, each SQL text compiled by
+ * Kysely once and executed again with every batch's values (the warehouse keeps it prepared).
+ */
+export class SqliteRowWriter implements RowWriter {
+  /**
+   * The SQL of an INSERT per table and row count, compiled on first use. At most `batchRows` texts
+   * per table: full batches, and the last, shorter batch of each slice (usually of a few sizes).
+   */
+  readonly #insertSql = new Map<string, string>();
+
+  async write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: AsyncIterable<RowValues>, batchRows: number): Promise<number> {
+    const columns = rowColumns(definition);
+    const fullBatchSql = this.#insertSqlFor(trx, definition, columns, batchRows);
+    let rowCount = 0;
+    let inBatch = 0;
+    let parameters: (string | number | null)[] = [];
+    for await (const row of rows) {
+      for (let i = 0; i < columns.length; i += 1) parameters.push(row[i] ?? null);
+      inBatch += 1;
+      if (inBatch === batchRows) {
+        await trx.executeQuery(CompiledQuery.raw(fullBatchSql, parameters));
+        rowCount += inBatch;
+        inBatch = 0;
+        parameters = [];
+      }
+    }
+    if (inBatch > 0) {
+      await trx.executeQuery(CompiledQuery.raw(this.#insertSqlFor(trx, definition, columns, inBatch), parameters));
+      rowCount += inBatch;
+    }
+    return rowCount;
+  }
+
+  #insertSqlFor(trx: Kysely<Warehouse>, definition: ReportDefinition, columns: readonly string[], count: number): string {
+    const key = `${definition.table} ${count}`;
+    let text = this.#insertSql.get(key);
+    if (text === undefined) {
+      text = compileInsert(trx, definition, columns, count);
+      this.#insertSql.set(key, text);
+    }
+    return text;
+  }
+}
+
+/** The SQL of an INSERT of `count` rows; Kysely makes every value a parameter. */
+function compileInsert(trx: Kysely<Warehouse>, definition: ReportDefinition, columns: readonly string[], count: number): string {
+  const placeholder: WarehouseRow = Object.fromEntries(columns.map((column) => [column, null]));
+  // The table is chosen by the definition, so Kysely cannot know its row type here.
+  return (trx as unknown as Kysely<Record<string, WarehouseRow>>)
+    .insertInto(definition.table)
+    .values(new Array<WarehouseRow>(count).fill(placeholder))
+    .compile().sql;
+}

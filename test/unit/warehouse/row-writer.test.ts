@@ -1,0 +1,74 @@
+import { CompiledQuery } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FileFormatError } from '../../../src/errors.js';
+import { indexReport } from '../../../src/reports/index-report.js';
+import { rowColumns, type RowValues } from '../../../src/extract/row-builder.js';
+import { PostgresRowWriter } from '../../../src/warehouse/postgres-row-writer.js';
+import { PostgresSliceLock } from '../../../src/warehouse/postgres-slice-lock.js';
+import { SqliteRowWriter } from '../../../src/warehouse/sqlite-row-writer.js';
+import { SqliteSliceLock } from '../../../src/warehouse/sqlite-slice-lock.js';
+import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
+
+const columns = rowColumns(indexReport);
+
+/** An index_report row with `line` as its line number and the columns the table requires, NULL elsewhere. */
+function values(line: number): RowValues {
+  const row: Record<string, string | number | null> = {
+    portfolio_id: 5,
+    report_date: '2024-03-01',
+    line_number: line,
+    effective_date: '2024-03-01',
+    index_id: `IDX${line}`,
+  };
+  return columns.map((column) => (column in row ? row[column]! : null));
+}
+
+async function* stream(count: number, failAt?: number): AsyncGenerator<RowValues> {
+  for (let line = 1; line <= count; line += 1) {
+    if (line === failAt) throw new FileFormatError(`bad record ${line}`);
+    yield values(line);
+  }
+}
+
+describe.each(DIALECTS)('the row writer openWarehouse chose on %s', (dialect) => {
+  let warehouse: Awaited<ReturnType<typeof createTempWarehouse>>;
+  beforeEach(async () => {
+    warehouse = await createTempWarehouse(dialect);
+  });
+  afterEach(async () => {
+    await warehouse.close();
+  });
+
+  it('is the dialect’s own: multi-row INSERT for SQLite, COPY for Postgres, with the matching slice lock', () => {
+    expect(warehouse.rowWriter).toBeInstanceOf(dialect === 'sqlite' ? SqliteRowWriter : PostgresRowWriter);
+    expect(warehouse.sliceLock).toBeInstanceOf(dialect === 'sqlite' ? SqliteSliceLock : PostgresSliceLock);
+  });
+
+  it('writes every row in batches that leave a tail, inside the caller’s transaction, and counts them', async () => {
+    const written = await warehouse.db.connection().execute(async (connection) => {
+      await warehouse.sliceLock.begin(connection, { portfolioId: 5, reportType: 'index', reportDate: '2024-03-01' });
+      const count = await warehouse.rowWriter.write(connection, indexReport, stream(7), 3);
+      await connection.executeQuery(CompiledQuery.raw('commit'));
+      return count;
+    });
+    expect(written).toBe(7);
+    const lines = await warehouse.db.selectFrom('index_report').select('line_number').orderBy('line_number').execute();
+    expect(lines.map((row) => Number(row.line_number))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('ends with the error of a row that cannot be built, and the rollback leaves nothing', async () => {
+    const error = await warehouse.db
+      .connection()
+      .execute(async (connection) => {
+        await warehouse.sliceLock.begin(connection, { portfolioId: 5, reportType: 'index', reportDate: '2024-03-01' });
+        try {
+          return await warehouse.rowWriter.write(connection, indexReport, stream(9, 6), 2);
+        } finally {
+          await connection.executeQuery(CompiledQuery.raw('rollback'));
+        }
+      })
+      .catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(FileFormatError);
+    expect(await warehouse.db.selectFrom('index_report').select('line_number').execute()).toEqual([]);
+  });
+});
