@@ -69,7 +69,8 @@ export async function dryRunPlan(options: DryRunPlanOptions): Promise<DryRunPlan
   const days = countIsoDates(range.from, range.to);
   const counts = ledger ? await ledger.countByStatus(range) : [];
   // With --code, the failed slices taken are only some of the failed ones: counted apart.
-  const selectedFailures = selection.kind === 'failed' && selection.codes?.length && ledger ? slicesByPair(await ledger.countByStatus({ ...range, errorCodes: selection.codes })) : undefined;
+  const selectedFailures =
+    selection.kind === 'failed' && selection.codes?.length && ledger ? slicesByPair(await ledger.countByStatus({ ...range, errorCodes: selection.codes })) : undefined;
   const byPair = slicesByPair(counts);
   const pairs: DryRunPair[] = [];
   for (const portfolioId of range.portfolios) {

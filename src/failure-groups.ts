@@ -84,9 +84,7 @@ export class FailureTally {
 export function summariseFailures(groups: readonly FailureGroup[], span: FailureSpan | undefined): FailureSummary {
   const byCode = new Map<string, number>();
   for (const group of groups) byCode.set(group.code, (byCode.get(group.code) ?? 0) + group.slices);
-  const ordered = [...groups].sort(
-    (a, b) => byCode.get(b.code)! - byCode.get(a.code)! || a.code.localeCompare(b.code) || b.slices - a.slices || a.portfolioId - b.portfolioId,
-  );
+  const ordered = [...groups].sort((a, b) => byCode.get(b.code)! - byCode.get(a.code)! || a.code.localeCompare(b.code) || b.slices - a.slices || a.portfolioId - b.portfolioId);
   return { total: groups.reduce((sum, group) => sum + group.slices, 0), groups: ordered, span };
 }
 

@@ -9,9 +9,7 @@ import { sliceOfEntry, type Ledger } from './warehouse/ledger.js';
  */
 export async function* planFailedSlices(range: SliceRange, ledger: Ledger, codes?: readonly string[]): AsyncGenerator<Slice> {
   for (const window of rangeWindows(range)) {
-    const failed = new Set(
-      (await ledger.entries({ ...window, errorCodes: codes }, { status: 'failed' })).map((entry) => sliceKey(sliceOfEntry(entry))),
-    );
+    const failed = new Set((await ledger.entries({ ...window, errorCodes: codes }, { status: 'failed' })).map((entry) => sliceKey(sliceOfEntry(entry))));
     if (failed.size === 0) continue;
     for (const slice of planSlices(window)) if (failed.has(sliceKey(slice))) yield slice;
   }

@@ -8,9 +8,7 @@ import { sliceOfEntry, type Ledger } from './warehouse/ledger.js';
  */
 export async function* planMissingSlices(range: SliceRange, ledger: Ledger): AsyncGenerator<Slice> {
   for (const window of rangeWindows(range)) {
-    const done = new Set(
-      (await ledger.entries(window, { status: ['loaded', 'no_data'] })).map((entry) => sliceKey(sliceOfEntry(entry))),
-    );
+    const done = new Set((await ledger.entries(window, { status: ['loaded', 'no_data'] })).map((entry) => sliceKey(sliceOfEntry(entry))));
     for (const slice of planSlices(window)) if (!done.has(sliceKey(slice))) yield slice;
   }
 }

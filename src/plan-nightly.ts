@@ -37,9 +37,7 @@ export async function planNightly(options: NightlyPlanOptions): Promise<NightlyP
   const lookbackFrom = shiftIsoDate(reportDate, -options.lookbackDays);
   const lookbackTo = shiftIsoDate(reportDate, -1);
   const filter = { from: lookbackFrom, to: lookbackTo, portfolios: options.portfolios, reportTypes: options.reportTypes };
-  const loaded = new Set(
-    (await options.ledger.entries(filter, { status: 'loaded' })).map((entry) => sliceKey(sliceOfEntry(entry))),
-  );
+  const loaded = new Set((await options.ledger.entries(filter, { status: 'loaded' })).map((entry) => sliceKey(sliceOfEntry(entry))));
   const rechecks = [...planSlices(filter)].filter((slice) => !loaded.has(sliceKey(slice)));
   return { reportDate, lookbackFrom, slices: [...yesterday, ...rechecks], rechecks: rechecks.length };
 }

@@ -17,8 +17,7 @@ const AUTH_SCHEME_VALUE = /\b(Bearer|Basic)(?:\s+|%20|\+)[A-Za-z0-9\-._~+/%]{8,}
  * A labelled credential: `password=…`, `"client_secret": "…"`, `access_token: …`. The value stops
  * at a quote, backslash, separator or space, so the JSON of a log line stays valid after the cut.
  */
-const LABELLED_SECRET =
-  /((?:password|passwd|client_secret|clientSecret|access_token|accessToken|refresh_token|id_token)["']?\s*[:=]\s*["']?)[^"'\\&\s,;}]+/gi;
+const LABELLED_SECRET = /((?:password|passwd|client_secret|clientSecret|access_token|accessToken|refresh_token|id_token)["']?\s*[:=]\s*["']?)[^"'\\&\s,;}]+/gi;
 
 /**
  * Makes the function that removes credentials and tokens from text: every given secret in the
@@ -40,13 +39,7 @@ function secretForms(secrets: Iterable<string | undefined>): string[] {
   for (const secret of secrets) {
     if (secret === undefined || secret.length < MIN_SECRET_LENGTH) continue;
     const jsonEscaped = JSON.stringify(secret).slice(1, -1);
-    for (const form of [
-      secret,
-      encodeURIComponent(secret),
-      new URLSearchParams({ s: secret }).toString().slice(2),
-      jsonEscaped,
-      jsonEscaped.replaceAll('/', '\\/'),
-    ]) {
+    for (const form of [secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2), jsonEscaped, jsonEscaped.replaceAll('/', '\\/')]) {
       forms.add(form);
     }
   }

@@ -5,10 +5,7 @@ import { UsageError } from './errors.js';
  * or `no_data` (`--only-missing`: never attempted, or failed); or only those whose last outcome is
  * `failed` (`--failed`), optionally only with some error codes (`--code`).
  */
-export type SliceSelection =
-  | { readonly kind: 'all' }
-  | { readonly kind: 'missing' }
-  | { readonly kind: 'failed'; readonly codes?: readonly string[] };
+export type SliceSelection = { readonly kind: 'all' } | { readonly kind: 'missing' } | { readonly kind: 'failed'; readonly codes?: readonly string[] };
 
 /** The selection flags `run` and `backfill` share. */
 export interface SliceSelectionOptions {

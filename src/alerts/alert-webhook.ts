@@ -55,9 +55,7 @@ export interface AlertWebhookOptions {
 }
 
 /** How one attempt ended. */
-type Attempt =
-  | { readonly ok: true }
-  | { readonly ok: false; readonly retry: boolean; readonly problem: string; readonly hint: string; readonly retryAfterMs?: number };
+type Attempt = { readonly ok: true } | { readonly ok: false; readonly retry: boolean; readonly problem: string; readonly hint: string; readonly retryAfterMs?: number };
 
 /**
  * Sends the one alert message of a run or a night to a webhook (Slack-compatible by default),
@@ -207,10 +205,7 @@ export class AlertWebhook {
 
   /** The wait before attempt `attempt + 1`; a shutdown cuts it short. */
   async #wait(attempt: number, retryAfterMs: number | undefined): Promise<void> {
-    const delay =
-      retryAfterMs !== undefined
-        ? Math.min(retryAfterMs, MAX_DELAY_MS)
-        : Math.random() * Math.min(MAX_DELAY_MS, this.#baseDelayMs * 2 ** (attempt - 1));
+    const delay = retryAfterMs !== undefined ? Math.min(retryAfterMs, MAX_DELAY_MS) : Math.random() * Math.min(MAX_DELAY_MS, this.#baseDelayMs * 2 ** (attempt - 1));
     const signals = [this.#closing.signal, ...(this.#signal ? [this.#signal] : [])];
     const controller = new AbortController();
     const stop = () => controller.abort();
@@ -237,10 +232,7 @@ export class AlertWebhook {
     if (typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,63}$/.test(code)) return code;
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     const url = this.#url;
-    return printableText(
-      redactSecrets(message, [url.href, `${url.origin}${url.pathname}`, url.pathname, url.search, url.host, url.hostname]),
-      200,
-    );
+    return printableText(redactSecrets(message, [url.href, `${url.origin}${url.pathname}`, url.pathname, url.search, url.host, url.hostname]), 200);
   }
 
   #log(delivered: boolean, kind: string, attempts: number, last: Exclude<Attempt, { ok: true }> | undefined): void {
@@ -297,17 +289,12 @@ function positive(name: string, value: number): number {
  * Checked at start, so a typo stops the command instead of silently losing the night's alert.
  * @throws ConfigError naming the variable and what it allows; never quoting the URL, which is a secret
  */
-export function alertWebhookFromEnvironment(
-  env: Readonly<Record<string, string | undefined>>,
-  options: Omit<AlertWebhookOptions, 'url' | 'format'>,
-): AlertWebhook | undefined {
+export function alertWebhookFromEnvironment(env: Readonly<Record<string, string | undefined>>, options: Omit<AlertWebhookOptions, 'url' | 'format'>): AlertWebhook | undefined {
   const raw = env.REPORT_ALERT_WEBHOOK_URL?.trim();
   if (!raw) return undefined;
   const formatText = env.REPORT_ALERT_WEBHOOK_FORMAT?.trim() || 'slack';
   if (formatText !== 'slack' && formatText !== 'json') {
-    throw new ConfigError(
-      `REPORT_ALERT_WEBHOOK_FORMAT ${JSON.stringify(printableText(formatText, 40))} is not an alert format; use slack (the default) or json`,
-    );
+    throw new ConfigError(`REPORT_ALERT_WEBHOOK_FORMAT ${JSON.stringify(printableText(formatText, 40))} is not an alert format; use slack (the default) or json`);
   }
   let url: URL;
   try {

@@ -27,12 +27,7 @@ export interface IdentityProviderWaitOptions {
  * before every wait for the provider and a line when it answers again, so an operator watching
  * a stalled run sees why it is stalled and for how long it will wait.
  */
-export function identityProviderWaitOptions(
-  token: Settings['token'],
-  logger: Logger,
-  signal?: AbortSignal,
-  metrics?: SyncMetrics,
-): IdentityProviderWaitOptions {
+export function identityProviderWaitOptions(token: Settings['token'], logger: Logger, signal?: AbortSignal, metrics?: SyncMetrics): IdentityProviderWaitOptions {
   return {
     unavailableWaitMs: token.unavailableWaitMs,
     signal,

@@ -111,14 +111,12 @@ export async function requestPasswordGrant(options: PasswordGrantOptions): Promi
     });
   }
   if (status === 404 || status === 405) {
-    throw new AuthError(
-      'AUTH_REJECTED',
-      `token endpoint ${tokenUrl.href} answered ${status}: check REPORT_AUTH_URL and REPORT_REALM (or REPORT_TOKEN_URL)`,
-    );
+    throw new AuthError('AUTH_REJECTED', `token endpoint ${tokenUrl.href} answered ${status}: check REPORT_AUTH_URL and REPORT_REALM (or REPORT_TOKEN_URL)`);
   }
   // Some providers quote the submitted form back in their error: cut the credentials out before quoting it.
   const { error, description } = readOAuthError(redactSecrets(text, [credentials.clientSecret, credentials.password, credentials.username]));
-  const hint = (error && Object.hasOwn(OAUTH_ERROR_HINTS, error) ? OAUTH_ERROR_HINTS[error] : undefined) ?? 'check the REPORT_CLIENT_* and REPORT_USERNAME/REPORT_PASSWORD settings';
+  const hint =
+    (error && Object.hasOwn(OAUTH_ERROR_HINTS, error) ? OAUTH_ERROR_HINTS[error] : undefined) ?? 'check the REPORT_CLIENT_* and REPORT_USERNAME/REPORT_PASSWORD settings';
   const named = error ? `${error}${description ? ` (${description})` : ''}` : `status ${status}`;
   throw new AuthError('AUTH_REJECTED', `identity provider refused the password grant: ${named}; ${hint}`);
 }

@@ -89,13 +89,7 @@ export class RedisTokenSource implements TokenSource {
       // The token is not due (its key would have expired): a 401 renews it at most once per interval
       // for the fleet. A gateway refusing every token (wrong tenant, client or permissions) is
       // answered with the refused token itself, and the slice fails, not with a token per burst.
-      const claim = await this.#redis.eval(
-        CLAIM_RENEWAL_AFTER_REJECTION,
-        1,
-        this.#renewedAfterRejectionKey,
-        fingerprint(rejected),
-        this.#options.minRenewalIntervalMs ?? 60_000,
-      );
+      const claim = await this.#redis.eval(CLAIM_RENEWAL_AFTER_REJECTION, 1, this.#renewedAfterRejectionKey, fingerprint(rejected), this.#options.minRenewalIntervalMs ?? 60_000);
       if (claim === 0) return rejected;
       // Only the holder of the failed token may drop it; if it was already replaced, use the new one.
       if (claim === 1) await this.#redis.eval(DELETE_IF_EQUAL, 1, this.#tokenKey, rejected);
@@ -127,22 +121,24 @@ export class RedisTokenSource implements TokenSource {
           if (again && again !== rejected) return again;
           await this.#throwIfRefused();
           let askedAt = Date.now();
-          const issued = await this.#rememberRefusal(() => issueThroughOutage({
-            issue: () => {
-              askedAt = Date.now();
-              return this.#issue();
-            },
-            waitMs: this.#waitMs,
-            baseDelayMs: this.#options.unavailableBaseDelayMs,
-            maxDelayMs: this.#maxDelayMs,
-            store: this.#outageStore(),
-            onWait: async (wait) => {
-              await this.#redis.eval(EXTEND_IF_EQUAL, 1, this.#lockKey, lockValue, wait.delayMs + this.#lockTimeoutMs);
-              this.#options.onUnavailable?.(wait);
-            },
-            onRecovered: this.#options.onRecovered,
-            signal: this.#options.signal,
-          }));
+          const issued = await this.#rememberRefusal(() =>
+            issueThroughOutage({
+              issue: () => {
+                askedAt = Date.now();
+                return this.#issue();
+              },
+              waitMs: this.#waitMs,
+              baseDelayMs: this.#options.unavailableBaseDelayMs,
+              maxDelayMs: this.#maxDelayMs,
+              store: this.#outageStore(),
+              onWait: async (wait) => {
+                await this.#redis.eval(EXTEND_IF_EQUAL, 1, this.#lockKey, lockValue, wait.delayMs + this.#lockTimeoutMs);
+                this.#options.onUnavailable?.(wait);
+              },
+              onRecovered: this.#options.onRecovered,
+              signal: this.#options.signal,
+            }),
+          );
           const lifetimeMs = issued.expiresInSeconds * 1000;
           // The lifetime started when we asked; the answer's travel time is already spent.
           const spentMs = Date.now() - askedAt;
@@ -156,10 +152,7 @@ export class RedisTokenSource implements TokenSource {
         }
       }
       if (Date.now() > deadline) {
-        throw new AuthError(
-          'AUTH_UNAVAILABLE',
-          `timed out waiting for another worker to renew the shared token (lock ${this.#lockKey}); the slice is retried`,
-        );
+        throw new AuthError('AUTH_UNAVAILABLE', `timed out waiting for another worker to renew the shared token (lock ${this.#lockKey}); the slice is retried`);
       }
       // Poll briskly for a normal renewal; gently once it is clearly a wait for the provider.
       const pauseMs = Date.now() - startedAt > 1_000 ? 250 : 25;
@@ -176,10 +169,7 @@ export class RedisTokenSource implements TokenSource {
     const refused = await this.#redis.get(this.#refusedKey);
     if (!refused) return;
     const { message, nextAskAt } = JSON.parse(refused) as { message: string; nextAskAt: number };
-    throw new AuthError(
-      'AUTH_REJECTED',
-      `${message} (not asked again with the same credentials before ${new Date(nextAskAt).toISOString()}: token.rejectedRetryMs)`,
-    );
+    throw new AuthError('AUTH_REJECTED', `${message} (not asked again with the same credentials before ${new Date(nextAskAt).toISOString()}: token.rejectedRetryMs)`);
   }
 
   async #rememberRefusal(issue: () => Promise<IssuedToken>): Promise<IssuedToken> {

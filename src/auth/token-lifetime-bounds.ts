@@ -55,7 +55,11 @@ export class TokenLifetimeBounds {
     const seconds = readSeconds(expiresIn);
     if (seconds === undefined) {
       const used = this.#clamp(SPEC_LIFETIME_SECONDS);
-      this.#report(given, used, `the token answer's expires_in (${given}) is not a number of seconds: assumed ${used} s (the spec's lifetime, within token.minLifetimeSeconds…token.maxLifetimeSeconds)`);
+      this.#report(
+        given,
+        used,
+        `the token answer's expires_in (${given}) is not a number of seconds: assumed ${used} s (the spec's lifetime, within token.minLifetimeSeconds…token.maxLifetimeSeconds)`,
+      );
       return used;
     }
     if (seconds < this.#minSeconds) {
@@ -63,7 +67,11 @@ export class TokenLifetimeBounds {
       return this.#minSeconds;
     }
     if (seconds > this.#maxSeconds) {
-      this.#report(given, this.#maxSeconds, `the token answer's expires_in (${given}) is over token.maxLifetimeSeconds: the token is renewed after ${this.#maxSeconds} s at the latest`);
+      this.#report(
+        given,
+        this.#maxSeconds,
+        `the token answer's expires_in (${given}) is over token.maxLifetimeSeconds: the token is renewed after ${this.#maxSeconds} s at the latest`,
+      );
       return this.#maxSeconds;
     }
     return seconds;

@@ -115,11 +115,7 @@ function queueingProgress(io: CliIo, planned: number): (handed: number) => void 
 
 function describeQueued(added: AddedSlices, planned: number, range: SliceRange, selection: SliceSelection, queueName: string): string {
   const handed = added.queued + added.requeued + added.pending;
-  const details = [
-    `${added.queued} new`,
-    `${added.requeued} again after their earlier job had finished`,
-    `${added.pending} already waiting or running, left as they are`,
-  ];
+  const details = [`${added.queued} new`, `${added.requeued} again after their earlier job had finished`, `${added.pending} already waiting or running, left as they are`];
   if (selection.kind === 'missing') details.push(`${planned - handed} of the ${planned} in the range already loaded or no_data`);
   else if (selection.kind === 'failed') {
     const codes = selection.codes?.length ? ` with code ${selection.codes.join(' or ')}` : '';

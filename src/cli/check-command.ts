@@ -61,7 +61,9 @@ export async function checkCommand(options: CheckOptions, io: CliIo): Promise<nu
     const failing = result.status === 'failed' || (differences?.length ?? 0) > 0;
     const retry = retrySpan(result);
     if (options.json) {
-      io.stdout.write(`${JSON.stringify({ ...result, warehouse: warehouse.location, rowCountDifferences: differences, retryCommand: retry && retryCommand('run', retry, options.config) }, null, 2)}\n`);
+      io.stdout.write(
+        `${JSON.stringify({ ...result, warehouse: warehouse.location, rowCountDifferences: differences, retryCommand: retry && retryCommand('run', retry, options.config) }, null, 2)}\n`,
+      );
     } else {
       io.stdout.write(`${formatCheck(result, warehouse.location, differences, options.config).join('\n')}\n`);
     }
@@ -137,7 +139,9 @@ function missingLines(result: FreshnessResult): string[] {
 }
 
 function differenceLines(differences: readonly RowCountDifference[]): string[] {
-  const lines = differences.slice(0, DIFFERENCES_LISTED).map((difference) => `${describeSlice(difference.slice)}: the ledger records ${difference.ledgerRows} rows, the table holds ${difference.tableRows}`);
+  const lines = differences
+    .slice(0, DIFFERENCES_LISTED)
+    .map((difference) => `${describeSlice(difference.slice)}: the ledger records ${difference.ledgerRows} rows, the table holds ${difference.tableRows}`);
   if (differences.length > DIFFERENCES_LISTED) lines.push(`… ${differences.length - DIFFERENCES_LISTED} more`);
   return lines;
 }

@@ -56,13 +56,21 @@ export async function demoCommand(io: CliIo): Promise<number> {
       after: async (services) => {
         const totals: [string, number][] = [];
         for (const table of [...REPORT_TABLES.map((definition) => definition.table), 'report_loads' as const]) {
-          const { rows } = await services.warehouse.db.selectFrom(table).select(({ fn }) => fn.countAll<number | string>().as('rows')).executeTakeFirstOrThrow();
+          const { rows } = await services.warehouse.db
+            .selectFrom(table)
+            .select(({ fn }) => fn.countAll<number | string>().as('rows'))
+            .executeTakeFirstOrThrow();
           totals.push([table, Number(rows)]);
         }
         io.stdout.write(`\nRows in ${services.warehouse.location}:\n${formatTable(['table', 'rows'], totals)}\n`);
         const result = await sql<Record<string, unknown>>`${sql.raw(DEMO_QUERY)}`.execute(services.warehouse.db);
         const columns = result.rows[0] ? Object.keys(result.rows[0]) : [];
-        io.stdout.write(`\nExample query:\n\n${DEMO_QUERY};\n\n${formatTable(columns, result.rows.map((row) => columns.map((c) => row[c])))}\n`);
+        io.stdout.write(
+          `\nExample query:\n\n${DEMO_QUERY};\n\n${formatTable(
+            columns,
+            result.rows.map((row) => columns.map((c) => row[c])),
+          )}\n`,
+        );
       },
     });
   } finally {

@@ -22,10 +22,14 @@ export function formatDryRun(plan: DryRunPlan): string {
   }
   const skipped = totals.inRange - totals.toRequest;
   if (selection.kind === 'missing') {
-    lines.push(`--only-missing: the ${totals.loaded + totals.noData} already loaded or no data are skipped; the ${totals.failed} failed and ${totals.neverAttempted} never attempted are taken.`);
+    lines.push(
+      `--only-missing: the ${totals.loaded + totals.noData} already loaded or no data are skipped; the ${totals.failed} failed and ${totals.neverAttempted} never attempted are taken.`,
+    );
   } else if (selection.kind === 'failed') {
     const codes = selection.codes?.length ? ` with code ${selection.codes.join(' or ')}` : '';
-    lines.push(`--failed${codes ? ` --code ${selection.codes!.join(',')}` : ''}: only the ${count(totals.toRequest, 'slice')} whose last outcome is failed${codes} ${totals.toRequest === 1 ? 'is' : 'are'} taken; the other ${skipped} are skipped.`);
+    lines.push(
+      `--failed${codes ? ` --code ${selection.codes!.join(',')}` : ''}: only the ${count(totals.toRequest, 'slice')} whose last outcome is failed${codes} ${totals.toRequest === 1 ? 'is' : 'are'} taken; the other ${skipped} are skipped.`,
+    );
   } else {
     lines.push(`Every slice of the range is taken, the ${totals.loaded + totals.noData} already loaded or no data too (--only-missing or --failed would narrow it).`);
   }
@@ -50,7 +54,9 @@ export function formatDryRun(plan: DryRunPlan): string {
     `Estimated duration: about ${formatSeconds(estimate.seconds)} for ${who}: ${count(plan.exportRequests, 'request')}, up to ${estimate.parallel} at a time ` +
       `(concurrency ${estimate.concurrency}, http.connections ${estimate.connections}), at ${estimate.secondsPerRequest} s per request.`,
   );
-  const measured = estimate.measured ? `the mean over the ledger's ${count(estimate.measured.slices, 'latest loaded or no-data slice')} is ${estimate.measured.meanSeconds} s` : undefined;
+  const measured = estimate.measured
+    ? `the mean over the ledger's ${count(estimate.measured.slices, 'latest loaded or no-data slice')} is ${estimate.measured.meanSeconds} s`
+    : undefined;
   if (estimate.secondsPerRequestSource === 'measured') {
     lines.push(`  The ${estimate.secondsPerRequest} s per request is measured: ${measured} (start of the attempt to its ledger write). --request-seconds replaces it.`);
   } else if (estimate.secondsPerRequestSource === 'assumed') {
@@ -74,7 +80,7 @@ export function formatDryRun(plan: DryRunPlan): string {
       rateLimit.applies
         ? `  queue.rateLimit (${rateLimit.max} per ${rateLimit.durationMs} ms, across every worker) allows it no sooner than ${formatSeconds(estimate.rateLimitSeconds ?? 0)}` +
             `${estimate.boundBy === 'rateLimit' ? ', which is what bounds it' : ''}; more workers shorten the rest, never below that.`
-        : '  queue.rateLimit is off (max 0): more workers shorten it in proportion (the concurrency is each worker\'s own setting; this one is this host\'s).',
+        : "  queue.rateLimit is off (max 0): more workers shorten it in proportion (the concurrency is each worker's own setting; this one is this host's).",
     );
   }
   return `${lines.join('\n')}\n`;

@@ -28,7 +28,9 @@ export function formatFailures(failures: FailureSummary): string[] {
     lines.push(`  ${code}: ${count(groups.reduce((sum, group) => sum + group.slices, 0))}`);
     for (const group of groups.slice(0, PORTFOLIOS_SHOWN)) {
       const first = group.examples[0];
-      lines.push(`    portfolio ${group.portfolioId}: ${count(group.slices)}${first ? `, e.g. ${group.examples.map((example) => `${example.slice.reportType} ${example.slice.reportDate}`).join(', ')}` : ''}`);
+      lines.push(
+        `    portfolio ${group.portfolioId}: ${count(group.slices)}${first ? `, e.g. ${group.examples.map((example) => `${example.slice.reportType} ${example.slice.reportDate}`).join(', ')}` : ''}`,
+      );
       // The reason as the ledger has it (`CODE: what to check`), once per group.
       if (first) lines.push(`      ${printableText(`${code}: ${first.message}`, REASON_LENGTH)}`);
     }

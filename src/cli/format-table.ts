@@ -10,6 +10,9 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
   const numeric = headers.map((_, column) => rows.length > 0 && rows.every((row) => typeof row[column] === 'number' || row[column] == null));
   const widths = headers.map((header, column) => Math.max(header.length, ...cells.map((row) => row[column]?.length ?? 0)));
   const line = (values: readonly string[]) =>
-    values.map((value, column) => (numeric[column] ? value.padStart(widths[column]!) : value.padEnd(widths[column]!))).join('  ').trimEnd();
+    values
+      .map((value, column) => (numeric[column] ? value.padStart(widths[column]!) : value.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd();
   return [line(headers), widths.map((width) => '-'.repeat(width)).join('  '), ...cells.map(line)].join('\n');
 }

@@ -36,14 +36,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   const configOption = () => new Option('--config <file>', 'settings file layered over config/default.json and config/local.json');
   const portfoliosOption = () => new Option('--portfolios <ids>', 'comma-separated portfolio ids (default: from config)').argParser(parsePortfoliosArgument);
   const reportTypesOption = () =>
-    new Option('--report-types <types>', `comma-separated report types: ${REPORT_TYPES.join(', ')} (default: from config)`).argParser(
-      parseReportTypesArgument,
-    );
-  const fromOption = (defaultText: string) =>
-    new Option('--from <date>', `first report date, YYYY-MM-DD (default: ${defaultText})`).argParser(parseDateArgument);
+    new Option('--report-types <types>', `comma-separated report types: ${REPORT_TYPES.join(', ')} (default: from config)`).argParser(parseReportTypesArgument);
+  const fromOption = (defaultText: string) => new Option('--from <date>', `first report date, YYYY-MM-DD (default: ${defaultText})`).argParser(parseDateArgument);
   const toOption = () => new Option('--to <date>', 'last report date, included (default: yesterday)').argParser(parseDateArgument);
-  const metricsPortOption = () =>
-    new Option('--metrics-port <port>', 'serve /metrics, /healthz and /readyz on this port (0: any free port)').argParser(parsePortArgument);
+  const metricsPortOption = () => new Option('--metrics-port <port>', 'serve /metrics, /healthz and /readyz on this port (0: any free port)').argParser(parsePortArgument);
   const concurrencyOption = () => new Option('--concurrency <n>', 'slices at once (default: from config)').argParser(parsePositiveIntArgument);
 
   program
@@ -66,7 +62,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addOption(new Option('--code <codes>', 'only failed slices with these error codes, comma-separated (implies --failed)').argParser(parseErrorCodesArgument))
     .option('--dry-run', 'say what would be requested and about how long it would take; request, load and write nothing')
     .option('--json', 'with --dry-run: print the plan as JSON')
-    .addOption(new Option('--request-seconds <s>', 'with --dry-run: seconds one export request takes, for the estimate (default: an assumed figure, said in the output)').argParser(parseSecondsArgument))
+    .addOption(
+      new Option('--request-seconds <s>', 'with --dry-run: seconds one export request takes, for the estimate (default: an assumed figure, said in the output)').argParser(
+        parseSecondsArgument,
+      ),
+    )
     .option('--force', 'load every file again, even one already loaded unchanged')
     .addOption(concurrencyOption())
     .addOption(metricsPortOption())
@@ -125,7 +125,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .description('exit 0 when every slice of the expected days is loaded or no_data, 1 otherwise (for cron, Kubernetes jobs and monitoring)')
     .addOption(new Option('--date <date>', 'the last day expected, YYYY-MM-DD (default: yesterday in schedule.timeZone)').argParser(parseDateArgument))
     .addOption(new Option('--days <n>', 'days expected, ending with --date (default: 1)').argParser(parsePositiveIntArgument))
-    .addOption(new Option('--grace <hours>', "hours after the night's cron time during which its missing slices count as pending (default: schedule.graceHours)").argParser(parseHoursArgument))
+    .addOption(
+      new Option('--grace <hours>', "hours after the night's cron time during which its missing slices count as pending (default: schedule.graceHours)").argParser(
+        parseHoursArgument,
+      ),
+    )
     .addOption(portfoliosOption())
     .addOption(reportTypesOption())
     .option('--deep', "also compare every slice's ledger row count with the rows its table holds")
@@ -158,7 +162,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addOption(new Option('--code <codes>', 'only failed slices with these error codes, comma-separated (implies --failed)').argParser(parseErrorCodesArgument))
     .option('--dry-run', 'say what would be queued and about how long the workers would take; connect to no Redis, queue nothing')
     .option('--json', 'with --dry-run: print the plan as JSON')
-    .addOption(new Option('--request-seconds <s>', 'with --dry-run: seconds one export request takes, for the estimate (default: an assumed figure, said in the output)').argParser(parseSecondsArgument))
+    .addOption(
+      new Option('--request-seconds <s>', 'with --dry-run: seconds one export request takes, for the estimate (default: an assumed figure, said in the output)').argParser(
+        parseSecondsArgument,
+      ),
+    )
     .option('--force', 'load every file again, even one already loaded unchanged')
     .option('--wait', 'follow progress until every queued slice has an outcome, then summarise (exit codes as run)')
     .addOption(configOption())

@@ -9,9 +9,7 @@ export async function migrateCommand(options: CommonOptions, io: CliIo): Promise
   const config = loadCliConfig(io, options);
   const warehouse = await connectWarehouse(config, { purpose: 'write' });
   try {
-    io.stdout.write(
-      warehouse.applied.length > 0 ? `Applied ${warehouse.applied.join(', ')} to ${warehouse.location}\n` : `${warehouse.location} is up to date\n`,
-    );
+    io.stdout.write(warehouse.applied.length > 0 ? `Applied ${warehouse.applied.join(', ')} to ${warehouse.location}\n` : `${warehouse.location} is up to date\n`);
     return 0;
   } finally {
     await warehouse.close();

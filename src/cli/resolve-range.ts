@@ -17,11 +17,7 @@ export interface RangeOptions {
  * `--from` when that is later), `--from` to `defaultFrom(to)`; portfolios and report types default
  * to the configured ones. `--from` after `--to` is a usage error.
  */
-export function resolveRange(
-  options: RangeOptions,
-  settings: Settings,
-  defaultFrom: (to: string) => string = (to) => to,
-): SliceRange {
+export function resolveRange(options: RangeOptions, settings: Settings, defaultFrom: (to: string) => string = (to) => to): SliceRange {
   const yesterday = shiftIsoDate(todayIn(settings.schedule.timeZone), -1);
   const to = options.to ?? (options.from && options.from > yesterday ? options.from : yesterday);
   const from = options.from ?? defaultFrom(to);

@@ -15,12 +15,7 @@ export interface CommandMetrics {
  * Starts `/metrics`, `/healthz` and `/readyz` on `metrics.host`:`port` (the `--metrics-port` flag,
  * else `metrics.port`; null: none), and says where in one log line. Undefined when there is none.
  */
-export async function startMetrics(
-  config: AppConfig,
-  logger: Logger,
-  port: number | null | undefined,
-  readiness: readonly ReadinessCheck[],
-): Promise<CommandMetrics | undefined> {
+export async function startMetrics(config: AppConfig, logger: Logger, port: number | null | undefined, readiness: readonly ReadinessCheck[]): Promise<CommandMetrics | undefined> {
   if (port === null || port === undefined) return undefined;
   const metrics = new SyncMetrics();
   const server = await startHealthServer({ host: config.settings.metrics.host, port, metrics, readiness, logger });

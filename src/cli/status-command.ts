@@ -141,11 +141,20 @@ async function printFailed(io: CliIo, ledger: Ledger, filter: LedgerFilter, rang
   const summary = await ledger.failureSummary(filter);
   if (options.json) {
     io.stdout.write(`{"from":${JSON.stringify(filter.from)},"to":${JSON.stringify(filter.to)},"warehouse":${JSON.stringify(location)},`);
-    io.stdout.write(`"total":${summary.total},"groups":${JSON.stringify(summary.groups.map((group) => ({ code: group.code, portfolioId: group.portfolioId, slices: group.slices })))},"failed":[`);
+    io.stdout.write(
+      `"total":${summary.total},"groups":${JSON.stringify(summary.groups.map((group) => ({ code: group.code, portfolioId: group.portfolioId, slices: group.slices })))},"failed":[`,
+    );
     let first = true;
     for (const window of rangeWindows(range)) {
       for (const entry of await ledger.entries({ ...filter, from: window.from, to: window.to }, { status: 'failed' })) {
-        const item = { portfolioId: entry.portfolio_id, reportType: entry.report_type, reportDate: entry.report_date, attempts: entry.attempts, error: entry.error, updatedAt: entry.updated_at };
+        const item = {
+          portfolioId: entry.portfolio_id,
+          reportType: entry.report_type,
+          reportDate: entry.report_date,
+          attempts: entry.attempts,
+          error: entry.error,
+          updatedAt: entry.updated_at,
+        };
         io.stdout.write(`${first ? '' : ','}\n  ${JSON.stringify(item)}`);
         first = false;
       }
@@ -167,6 +176,8 @@ function failureLines(summary: FailureSummary, filter: LedgerFilter, options: St
   const codes = filter.errorCodes?.length ? ` --code ${filter.errorCodes.join(',')}` : '';
   const lines = formatFailures(summary);
   if (summary.span) lines.push('', `Retry them: ${retryCommand('run', summary.span, options.config)}`);
-  lines.push(`Every one of them: report-sync status --failed --json --from ${filter.from} --to ${filter.to}${codes}${options.config ? ` --config ${shellQuote(options.config)}` : ''}`);
+  lines.push(
+    `Every one of them: report-sync status --failed --json --from ${filter.from} --to ${filter.to}${codes}${options.config ? ` --config ${shellQuote(options.config)}` : ''}`,
+  );
   return lines;
 }

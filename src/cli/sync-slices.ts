@@ -51,9 +51,7 @@ export async function syncSlices(options: SyncSlicesOptions): Promise<number> {
   let exposed: CommandMetrics | undefined;
   let services: SyncServices | undefined;
   // Made first, so that a bad REPORT_ALERT_WEBHOOK_URL stops the command before any work (exit 2).
-  const webhook = options.alert
-    ? alertWebhookFromEnvironment(config.env, { logger, signal: io.signal, onResult: (result) => exposed?.metrics.alertSent(result) })
-    : undefined;
+  const webhook = options.alert ? alertWebhookFromEnvironment(config.env, { logger, signal: io.signal, onResult: (result) => exposed?.metrics.alertSent(result) }) : undefined;
   try {
     exposed = await startMetrics(config, logger, options.metricsPort, [warehouseReadiness(() => services?.warehouse)]);
     services = await createSyncServices({ config, upstream: options.upstream, logger, signal: io.signal, metrics: exposed?.metrics });

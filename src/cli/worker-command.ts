@@ -105,8 +105,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
       attemptSlice: (slice, attempt, options) => exportReport(slice, attempt, services, options),
       planNightly: (nightly) => planNightlyJob(services.ledger, nightly),
       warehouseNow: () => warehouseNow(services.warehouse.db),
-      followNight: (night) =>
-        followNight({ night, ledger: services.ledger, exportQueue, redis, prefix: settings.queue.prefix, logger, webhook, metrics, shutdown }),
+      followNight: (night) => followNight({ night, ledger: services.ledger, exportQueue, redis, prefix: settings.queue.prefix, logger, webhook, metrics, shutdown }),
       ownNightly,
       exportQueue,
       logger,

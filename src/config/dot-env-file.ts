@@ -40,8 +40,7 @@ const REPORT_VARIABLE = /^REPORT_[A-Z0-9_]+$/;
 
 const RULE_TEXT: Record<DotEnvRule, string> = {
   comment: 'has a # outside quotes, which starts a comment, so the value was cut there: put the value in single quotes if the # belongs to it',
-  'text-after-quote':
-    'has text after the closing quote, which was dropped: if the value holds that quote, enclose it in another kind (single, double or backtick)',
+  'text-after-quote': 'has text after the closing quote, which was dropped: if the value holds that quote, enclose it in another kind (single, double or backtick)',
   'unclosed-quote': 'opens a quote it never closes, so the quote became part of the value: close it, or drop it',
   'multi-line': 'opens a quote that closes only on a later line, so the value runs over several lines: close the quote on the same line',
   'line-break-escape': 'is in double quotes, where \\n stands for a line break: use single quotes if the backslash belongs to the value',
@@ -91,7 +90,10 @@ function canonicalise(raw: string): { text: string; notes: DotEnvNote[] } {
     }
     const equals = line.indexOf('=');
     if (equals < 0) continue;
-    const variable = line.slice(0, equals).trim().replace(/^export\s+/, '');
+    const variable = line
+      .slice(0, equals)
+      .trim()
+      .replace(/^export\s+/, '');
     if (variable === '') continue;
     const written = line.slice(equals + 1);
     const value = written.replace(/^[ \t]+/, '');

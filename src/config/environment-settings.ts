@@ -84,7 +84,13 @@ function readBoolean(text: string): { value: boolean } | { problem: string } {
 }
 
 function readList(text: string): { value: unknown[] } | { problem: string } {
-  if (!text.startsWith('[')) return { value: text.split(',').map((item) => item.trim()).filter((item) => item !== '') };
+  if (!text.startsWith('['))
+    return {
+      value: text
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== ''),
+    };
   try {
     const parsed: unknown = JSON.parse(text);
     if (Array.isArray(parsed)) return { value: parsed };

@@ -114,11 +114,7 @@ function configFolder(processEnv: Readonly<Record<string, string | undefined>>, 
 }
 
 /** The environment a command sees: `processEnv` over the variables of `.env` (if present and `readDotEnv`). */
-export function readEnvironment(
-  processEnv: Readonly<Record<string, string | undefined>>,
-  cwd: string,
-  readDotEnv: boolean,
-): Record<string, string | undefined> {
+export function readEnvironment(processEnv: Readonly<Record<string, string | undefined>>, cwd: string, readDotEnv: boolean): Record<string, string | undefined> {
   return layerEnvironment(processEnv, cwd, readDotEnv).env;
 }
 
@@ -212,7 +208,6 @@ function explainIssue(issue: z.core.$ZodIssue, path: readonly string[], merged: 
   return given === undefined ? issue.message : `${issue.message} (got ${quoteSettingValue(given)})`;
 }
 
-
 function valueAt(values: Record<string, unknown>, path: readonly string[]): unknown {
   let node: unknown = values;
   for (const part of path) {
@@ -229,9 +224,7 @@ function allowedKeysAt(path: readonly string[]): string[] | undefined {
     const def = schema?._zod.def as { type: string; shape?: Record<string, z.core.$ZodType> } | undefined;
     schema = def?.type === 'object' ? unwrap(def.shape?.[part]) : undefined;
   }
-  const def = schema?._zod.def as
-    | { type: string; shape?: Record<string, unknown>; keyType?: { _zod: { def: { type: string; entries?: Record<string, string> } } } }
-    | undefined;
+  const def = schema?._zod.def as { type: string; shape?: Record<string, unknown>; keyType?: { _zod: { def: { type: string; entries?: Record<string, string> } } } } | undefined;
   if (def?.type === 'object' && def.shape) return Object.keys(def.shape);
   const keyDef = def?.type === 'record' ? def.keyType?._zod.def : undefined;
   if (keyDef?.type === 'enum' && keyDef.entries) return Object.values(keyDef.entries);

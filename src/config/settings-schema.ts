@@ -179,14 +179,20 @@ export const settingsSchema = z
          * search bits. Owner only by default: the warehouse holds the same data the spooled bodies
          * do, which are private too.
          */
-        sqliteFileMode: z.string().regex(/^0?[0-7]{3}$/, 'an octal mode such as "600" or "640"').default('600'),
+        sqliteFileMode: z
+          .string()
+          .regex(/^0?[0-7]{3}$/, 'an octal mode such as "600" or "640"')
+          .default('600'),
       })
       .strict()
       .prefault({}),
     queue: z
       .object({
         /** BullMQ queue name. */
-        name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only').default('report-exports'),
+        name: z
+          .string()
+          .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only')
+          .default('report-exports'),
         /** Redis key prefix; the braces make it a Redis Cluster hash tag, so all keys of the queue share a slot. */
         prefix: z.string().min(1).default('{report-sync}'),
         /** Priority of nightly slices (lower runs first). */
@@ -194,10 +200,19 @@ export const settingsSchema = z
         /** Priority of backfill slices. */
         backfillPriority: positiveInt.max(2_097_152).default(10),
         /** Finished jobs kept in Redis: at most this old and this many (a million-slice backfill must not fill Redis). */
-        keepCompleted: z.object({ ageSeconds: nonNegativeInt.default(3_600), count: nonNegativeInt.default(10_000) }).strict().prefault({}),
-        keepFailed: z.object({ ageSeconds: nonNegativeInt.default(7 * 86_400), count: nonNegativeInt.default(50_000) }).strict().prefault({}),
+        keepCompleted: z
+          .object({ ageSeconds: nonNegativeInt.default(3_600), count: nonNegativeInt.default(10_000) })
+          .strict()
+          .prefault({}),
+        keepFailed: z
+          .object({ ageSeconds: nonNegativeInt.default(7 * 86_400), count: nonNegativeInt.default(50_000) })
+          .strict()
+          .prefault({}),
         /** Export requests per interval across every worker (a sliding window in Redis, plus BullMQ's limiter on job starts); 0 turns the limit off. */
-        rateLimit: z.object({ max: nonNegativeInt.default(0), durationMs: positiveInt.default(1_000) }).strict().prefault({}),
+        rateLimit: z
+          .object({ max: nonNegativeInt.default(0), durationMs: positiveInt.default(1_000) })
+          .strict()
+          .prefault({}),
         /** How long a worker may hold a job without renewing its lock before another worker takes it. */
         lockDurationMs: positiveInt.default(60_000),
         stalledIntervalMs: positiveInt.default(30_000),

@@ -20,14 +20,7 @@ export interface PasswordGrantCredentials {
   readonly password: string;
 }
 
-const REQUIRED = [
-  'REPORT_BASE_URL',
-  'REPORT_TENANT_ID',
-  'REPORT_CLIENT_ID',
-  'REPORT_CLIENT_SECRET',
-  'REPORT_USERNAME',
-  'REPORT_PASSWORD',
-] as const;
+const REQUIRED = ['REPORT_BASE_URL', 'REPORT_TENANT_ID', 'REPORT_CLIENT_ID', 'REPORT_CLIENT_SECRET', 'REPORT_USERNAME', 'REPORT_PASSWORD'] as const;
 
 /**
  * Reads the upstream's address and credentials from the environment. Only the commands that talk to
@@ -45,19 +38,14 @@ export function resolveUpstreamConfig(env: Readonly<Record<string, string | unde
     if (!value('REPORT_REALM')) missing.push('REPORT_REALM (or REPORT_TOKEN_URL)');
   }
   if (missing.length > 0) {
-    throw new ConfigError(
-      `missing environment variables: ${missing.join(', ')}; set them in the environment or in .env (see config/.env.example)`,
-    );
+    throw new ConfigError(`missing environment variables: ${missing.join(', ')}; set them in the environment or in .env (see config/.env.example)`);
   }
 
   const baseUrl = httpUrl('REPORT_BASE_URL', value('REPORT_BASE_URL')!);
   const tokenUrlSetting = value('REPORT_TOKEN_URL');
   const tokenUrl = tokenUrlSetting
     ? httpUrl('REPORT_TOKEN_URL', tokenUrlSetting)
-    : joinUrl(
-        httpUrl('REPORT_AUTH_URL', value('REPORT_AUTH_URL')!),
-        `realms/${encodeURIComponent(value('REPORT_REALM')!)}/protocol/openid-connect/token`,
-      );
+    : joinUrl(httpUrl('REPORT_AUTH_URL', value('REPORT_AUTH_URL')!), `realms/${encodeURIComponent(value('REPORT_REALM')!)}/protocol/openid-connect/token`);
 
   return {
     baseUrl,

@@ -80,7 +80,8 @@ export async function coverageView(options: {
   }
 
   const spans = grid.rows[0]?.cells.map((cell) => ({ from: cell.from, to: cell.to })) ?? [];
-  const inQueue = options.queued && 'queued' in options.queued ? overlay(options.queued, spans, { from, to, portfolios: query.portfolios, reportTypes: query.reportTypes }) : undefined;
+  const inQueue =
+    options.queued && 'queued' in options.queued ? overlay(options.queued, spans, { from, to, portfolios: query.portfolios, reportTypes: query.reportTypes }) : undefined;
 
   const totals: Record<DashboardOutcome, number> = { failed: 0, running: 0, queued: 0, missing: 0, no_data: 0, loaded: 0 };
   let hiddenRows = 0;
@@ -118,8 +119,7 @@ function viewCell(cell: CoverageCell, inQueue: { queued: number; running: number
   const running = inQueue?.running ?? 0;
   const queued = inQueue?.queued ?? 0;
   const { missing } = cell;
-  const worst: DashboardOutcome =
-    cell.failed > 0 ? 'failed' : running > 0 ? 'running' : queued > 0 ? 'queued' : missing > 0 ? 'missing' : cell.noData > 0 ? 'no_data' : 'loaded';
+  const worst: DashboardOutcome = cell.failed > 0 ? 'failed' : running > 0 ? 'running' : queued > 0 ? 'queued' : missing > 0 ? 'missing' : cell.noData > 0 ? 'no_data' : 'loaded';
   return [worst, cell.loaded, cell.noData, cell.failed, missing, queued, running];
 }
 
@@ -128,8 +128,8 @@ function overlay(
   queued: QueuedSlices,
   spans: readonly { from: string; to: string }[],
   filter: { from: string; to: string; portfolios?: readonly number[]; reportTypes?: readonly string[] },
-): Map<string, { queued: number; running: number; }[]> {
-  const cells = new Map<string, { queued: number; running: number; }[]>();
+): Map<string, { queued: number; running: number }[]> {
+  const cells = new Map<string, { queued: number; running: number }[]>();
   const add = (slice: Slice, state: 'queued' | 'running') => {
     if (slice.reportDate < filter.from || slice.reportDate > filter.to) return;
     if (filter.portfolios && !filter.portfolios.includes(slice.portfolioId)) return;

@@ -49,7 +49,8 @@ const ASSETS: Record<string, { file: string; type: string }> = {
 };
 
 // Nothing the page loads may come from elsewhere; Bull Board's React UI sets inline styles.
-const CONTENT_SECURITY_POLICY = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src 'self' data:; frame-ancestors 'none'; base-uri 'self'; form-action 'self'";
+const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src 'self' data:; frame-ancestors 'none'; base-uri 'self'; form-action 'self'";
 
 /**
  * Serves the coverage dashboard: the page and its script (from this package, no other origin),
@@ -70,7 +71,10 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
   app.use((req: Request, res: Response, next: NextFunction) => {
     res.set({ 'Content-Security-Policy': CONTENT_SECURITY_POLICY, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', 'Cache-Control': 'no-store' });
     if (allowedHosts && !allowedHosts.has((req.headers.host ?? '').toLowerCase())) {
-      res.status(421).type('text/plain').send(`this dashboard answers only at ${[...allowedHosts].join(', ')}\n`);
+      res
+        .status(421)
+        .type('text/plain')
+        .send(`this dashboard answers only at ${[...allowedHosts].join(', ')}\n`);
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD' && !req.path.startsWith(BULL_BOARD_PATH)) {

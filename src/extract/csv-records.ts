@@ -16,10 +16,7 @@ export interface CsvRecordsOptions {
  * fields with commas, doubled quotes and line breaks, and blank lines. A row with another
  * number of cells than the header fails, naming its line.
  */
-export async function* readCsvRecords(
-  input: AsyncIterable<Buffer | string> | Readable,
-  options: CsvRecordsOptions,
-): AsyncGenerator<SourceRecord> {
+export async function* readCsvRecords(input: AsyncIterable<Buffer | string> | Readable, options: CsvRecordsOptions): AsyncGenerator<SourceRecord> {
   const label = options.entryName ? `${options.fileName}, ${options.entryName}` : options.fileName;
   const wherePrefix = options.entryName ? `${options.entryName} line ` : 'line ';
   const source = input instanceof Readable ? input : Readable.from(input, { objectMode: false });
@@ -37,25 +34,24 @@ export async function* readCsvRecords(
   let header: string[] | undefined;
   let nextLine = 1;
   try {
-    for (let batch = await nextBatch(parser); batch !== null; batch = await nextBatch(parser)) for (const record of batch) {
-      const line = nextLine;
-      nextLine += 1;
-      for (let i = 0; i < record.length; i += 1) if (record[i]!.includes('\n')) nextLine += countNewlines(record[i]!);
-      if (record.length === 1 && record[0] === '') continue;
+    for (let batch = await nextBatch(parser); batch !== null; batch = await nextBatch(parser))
+      for (const record of batch) {
+        const line = nextLine;
+        nextLine += 1;
+        for (let i = 0; i < record.length; i += 1) if (record[i]!.includes('\n')) nextLine += countNewlines(record[i]!);
+        if (record.length === 1 && record[0] === '') continue;
 
-      if (header === undefined) {
-        header = readHeader(record, label, line);
-        continue;
+        if (header === undefined) {
+          header = readHeader(record, label, line);
+          continue;
+        }
+        if (record.length !== header.length) {
+          throw new FileFormatError(`${label} line ${line}: expected ${header.length} columns (as in the header), found ${record.length}`);
+        }
+        const values: Record<string, string> = {};
+        for (let i = 0; i < header.length; i += 1) values[header[i]!] = record[i]!;
+        yield { where: `${wherePrefix}${line}`, values };
       }
-      if (record.length !== header.length) {
-        throw new FileFormatError(
-          `${label} line ${line}: expected ${header.length} columns (as in the header), found ${record.length}`,
-        );
-      }
-      const values: Record<string, string> = {};
-      for (let i = 0; i < header.length; i += 1) values[header[i]!] = record[i]!;
-      yield { where: `${wherePrefix}${line}`, values };
-    }
   } catch (error) {
     if (error instanceof FileFormatError) throw error;
     const err = error as Error & { code?: string; lines?: number };

@@ -39,10 +39,7 @@ const AT_ONCE_MAX_BYTES = 256 * 1024;
  * nesting past `maxDepth`, a duplicate key) it is read by the scanner instead, which names the
  * record and the problem exactly as for a streamed file.
  */
-export async function* readJsonRecords(
-  input: AsyncIterable<Buffer | string> | Buffer,
-  options: JsonRecordsOptions,
-): AsyncGenerator<SourceRecord> {
+export async function* readJsonRecords(input: AsyncIterable<Buffer | string> | Buffer, options: JsonRecordsOptions): AsyncGenerator<SourceRecord> {
   const { fileName } = options;
   const maxDepth = options.maxDepth ?? 64;
   if (Buffer.isBuffer(input)) {

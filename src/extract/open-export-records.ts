@@ -50,9 +50,7 @@ export async function openExportRecords(body: SpooledBody, options: OpenExportOp
     return { kind: 'records', format: 'csv', records: readCsvRecords(body.stream(), { fileName: options.fileName }) };
   }
   const preview = JSON.stringify(head.subarray(start, start + 24).toString('latin1'));
-  throw new FileFormatError(
-    `${options.fileName} is neither a ZIP archive nor a JSON array (it starts with ${preview}, content type ${options.contentType ?? 'not given'})`,
-  );
+  throw new FileFormatError(`${options.fileName} is neither a ZIP archive nor a JSON array (it starts with ${preview}, content type ${options.contentType ?? 'not given'})`);
 }
 
 function isJsonWhitespace(byte: number): boolean {

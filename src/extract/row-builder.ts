@@ -86,16 +86,16 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
         continue;
       }
       if (seenAs[index] !== undefined) {
-        throw new FileFormatError(
-          `${fileName}, ${record.where}: fields "${seenAs[index]}" and "${sourceName}" both name column ${columns[index]!.name}; the file is ambiguous`,
-        );
+        throw new FileFormatError(`${fileName}, ${record.where}: fields "${seenAs[index]}" and "${sourceName}" both name column ${columns[index]!.name}; the file is ambiguous`);
       }
       seenAs[index] = sourceName;
       if (value === null || value === undefined) continue;
       if (kinds[index] === 'decimal' && isLosslessNumber(value)) {
         // A JSON number, already checked against JSON's grammar (stricter than a decimal's): only
         // the finiteness check of toDecimalText can still fail it.
-        values[index] = finiteNumberText(value.toString()) ?? fail(columns[index]!, sourceName, fileName, record.where, `${quote(value.toString())} is not a decimal number (expected digits, an optional sign, point and exponent)`);
+        values[index] =
+          finiteNumberText(value.toString()) ??
+          fail(columns[index]!, sourceName, fileName, record.where, `${quote(value.toString())} is not a decimal number (expected digits, an optional sign, point and exponent)`);
         continue;
       }
       const text = typeof value === 'string' ? value : textOf(value, columns[index]!, sourceName, fileName, record.where);
@@ -107,7 +107,11 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
           values[index] = text;
           break;
         case 'decimal':
-          values[index] = toDecimalText(text) ?? (text.trim() === '' ? null : fail(columns[index]!, sourceName, fileName, record.where, `${quote(text)} is not a decimal number (expected digits, an optional sign, point and exponent)`));
+          values[index] =
+            toDecimalText(text) ??
+            (text.trim() === ''
+              ? null
+              : fail(columns[index]!, sourceName, fileName, record.where, `${quote(text)} is not a decimal number (expected digits, an optional sign, point and exponent)`));
           break;
         case 'date': {
           if (text === lastGoodDate) {
@@ -128,9 +132,7 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
       if (values[index] === null) {
         const column = columns[index]!;
         const state = seenAs[index] === undefined ? 'is missing' : `("${seenAs[index]}") is empty`;
-        throw new FileFormatError(
-          `${fileName}, ${record.where}: key column ${column.name} ${state}; every record needs it`,
-        );
+        throw new FileFormatError(`${fileName}, ${record.where}: key column ${column.name} ${state}; every record needs it`);
       }
     }
 

@@ -28,10 +28,7 @@ const METHOD_NAMES: Record<number, string> = { 9: 'deflate64', 12: 'bzip2', 14: 
  * harmless. The inflated size is bounded twice: by the size the archive declares, and by the
  * bytes actually inflated, since a zip bomb can lie about the first.
  */
-export async function* readZipCsvRecords(
-  zip: { readonly path: string } | { readonly buffer: Buffer },
-  options: ZipCsvRecordsOptions,
-): AsyncGenerator<SourceRecord> {
+export async function* readZipCsvRecords(zip: { readonly path: string } | { readonly buffer: Buffer }, options: ZipCsvRecordsOptions): AsyncGenerator<SourceRecord> {
   // unzipper never closes the file streams it opens when a reader stops early (a bad row, a zip
   // bomb): each would hold a descriptor of the deleted spool file until the process ends. So the
   // file streams are opened here, and all closed when the records end, however they end. (One
@@ -49,7 +46,13 @@ export async function* readZipCsvRecords(
     const files = directory.files.filter((file) => file.type === 'File');
     const csvs = files.filter((file) => !file.path.startsWith('__MACOSX/') && file.path.toLowerCase().endsWith('.csv'));
     if (csvs.length !== 1) {
-      const listed = files.length === 0 ? 'it has no entries' : `entries: ${files.map((file) => file.path).slice(0, 10).join(', ')}`;
+      const listed =
+        files.length === 0
+          ? 'it has no entries'
+          : `entries: ${files
+              .map((file) => file.path)
+              .slice(0, 10)
+              .join(', ')}`;
       throw new FileFormatError(
         csvs.length === 0
           ? `${fileName} holds no CSV file (${listed}); expected exactly one`
@@ -66,9 +69,7 @@ export async function* readZipCsvRecords(
     }
     if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
       const method = `${entry.compressionMethod}${METHOD_NAMES[entry.compressionMethod] ? ` (${METHOD_NAMES[entry.compressionMethod]})` : ''}`;
-      throw new FileFormatError(
-        `${fileName}, ${entryName} is compressed with method ${method}; only stored and deflate entries can be read: ask the service for a standard ZIP`,
-      );
+      throw new FileFormatError(`${fileName}, ${entryName} is compressed with method ${method}; only stored and deflate entries can be read: ask the service for a standard ZIP`);
     }
 
     const inflated = entry.stream();
@@ -104,12 +105,7 @@ function fileSource(path: string, opened: Set<Readable>) {
  * it lies), and at the end exactly the declared size with the declared CRC-32, which unzipper does
  * not check: a corrupt entry could otherwise load as plausible but wrong rows.
  */
-async function* countInflated(
-  inflated: AsyncIterable<Buffer>,
-  entry: ZipEntry,
-  fileName: string,
-  limit: number,
-): AsyncGenerator<Buffer> {
+async function* countInflated(inflated: AsyncIterable<Buffer>, entry: ZipEntry, fileName: string, limit: number): AsyncGenerator<Buffer> {
   const declared = entry.uncompressedSize;
   let bytes = 0;
   let crc = 0;

@@ -29,11 +29,7 @@ export function classifyExportStatus(status: number, headers: IncomingHttpHeader
   const detail = summarise(bodyText);
   const known = KNOWN_STATUSES[status];
   if (known) {
-    return new ExportError(
-      known.code,
-      `export endpoint answered ${status} ${known.meaning} for ${describeSlice(slice)}: ${known.action}${detail}`,
-      { status, retryAfterMs },
-    );
+    return new ExportError(known.code, `export endpoint answered ${status} ${known.meaning} for ${describeSlice(slice)}: ${known.action}${detail}`, { status, retryAfterMs });
   }
   if (status >= 500) {
     return new ExportError('EXPORT_SERVER_ERROR', `export endpoint answered ${status} for ${describeSlice(slice)}: server-side trouble, retried after a delay${detail}`, {

@@ -17,11 +17,7 @@ const DECODERS: Readonly<Record<string, () => Transform>> = {
  * An encoding it cannot decode, or a body that is not what its encoding says, is `FILE_INVALID`;
  * errors of the transfer itself (a reset) pass through unchanged, so they are still retried.
  */
-export function decodeContentEncoding(
-  body: AsyncIterable<Buffer>,
-  header: string | undefined,
-  describe: string,
-): AsyncIterable<Buffer> {
+export function decodeContentEncoding(body: AsyncIterable<Buffer>, header: string | undefined, describe: string): AsyncIterable<Buffer> {
   const codings = (header ?? '')
     .split(',')
     .map((coding) => coding.trim().toLowerCase())

@@ -171,11 +171,7 @@ export class ExportClient {
     return guardBodyProgress(
       response.body,
       windowMs,
-      () =>
-        new ExportError(
-          'EXPORT_TIMEOUT',
-          `export for ${describeSlice(slice)} arrived too slowly (less than 16 KiB in http.bodyTimeoutMs, ${windowMs} ms); it is retried`,
-        ),
+      () => new ExportError('EXPORT_TIMEOUT', `export for ${describeSlice(slice)} arrived too slowly (less than 16 KiB in http.bodyTimeoutMs, ${windowMs} ms); it is retried`),
     );
   }
 

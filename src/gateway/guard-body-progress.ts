@@ -9,12 +9,7 @@ export const MIN_BODY_PROGRESS_BYTES = 16 * 1024;
  * a slow-loris server trickling a byte a second would otherwise hold a slice (and the process)
  * forever. Breaking off the iteration destroys `body`, which closes its connection.
  */
-export async function* guardBodyProgress(
-  body: Readable,
-  windowMs: number,
-  stalled: () => Error,
-  minBytes: number = MIN_BODY_PROGRESS_BYTES,
-): AsyncGenerator<Buffer> {
+export async function* guardBodyProgress(body: Readable, windowMs: number, stalled: () => Error, minBytes: number = MIN_BODY_PROGRESS_BYTES): AsyncGenerator<Buffer> {
   let moved = 0;
   let failure: Error | undefined;
   const timer = setInterval(() => {

@@ -123,9 +123,7 @@ async function prepareRoot(root: string): Promise<void> {
   const stat = await lstat(root);
   const uid = process.getuid?.();
   if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) {
-    throw new ConfigError(
-      `${root} is not a directory of this user's (a file, a link or another user's directory): remove it, or set TMPDIR to a directory of your own`,
-    );
+    throw new ConfigError(`${root} is not a directory of this user's (a file, a link or another user's directory): remove it, or set TMPDIR to a directory of your own`);
   }
   // An earlier version or a hand-made directory may let others in.
   if ((stat.mode & 0o077) !== 0) await chmod(root, 0o700);

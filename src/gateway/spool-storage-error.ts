@@ -27,4 +27,3 @@ const ADVICE: Record<LocalTroubleKind, string> = {
   files: 'raise the open-file limit (ulimit -n) or lower concurrency',
   other: 'check that directory and its disk, or point TMPDIR at another one',
 };
-

@@ -69,10 +69,7 @@ export class SpooledBody {
       for await (const chunk of source) {
         bytes += chunk.length;
         if (bytes > options.maxBytes) {
-          throw new ExportError(
-            'EXPORT_TOO_LARGE',
-            `the export body passed limits.maxDownloadBytes (${options.maxBytes} bytes); raise that setting if the file is genuine`,
-          );
+          throw new ExportError('EXPORT_TOO_LARGE', `the export body passed limits.maxDownloadBytes (${options.maxBytes} bytes); raise that setting if the file is genuine`);
         }
         hash.update(chunk);
         if (out) {

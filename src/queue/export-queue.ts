@@ -148,7 +148,12 @@ export class ExportQueue {
     const finished = new Set<string>();
     if (known.length > 0) {
       const scores = await client
-        .pipeline(known.flatMap((job) => [['zscore', queue.keys.completed!, job.opts.jobId!], ['zscore', queue.keys.failed!, job.opts.jobId!]]))
+        .pipeline(
+          known.flatMap((job) => [
+            ['zscore', queue.keys.completed!, job.opts.jobId!],
+            ['zscore', queue.keys.failed!, job.opts.jobId!],
+          ]),
+        )
         .exec();
       known.forEach((job, i) => {
         if (scores?.[2 * i]?.[1] !== null || scores?.[2 * i + 1]?.[1] !== null) finished.add(job.opts.jobId!);
@@ -165,7 +170,10 @@ export class ExportQueue {
       } catch (error) {
         // Part of the batch may have landed before Redis refused the rest (a full Redis refuses
         // job by job): count what is there, so that the total said stays true.
-        const landed = await client.pipeline(toAdd.map((job) => ['exists', queue.toKey(job.opts.jobId!)])).exec().catch(() => null);
+        const landed = await client
+          .pipeline(toAdd.map((job) => ['exists', queue.toKey(job.opts.jobId!)]))
+          .exec()
+          .catch(() => null);
         const ids = toAdd.filter((_job, i) => landed?.[i]?.[1] === 1).map((job) => job.opts.jobId!);
         const requeued = ids.filter((jobId) => finished.has(jobId)).length;
         throw new PartlySent(error, { queued: ids.length - requeued, requeued, pending: pendingIds.size });

@@ -96,7 +96,15 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
         const plan = await options.planNightly(nightly);
         const { queued, requeued, pending } = await options.exportQueue.addSlices(plan.slices, settings.queue.nightlyPriority);
         logger.info(
-          { planned: plan.slices.length, queued, requeued, alreadyPending: pending, portfolios: nightly.portfolios, reportTypes: nightly.reportTypes, lookbackDays: nightly.lookbackDays },
+          {
+            planned: plan.slices.length,
+            queued,
+            requeued,
+            alreadyPending: pending,
+            portfolios: nightly.portfolios,
+            reportTypes: nightly.reportTypes,
+            lookbackDays: nightly.lookbackDays,
+          },
           'nightly fan-out queued its slices',
         );
         night = {
@@ -184,8 +192,7 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
     // Completed and failed jobs per minute, the last hour in one small Redis list: the dashboard's rate.
     metrics: { maxDataPoints: MetricsTime.ONE_HOUR },
     settings: {
-      backoffStrategy: (attemptsMade, type, err) =>
-        type === SLICE_BACKOFF ? policy.delayMs(attemptsMade, (err as SliceAttemptError | undefined)?.retryAfterMs) : 0,
+      backoffStrategy: (attemptsMade, type, err) => (type === SLICE_BACKOFF ? policy.delayMs(attemptsMade, (err as SliceAttemptError | undefined)?.retryAfterMs) : 0),
     },
   });
   // Told by whichever worker's stalled check found it; the worker that takes it over says so too.

@@ -66,7 +66,10 @@ export async function followNight(options: FollowNightOptions): Promise<'told' |
     planned: night.expected,
     ...counts,
     notAttempted,
-    notAttemptedReason: lost && notAttempted > 0 ? `${notAttempted} slices of the night have no outcome and no job left in the queue: their jobs were lost (Redis restarted without persistence, or flushed)` : undefined,
+    notAttemptedReason:
+      lost && notAttempted > 0
+        ? `${notAttempted} slices of the night have no outcome and no job left in the queue: their jobs were lost (Redis restarted without persistence, or flushed)`
+        : undefined,
     bytes: 0,
     failures,
     retryCommand: retry && retryCommand('backfill', retry),
@@ -74,7 +77,16 @@ export async function followNight(options: FollowNightOptions): Promise<'told' |
     interrupted: false,
     durationMs: Date.now() - startedMs,
   };
-  const fields = { reportDate: night.reportDate, expected: night.expected, loaded: counts.loaded, unchanged: counts.unchanged, noData: counts.noData, failed: counts.failed, notAttempted, retries: counts.retries };
+  const fields = {
+    reportDate: night.reportDate,
+    expected: night.expected,
+    loaded: counts.loaded,
+    unchanged: counts.unchanged,
+    noData: counts.noData,
+    failed: counts.failed,
+    notAttempted,
+    retries: counts.retries,
+  };
   const alert = runAlert('night', `report-sync nightly of ${night.reportDate} (queue ${exportQueue.queue.name})`, report);
   if (alert) {
     logger.error({ ...fields, retry: report.retryCommand }, 'the night finished with slices failed or not attempted');

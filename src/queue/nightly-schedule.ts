@@ -94,11 +94,7 @@ export async function ensureNightlySchedule(
   const data: NightlyJobData = { nightly: wanted };
   // No removeOnComplete / removeOnFail here: the workers' queue.keepCompleted / keepFailed trim every
   // job; a count on this job would trim the whole completed set to it.
-  await queue.upsertJobScheduler(
-    NIGHTLY_SCHEDULER_ID,
-    { pattern: wanted.cron, tz: wanted.timeZone },
-    { name: NIGHTLY_JOB, data, opts: { priority: options.priority } },
-  );
+  await queue.upsertJobScheduler(NIGHTLY_SCHEDULER_ID, { pattern: wanted.cron, tz: wanted.timeZone }, { name: NIGHTLY_JOB, data, opts: { priority: options.priority } });
   const next = await queue.getJobScheduler(NIGHTLY_SCHEDULER_ID);
   return {
     action: existing ? 'replaced' : 'created',

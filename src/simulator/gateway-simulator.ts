@@ -142,7 +142,11 @@ export async function createGatewaySimulator(options: GatewaySimulatorOptions = 
 
   const handleToken = (req: IncomingMessage, res: ServerResponse, body: string) => {
     counters.tokenRequests += 1;
-    if (!String(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+    if (
+      !String(req.headers['content-type'] ?? '')
+        .toLowerCase()
+        .startsWith('application/x-www-form-urlencoded')
+    ) {
       return sendJson(res, 400, { error: 'invalid_request', error_description: 'Content-Type must be application/x-www-form-urlencoded' });
     }
     const form = new URLSearchParams(body);
@@ -378,4 +382,3 @@ async function collect(stream: Readable): Promise<Buffer> {
   for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
   return Buffer.concat(chunks);
 }
-

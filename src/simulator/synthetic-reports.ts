@@ -100,25 +100,13 @@ export interface LazySyntheticReport extends Omit<SyntheticReport, 'rows'> {
  * always gives the same rows. Values are awkward on purpose: decimals with up to 20 significant
  * digits, negative numbers, names with commas, quotes and line breaks, empty exchange codes.
  */
-export function syntheticReport(
-  portfolioId: number,
-  reportType: ReportType,
-  date: string,
-  revision = 0,
-  sizes: SyntheticSizes = {},
-): SyntheticReport {
+export function syntheticReport(portfolioId: number, reportType: ReportType, date: string, revision = 0, sizes: SyntheticSizes = {}): SyntheticReport {
   const lazy = lazySyntheticReport(portfolioId, reportType, date, revision, sizes);
   return { fileBaseName: lazy.fileBaseName, columns: lazy.columns, nativeName: lazy.nativeName, rows: [...lazy.rows()] };
 }
 
 /** {@link syntheticReport}, with rows generated as they are read. */
-export function lazySyntheticReport(
-  portfolioId: number,
-  reportType: ReportType,
-  date: string,
-  revision = 0,
-  sizes: SyntheticSizes = {},
-): LazySyntheticReport {
+export function lazySyntheticReport(portfolioId: number, reportType: ReportType, date: string, revision = 0, sizes: SyntheticSizes = {}): LazySyntheticReport {
   const seed = `${portfolioId}|${reportType}|${date}|${revision}`;
   const fileBaseName = `${date}_${indexNameOf(portfolioId).replace(/\s+/g, '_')}_index`;
   return SAMPLES[REPORT_REGISTRY[reportType].table]({ portfolioId, reportType, date, revision, sizes, seed, fileBaseName });

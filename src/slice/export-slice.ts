@@ -26,7 +26,15 @@ async function attemptExport(slice: Slice, attempt: SliceAttempt, deps: ExportSl
     const outcome = await fetchAndLoad(slice, attempt, deps, elapsed, log, options);
     if (outcome.status === 'loaded') {
       log.info(
-        { status: 'loaded', rows: outcome.rowCount, bytes: outcome.bytes, format: outcome.format, unchanged: outcome.unchanged, durationMs: outcome.durationMs, attempts: attempt.number },
+        {
+          status: 'loaded',
+          rows: outcome.rowCount,
+          bytes: outcome.bytes,
+          format: outcome.format,
+          unchanged: outcome.unchanged,
+          durationMs: outcome.durationMs,
+          attempts: attempt.number,
+        },
         'slice loaded',
       );
     } else {
@@ -46,10 +54,7 @@ async function attemptExport(slice: Slice, attempt: SliceAttempt, deps: ExportSl
       return { status: 'failed', slice, attempt: attempt.number, durationMs: elapsed(), error, final };
     }
     const recorded = await recordFinalFailure(slice, error, attempt, deps, elapsed());
-    log.error(
-      { status: 'failed', code: recorded.code, err: recorded, rows: 0, durationMs: elapsed(), attempts: attempt.number },
-      'slice failed',
-    );
+    log.error({ status: 'failed', code: recorded.code, err: recorded, rows: 0, durationMs: elapsed(), attempts: attempt.number }, 'slice failed');
     return { status: 'failed', slice, attempt: attempt.number, durationMs: elapsed(), error: recorded, final };
   }
 }

@@ -43,7 +43,7 @@ const CONNECTION_LOST = /Connection terminated|connection error and is not query
 const CONFIGURATION_CODES: Readonly<Record<string, string>> = {
   '3D000': 'create it with createdb, or fix the database name in DATABASE_URL',
   '28P01': 'the server refused the password: check the user and password in DATABASE_URL',
-  '28000': 'the server refused the connection for this user: check the user in DATABASE_URL and the server\'s pg_hba.conf',
+  '28000': "the server refused the connection for this user: check the user in DATABASE_URL and the server's pg_hba.conf",
 };
 
 /**

@@ -16,9 +16,6 @@ export class CopyFromStdin {
 
   /** Called by pg if this reaches a connection that does not know COPY: fail clearly, not with a mangled value. */
   toPostgres(): never {
-    throw new WarehouseError(
-      'WAREHOUSE_REJECTED',
-      'COPY FROM STDIN reached a Postgres connection that cannot stream it: open the warehouse with openWarehouse()',
-    );
+    throw new WarehouseError('WAREHOUSE_REJECTED', 'COPY FROM STDIN reached a Postgres connection that cannot stream it: open the warehouse with openWarehouse()');
   }
 }

@@ -28,12 +28,7 @@ export class LedgerWriter {
 
   constructor(db: Kysely<Warehouse>) {
     this.#select = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) =>
-      db
-        .selectFrom('report_loads')
-        .selectAll()
-        .where('portfolio_id', '=', key.portfolio_id)
-        .where('report_type', '=', key.report_type)
-        .where('report_date', '=', key.report_date),
+      db.selectFrom('report_loads').selectAll().where('portfolio_id', '=', key.portfolio_id).where('report_type', '=', key.report_type).where('report_date', '=', key.report_date),
     );
     this.#upsert = ReusableStatement.compile<ReportLoadsRow>(LEDGER_COLUMNS, (row) =>
       db
@@ -57,13 +52,15 @@ export class LedgerWriter {
           })),
         ),
     );
-    this.#touch = ReusableStatement.compile<SliceKey & Pick<ReportLoadsRow, 'checked_at' | 'attempts' | 'duration_ms'>>([...SLICE_KEY, 'checked_at', 'attempts', 'duration_ms'], (values) =>
-      db
-        .updateTable('report_loads')
-        .set({ checked_at: values.checked_at, attempts: values.attempts, duration_ms: values.duration_ms })
-        .where('portfolio_id', '=', values.portfolio_id)
-        .where('report_type', '=', values.report_type)
-        .where('report_date', '=', values.report_date),
+    this.#touch = ReusableStatement.compile<SliceKey & Pick<ReportLoadsRow, 'checked_at' | 'attempts' | 'duration_ms'>>(
+      [...SLICE_KEY, 'checked_at', 'attempts', 'duration_ms'],
+      (values) =>
+        db
+          .updateTable('report_loads')
+          .set({ checked_at: values.checked_at, attempts: values.attempts, duration_ms: values.duration_ms })
+          .where('portfolio_id', '=', values.portfolio_id)
+          .where('report_type', '=', values.report_type)
+          .where('report_date', '=', values.report_date),
     );
   }
 
@@ -150,7 +147,9 @@ export class LedgerWriter {
     durationMs: number | null,
     facts: Pick<ReportLoadsRow, 'status' | 'row_count' | 'format' | 'file_name' | 'bytes' | 'content_sha256' | 'first_loaded_at'>,
   ): Promise<void> {
-    await trx.executeQuery(this.#upsert.with({ ...ledgerKey(slice), ...facts, attempts, error: null, error_code: null, updated_at: now, checked_at: now, duration_ms: durationMs }));
+    await trx.executeQuery(
+      this.#upsert.with({ ...ledgerKey(slice), ...facts, attempts, error: null, error_code: null, updated_at: now, checked_at: now, duration_ms: durationMs }),
+    );
   }
 }
 

@@ -159,7 +159,15 @@ export class Ledger {
         .where('report_type', '=', slice.reportType)
         .where('report_date', '=', slice.reportDate)
         .executeTakeFirst();
-      return row && { ...row, portfolio_id: Number(row.portfolio_id), report_date: String(row.report_date), row_count: Number(row.row_count), bytes: row.bytes === null ? null : Number(row.bytes) };
+      return (
+        row && {
+          ...row,
+          portfolio_id: Number(row.portfolio_id),
+          report_date: String(row.report_date),
+          row_count: Number(row.row_count),
+          bytes: row.bytes === null ? null : Number(row.bytes),
+        }
+      );
     } catch (error) {
       throw classifyWarehouseError(error, 'reading the ledger');
     }

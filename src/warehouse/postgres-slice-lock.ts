@@ -15,9 +15,7 @@ export class PostgresSliceLock implements SliceLock {
   async begin(connection: Kysely<Warehouse>, slice: Slice): Promise<string> {
     await connection.executeQuery(BEGIN);
     const { rows } = await connection.executeQuery<{ now: Date | string }>(
-      CompiledQuery.raw('select pg_advisory_xact_lock(hashtextextended($1, 0)), now() as now', [
-        `report-sync slice ${slice.portfolioId} ${slice.reportType} ${slice.reportDate}`,
-      ]),
+      CompiledQuery.raw('select pg_advisory_xact_lock(hashtextextended($1, 0)), now() as now', [`report-sync slice ${slice.portfolioId} ${slice.reportType} ${slice.reportDate}`]),
     );
     return new Date(rows[0]!.now).toISOString();
   }

@@ -93,7 +93,8 @@ export async function readMigrationHistory(warehouse: WarehouseHandle, known: re
   return {
     recorded,
     pending: problems.length === 0 ? pending : [],
-    damage: problems.length === 0 ? undefined : new ConfigError(`${where} is damaged, and report-sync migrate and every sync refuse it until it is repaired: ${problems.join('; ')}`),
+    damage:
+      problems.length === 0 ? undefined : new ConfigError(`${where} is damaged, and report-sync migrate and every sync refuse it until it is repaired: ${problems.join('; ')}`),
   };
 }
 

@@ -11,7 +11,7 @@ export async function readWarehouseTables(warehouse: WarehouseHandle): Promise<R
   // Postgres: the introspection lists every schema's tables; an analyst's copy of `index_report` in
   // another schema must not hide that the one report-sync writes to is gone.
   const schema =
-    warehouse.dialect === 'postgres' ? (await sql<{ schema: string | null }>`select current_schema() as schema`.execute(warehouse.db)).rows[0]?.schema ?? null : undefined;
+    warehouse.dialect === 'postgres' ? ((await sql<{ schema: string | null }>`select current_schema() as schema`.execute(warehouse.db)).rows[0]?.schema ?? null) : undefined;
   const found = new Map<string, ReadonlySet<string>>();
   for (const table of tables) {
     if (table.isView || (schema !== undefined && table.schema !== schema)) continue;

@@ -32,10 +32,7 @@ export class ReusableStatement<Values extends object> {
    * @param names every value the statement takes
    * @param build builds the statement; it receives placeholders, which it must only pass to Kysely as values
    */
-  static compile<Values extends object>(
-    names: readonly (keyof Values & string)[],
-    build: (values: Values) => Compilable,
-  ): ReusableStatement<Values> {
+  static compile<Values extends object>(names: readonly (keyof Values & string)[], build: (values: Values) => Compilable): ReusableStatement<Values> {
     const slots = Object.fromEntries(names.map((name) => [name, new Slot(name)])) as unknown as Values;
     const compiled = build(slots).compile();
     const parameterNames = compiled.parameters.map((parameter) => (parameter instanceof Slot ? (parameter.name as keyof Values) : undefined));

@@ -67,5 +67,7 @@ export async function rowCountDifferences(db: Kysely<Warehouse>, range: SliceRan
   } catch (error) {
     throw classifyWarehouseError(error, 'comparing the ledger with the tables');
   }
-  return differences.sort((a, b) => a.slice.reportDate.localeCompare(b.slice.reportDate) || a.slice.portfolioId - b.slice.portfolioId || a.slice.reportType.localeCompare(b.slice.reportType));
+  return differences.sort(
+    (a, b) => a.slice.reportDate.localeCompare(b.slice.reportDate) || a.slice.portfolioId - b.slice.portfolioId || a.slice.reportType.localeCompare(b.slice.reportType),
+  );
 }

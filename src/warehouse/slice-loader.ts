@@ -55,13 +55,7 @@ export class SliceLoader {
    * record), nothing of the file is written and the earlier rows stay.
    * @returns the number of rows written
    */
-  async replaceRows(
-    slice: Slice,
-    definition: ReportDefinition,
-    rows: AsyncIterable<WarehouseRow>,
-    file: ExportFileFacts,
-    attempts: number,
-  ): Promise<number> {
+  async replaceRows(slice: Slice, definition: ReportDefinition, rows: AsyncIterable<WarehouseRow>, file: ExportFileFacts, attempts: number): Promise<number> {
     const columns = rowColumns(definition);
     async function* values(): AsyncGenerator<RowValues> {
       for await (const row of rows) yield columns.map((column) => row[column] ?? null);
@@ -75,13 +69,7 @@ export class SliceLoader {
    * Each array is read before the next is asked for, and not kept.
    * @returns the number of rows written
    */
-  async replaceRowValues(
-    slice: Slice,
-    definition: ReportDefinition,
-    rows: AsyncIterable<RowValues>,
-    file: ExportFileFacts,
-    attempts: number,
-  ): Promise<number> {
+  async replaceRowValues(slice: Slice, definition: ReportDefinition, rows: AsyncIterable<RowValues>, file: ExportFileFacts, attempts: number): Promise<number> {
     return this.#write(slice, `loading ${describeSlice(slice)}`, (trx, now) => this.#replace(trx, now, slice, definition, rows, file, attempts, null));
   }
 

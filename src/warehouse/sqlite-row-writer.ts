@@ -53,8 +53,5 @@ export class SqliteRowWriter implements RowWriter {
 function compileInsert(trx: Kysely<Warehouse>, definition: ReportDefinition, columns: readonly string[], count: number): string {
   const placeholder: WarehouseRow = Object.fromEntries(columns.map((column) => [column, null]));
   // The table is chosen by the definition, so Kysely cannot know its row type here.
-  return (trx as unknown as Kysely<Record<string, WarehouseRow>>)
-    .insertInto(definition.table)
-    .values(new Array<WarehouseRow>(count).fill(placeholder))
-    .compile().sql;
+  return (trx as unknown as Kysely<Record<string, WarehouseRow>>).insertInto(definition.table).values(new Array<WarehouseRow>(count).fill(placeholder)).compile().sql;
 }

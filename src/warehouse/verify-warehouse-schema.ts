@@ -79,7 +79,10 @@ async function reloadAdvice(db: Kysely<Warehouse>, damaged: ReadonlySet<string>,
   const portfolios = [...new Set(pairs.map((pair) => Number(pair.portfolio_id)))].sort((a, b) => a - b);
   const reportTypes = REPORT_TYPES.filter((type: ReportType) => pairs.some((pair) => pair.report_type === type));
   const from = pairs.map((pair) => String(pair.first)).sort()[0]!;
-  const to = pairs.map((pair) => String(pair.last)).sort().at(-1)!;
+  const to = pairs
+    .map((pair) => String(pair.last))
+    .sort()
+    .at(-1)!;
   const slices = pairs.reduce((sum, pair) => sum + Number(pair.slices), 0);
   const portfolioFlag = portfolios.length <= PORTFOLIOS_LISTED ? ` --portfolios ${portfolios.join(',')}` : '';
   return (

@@ -58,8 +58,19 @@ export async function runRawJsonSlices(options: RawJsonSlicesOptions): Promise<R
   const load = db.transaction((slice: Slice, records: JsonRecord[]) => {
     remove.run(slice.portfolioId, slice.reportDate);
     for (const r of records) {
-      insert.run(slice.portfolioId, slice.reportDate, r.effectiveDate, r.indexId, r.indexName, r.indexValue, r.currency,
-        r.closeMarketValue, r.openMarketValue, r.closeDivisor, r.openDivisor);
+      insert.run(
+        slice.portfolioId,
+        slice.reportDate,
+        r.effectiveDate,
+        r.indexId,
+        r.indexName,
+        r.indexValue,
+        r.currency,
+        r.closeMarketValue,
+        r.openMarketValue,
+        r.closeDivisor,
+        r.openDivisor,
+      );
     }
   });
 

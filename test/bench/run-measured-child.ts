@@ -23,10 +23,7 @@ export interface MeasuredChild {
  * Runs `node <nodeArgs…>` in a process of its own and reports its wall time, its own peak RSS and
  * CPU time (measured inside the child at exit, so the parent never counts).
  */
-export async function runMeasuredChild(
-  nodeArgs: readonly string[],
-  options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
-): Promise<MeasuredChild> {
+export async function runMeasuredChild(nodeArgs: readonly string[], options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<MeasuredChild> {
   const dir = mkdtempSync(join(tmpdir(), 'report-sync-bench-rss-'));
   const rssFile = join(dir, 'peak-rss');
   try {

@@ -15,7 +15,6 @@ import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
 import { TEST_REDIS_URL, testPrefix } from '../helpers/test-redis.js';
 import { CLI_BIN } from '../helpers/cli-bin.js';
 
-
 /** Slices the fleet runs in one go, after growing to `workers` processes. */
 export interface WorkerBatch {
   readonly slices: readonly Slice[];

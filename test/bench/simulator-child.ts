@@ -7,9 +7,7 @@ import { createGatewaySimulator, type GatewaySimulatorOptions } from '../../src/
 const options = JSON.parse(process.argv[2] ?? '{}') as GatewaySimulatorOptions;
 const simulator = await createGatewaySimulator({ ...options, port: 0 });
 const cpuAtStart = process.cpuUsage();
-process.stdout.write(
-  `${JSON.stringify({ url: simulator.url, authUrl: simulator.authUrl, realm: simulator.realm, credentials: simulator.credentials })}\n`,
-);
+process.stdout.write(`${JSON.stringify({ url: simulator.url, authUrl: simulator.authUrl, realm: simulator.realm, credentials: simulator.credentials })}\n`);
 let cpuBase = cpuAtStart;
 const usage = () => {
   const cpu = process.cpuUsage(cpuBase);

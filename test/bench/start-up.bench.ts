@@ -45,7 +45,7 @@ export const benchmark: Benchmark = {
           pass: helpCompiled.wallMs <= 300,
         },
         {
-          benchmark: 'start-up: report-sync --help, peak RSS (the process\'s own, at exit)',
+          benchmark: "start-up: report-sync --help, peak RSS (the process's own, at exit)",
           product: megabytes(helpCompiled.peakRssBytes),
           baseline: `${megabytes(helpTsx.peakRssBytes)} (tsx)`,
           ratio: helpCompiled.peakRssBytes / helpTsx.peakRssBytes,

@@ -92,7 +92,9 @@ describe.each(DIALECTS)('check on a seeded ledger (%s)', (dialect) => {
 
   it('a failed slice: exit 1, grouped by code and portfolio; --no-alert sends nothing; --json for machines', async () => {
     await seed(NIGHT, (portfolioId, reportType) =>
-      portfolioId === 1001 && reportType === 'constituent.close' ? ledgerRow(1001, reportType, NIGHT, 'failed', { error: 'FILE_INVALID: line 3, column Closing Price: "x" is not a decimal', at: CHECKED_AT }) : undefined,
+      portfolioId === 1001 && reportType === 'constituent.close'
+        ? ledgerRow(1001, reportType, NIGHT, 'failed', { error: 'FILE_INVALID: line 3, column Closing Price: "x" is not a decimal', at: CHECKED_AT })
+        : undefined,
     );
     const result = await check(['--date', NIGHT, '--no-alert']);
     expect(result.code).toBe(1);

@@ -78,7 +78,10 @@ describe.each(DIALECTS)('the dashboard over a million-slice ledger (%s)', (diale
         }
       }
     }
-    const seeded = await warehouse.db.selectFrom('report_loads').select(({ fn }) => fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+    const seeded = await warehouse.db
+      .selectFrom('report_loads')
+      .select(({ fn }) => fn.countAll<number | string>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(seeded.n)).toBe(SLICES - expected.missing);
     console.log(`${dialect}: seeded ${Number(seeded.n).toLocaleString('en-US')} ledger rows in ${Math.round(performance.now() - seedStarted)} ms`);
 
@@ -119,7 +122,9 @@ describe.each(DIALECTS)('the dashboard over a million-slice ledger (%s)', (diale
       figures.push(`${period}: ${cells.toLocaleString('en-US')} cells, ${Math.round(body.length / 1024)} KiB, ${elapsed} ms`);
     }
     const after = memoryOf(dashboard.child.pid!);
-    console.log(`${dialect}: ${SLICES.toLocaleString('en-US')} slices (${countIsoDates(FIRST, LAST)} days); ${figures.join('; ')}; RSS ${before.nowMb} MB before, peak ${after.peakMb} MB`);
+    console.log(
+      `${dialect}: ${SLICES.toLocaleString('en-US')} slices (${countIsoDates(FIRST, LAST)} days); ${figures.join('; ')}; RSS ${before.nowMb} MB before, peak ${after.peakMb} MB`,
+    );
     // A million ledger rows read into memory would be many hundreds of MB. What grows here is the
     // cells (at most MAX_CELLS per answer), not the slices: SQLite's own GROUP BY takes ~9 MB.
     expect(after.peakMb - before.nowMb).toBeLessThan(160);

@@ -104,9 +104,27 @@ describe('the dashboard API and process', () => {
         { from: '2024-03-11', to: '2024-03-17' },
       ]);
       expect(view.rows.map((row) => [row.portfolioId, row.cells])).toEqual([
-        [1001, [['failed', 0, 0, 1, 5, 0, 0], ['missing', 0, 0, 0, 7, 0, 0]]],
-        [1002, [['missing', 0, 0, 0, 6, 0, 0], ['missing', 0, 0, 0, 7, 0, 0]]],
-        [1003, [['missing', 0, 0, 0, 6, 0, 0], ['missing', 0, 0, 0, 7, 0, 0]]],
+        [
+          1001,
+          [
+            ['failed', 0, 0, 1, 5, 0, 0],
+            ['missing', 0, 0, 0, 7, 0, 0],
+          ],
+        ],
+        [
+          1002,
+          [
+            ['missing', 0, 0, 0, 6, 0, 0],
+            ['missing', 0, 0, 0, 7, 0, 0],
+          ],
+        ],
+        [
+          1003,
+          [
+            ['missing', 0, 0, 0, 6, 0, 0],
+            ['missing', 0, 0, 0, 7, 0, 0],
+          ],
+        ],
       ]);
       const failedOnly = (await (await fetch(`${url}api/coverage?from=2024-03-04&to=2024-03-05&outcome=failed`)).json()) as { rows: unknown[]; hiddenRows: number };
       expect(failedOnly.rows).toHaveLength(1);

@@ -42,9 +42,21 @@ function seedRows(): ReportLoadsRow[] {
       for (const date of eachIsoDate('2024-03-01', '2024-03-31')) {
         const outcome = expectedOutcome(portfolioId, reportType, date);
         if (outcome === 'missing') continue;
-        const error = outcome !== 'failed' ? undefined : portfolioId === 1003 ? 'EXPORT_FORBIDDEN: 403 for portfolio 1003: check its entitlements' : 'FILE_INVALID: line 7, column Closing Price: "12,5" is not a decimal';
+        const error =
+          outcome !== 'failed'
+            ? undefined
+            : portfolioId === 1003
+              ? 'EXPORT_FORBIDDEN: 403 for portfolio 1003: check its entitlements'
+              : 'FILE_INVALID: line 7, column Closing Price: "12,5" is not a decimal';
         const row = ledgerRow(portfolioId, reportType, date, outcome, { error, at: '2024-04-01T02:00:00.000Z' });
-        rows.push({ ...row, file_name: `${portfolioId}_${reportType}_${date}.csv`, content_sha256: 'ab'.repeat(32), bytes: 4096, attempts: outcome === 'failed' ? 5 : 1, first_loaded_at: outcome === 'loaded' ? '2024-04-01T02:00:00.000Z' : null });
+        rows.push({
+          ...row,
+          file_name: `${portfolioId}_${reportType}_${date}.csv`,
+          content_sha256: 'ab'.repeat(32),
+          bytes: 4096,
+          attempts: outcome === 'failed' ? 5 : 1,
+          first_loaded_at: outcome === 'loaded' ? '2024-04-01T02:00:00.000Z' : null,
+        });
       }
     }
   }
@@ -78,7 +90,11 @@ async function startDashboard(seeded: SeededWarehouse, configFile: string, env: 
 /** Every cell of the grid as `portfolio type date → outcome`, read from the page. */
 async function gridOnPage(page: Page): Promise<Map<string, string>> {
   const cells = await page.$$eval('.grid-row', (rows) =>
-    rows.flatMap((row) => Array.from(row.querySelectorAll<HTMLElement>('.cell')).map((cell) => [`${(row as HTMLElement).dataset.portfolio} ${(row as HTMLElement).dataset.reportType} ${cell.dataset.from}`, cell.dataset.outcome ?? ''] as const)),
+    rows.flatMap((row) =>
+      Array.from(row.querySelectorAll<HTMLElement>('.cell')).map(
+        (cell) => [`${(row as HTMLElement).dataset.portfolio} ${(row as HTMLElement).dataset.reportType} ${cell.dataset.from}`, cell.dataset.outcome ?? ''] as const,
+      ),
+    ),
   );
   return new Map(cells);
 }
@@ -115,7 +131,6 @@ describe('the coverage dashboard in a real browser', () => {
     const dashboard = await startDashboard(seeded, configFile);
     const { page, foreign } = await openMarch(browser, dashboard);
     try {
-
       // Every cell, compared with what was seeded.
       const grid = await gridOnPage(page);
       expect(grid.size).toBe(PORTFOLIOS.length * TYPES.length * 31);
@@ -153,12 +168,16 @@ describe('the coverage dashboard in a real browser', () => {
       expect(await field('rows')).toBe('3');
 
       // Failures grouped by code and portfolio, with the command that re-runs them.
-      const groups = await page.$$eval('#failure-groups tr[data-code]', (rows) => rows.map((row) => [(row as HTMLElement).dataset.code, (row as HTMLElement).dataset.portfolio, row.children[2]?.textContent]));
+      const groups = await page.$$eval('#failure-groups tr[data-code]', (rows) =>
+        rows.map((row) => [(row as HTMLElement).dataset.code, (row as HTMLElement).dataset.portfolio, row.children[2]?.textContent]),
+      );
       expect(groups).toEqual([
         ['EXPORT_FORBIDDEN', '1003', '5'],
         ['FILE_INVALID', '1002', '1'],
       ]);
-      expect(await page.textContent('#retry-run')).toBe(`report-sync run --from 2024-03-11 --to 2024-03-20 --portfolios 1002,1003 --report-types constituent.close,index --only-missing --config ${configFile}`);
+      expect(await page.textContent('#retry-run')).toBe(
+        `report-sync run --from 2024-03-11 --to 2024-03-20 --portfolios 1002,1003 --report-types constituent.close,index --only-missing --config ${configFile}`,
+      );
       expect(await page.textContent('#failures')).toContain('--failed --code FILE_INVALID');
 
       // A filter: the URL carries it, and the grid keeps only rows with a failure.

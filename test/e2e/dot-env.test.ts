@@ -29,7 +29,13 @@ describe('.env as written', () => {
   }
 
   it('a .env saved with a byte-order mark and CRLF line ends loads, its first variable included', async () => {
-    const cli = await rigWithDotEnv({}, (env) => `\uFEFF${Object.entries(env).map(([name, value]) => `${name}=${value}`).join('\r\n')}\r\n`);
+    const cli = await rigWithDotEnv(
+      {},
+      (env) =>
+        `\uFEFF${Object.entries(env)
+          .map(([name, value]) => `${name}=${value}`)
+          .join('\r\n')}\r\n`,
+    );
     const result = await cli(ONE_DAY);
     expect(result.stderr).not.toContain('missing environment variables');
     expect(result.code).toBe(0);
@@ -45,14 +51,21 @@ describe('.env as written', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toContain('invalid_grant');
     expect(result.stdout).toMatch(
-      new RegExp(`Stopped early: .*invalid_grant.*; note: \\.env line ${line} \\(REPORT_PASSWORD\\) has a # outside quotes, which starts a comment, so the value was cut there: put the value in single quotes if the # belongs to it`),
+      new RegExp(
+        `Stopped early: .*invalid_grant.*; note: \\.env line ${line} \\(REPORT_PASSWORD\\) has a # outside quotes, which starts a comment, so the value was cut there: put the value in single quotes if the # belongs to it`,
+      ),
     );
     const everything = `${result.stdout}${result.stderr}${result.logs}`;
     expect(everything).not.toContain('pa#ss');
     expect(everything).not.toContain('#ss');
 
     // The advice works: quoted, the same password is accepted.
-    writeFileSync(join(rig!.dir, '.env'), Object.entries(simulatorEnvironment(rig!.simulator)).map(([name, value]) => `${name}='${value}'`).join('\n'));
+    writeFileSync(
+      join(rig!.dir, '.env'),
+      Object.entries(simulatorEnvironment(rig!.simulator))
+        .map(([name, value]) => `${name}='${value}'`)
+        .join('\n'),
+    );
     const quoted = await cli(ONE_DAY);
     expect(quoted.code).toBe(0);
     expect(quoted.stdout).not.toContain('.env line');
@@ -60,7 +73,9 @@ describe('.env as written', () => {
 
   it('a tenant id cut at an unquoted # is named when the gateway refuses it (403, the run goes on)', async () => {
     const cli = await rigWithDotEnv({ credentials: { tenantId: 'acme#2' } }, (env) =>
-      Object.entries(env).map(([name, value]) => `${name}=${value}`).join('\n'),
+      Object.entries(env)
+        .map(([name, value]) => `${name}=${value}`)
+        .join('\n'),
     );
     const line = 1 + Object.keys(simulatorEnvironment(rig!.simulator)).indexOf('REPORT_TENANT_ID');
     const result = await cli(ONE_DAY);
@@ -72,7 +87,9 @@ describe('.env as written', () => {
 
   it('says nothing about .env when the refusal has another cause', async () => {
     const cli = await rigWithDotEnv({}, (env) =>
-      Object.entries(env).map(([name, value]) => `${name}=${name === 'REPORT_PASSWORD' ? `'wrong'` : value} # set by ops`).join('\n'),
+      Object.entries(env)
+        .map(([name, value]) => `${name}=${name === 'REPORT_PASSWORD' ? `'wrong'` : value} # set by ops`)
+        .join('\n'),
     );
     const result = await cli(ONE_DAY);
     expect(result.code).toBe(2);

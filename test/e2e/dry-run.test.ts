@@ -131,7 +131,14 @@ describe.each(DIALECTS)('dry run over a ledger with history (%s)', (dialect) => 
     const missing = await dryRun(rig, ['run', ...RANGE, '--only-missing']);
     expect(missing.totals.toRequest).toBe(6);
     expect(missing.pairs.find((pair) => pair.portfolioId === 1001 && pair.reportType === 'index')).toEqual({
-      portfolioId: 1001, reportType: 'index', inRange: 4, loaded: 2, noData: 0, failed: 1, neverAttempted: 1, toRequest: 2,
+      portfolioId: 1001,
+      reportType: 'index',
+      inRange: 4,
+      loaded: 2,
+      noData: 0,
+      failed: 1,
+      neverAttempted: 1,
+      toRequest: 2,
     });
 
     const failed = await dryRun(rig, ['run', ...RANGE, '--failed']);

@@ -144,7 +144,10 @@ describe('a worker whose Redis is down', () => {
     const { exit, stoppedInMs } = await stopWithin(worker, 5_000);
     expect(exit).toBe(0);
     expect(stoppedInMs).toBeLessThan(3_000);
-    const troubleLines = worker.output().split('\n').filter((line) => line.includes('Redis connection trouble'));
+    const troubleLines = worker
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('Redis connection trouble'));
     // One line per backoff step (0, 1, 2, 4 s… since the outage began), not one per failed command.
     expect(troubleLines.length).toBeGreaterThanOrEqual(2);
     expect(troubleLines.length).toBeLessThanOrEqual(6);
@@ -165,7 +168,10 @@ describe('a worker whose Redis is down', () => {
     const { exit, stoppedInMs } = await stopWithin(worker, 8_000);
     expect(exit).toBe(0);
     expect(stoppedInMs).toBeLessThan(5_000);
-    const lines = worker.output().split('\n').filter((line) => line.trim() !== '');
+    const lines = worker
+      .output()
+      .split('\n')
+      .filter((line) => line.trim() !== '');
     expect(lines.length).toBeLessThan(20);
   }, 40_000);
 });

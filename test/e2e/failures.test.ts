@@ -96,15 +96,53 @@ describe('failures, retries and bad files', () => {
   });
 
   const badFiles: [string, string, () => Promise<{ body: Buffer | string; contentType: string }>, RegExp][] = [
-    ['JSON that is not an array', 'index', async () => ({ body: '{"effectiveDate":"2024-05-06"}', contentType: 'application/json' }), /FILE_INVALID: .*is an object, not an array of records/],
-    ['truncated JSON', 'index', async () => ({ body: '[{"effectiveDate":"2024-05-06","indexId":"a"},{"effectiveDate":"2024-0', contentType: 'application/json' }), /FILE_INVALID: .*record 2/],
-    ['a JSON record without its key column', 'index', async () => ({ body: '[{"effectiveDate":"2024-05-06","indexName":"x"}]', contentType: 'application/json' }), /FILE_INVALID: .*record 1.*index_id is missing/],
+    [
+      'JSON that is not an array',
+      'index',
+      async () => ({ body: '{"effectiveDate":"2024-05-06"}', contentType: 'application/json' }),
+      /FILE_INVALID: .*is an object, not an array of records/,
+    ],
+    [
+      'truncated JSON',
+      'index',
+      async () => ({ body: '[{"effectiveDate":"2024-05-06","indexId":"a"},{"effectiveDate":"2024-0', contentType: 'application/json' }),
+      /FILE_INVALID: .*record 2/,
+    ],
+    [
+      'a JSON record without its key column',
+      'index',
+      async () => ({ body: '[{"effectiveDate":"2024-05-06","indexName":"x"}]', contentType: 'application/json' }),
+      /FILE_INVALID: .*record 1.*index_id is missing/,
+    ],
     ['an HTML page', 'index', async () => ({ body: '<!DOCTYPE html><html><body>Gateway error</body></html>', contentType: 'text/html' }), /FILE_INVALID: .*HTML/],
-    ['a CSV missing a key column', 'constituent.close', async () => ({ body: await makeZip({ 'a.csv': 'Effective Date,Security Name\r\n2024-05-06,X\r\n' }), contentType: 'application/zip' }), /FILE_INVALID: .*line 2.*isin is missing/],
-    ['a non-numeric decimal', 'constituent.close', async () => ({ body: await makeZip({ 'a.csv': `${HEADER}\r\n2024-05-06,XS1,A,B,,12.5,EUR,1,1,0.5\r\n2024-05-06,XS2,A,B,,abc,EUR,1,1,0.5\r\n` }), contentType: 'application/zip' }), /FILE_INVALID: .*line 3, column closing_price \("Closing Price"\): "abc" is not a decimal/],
-    ['a ZIP with two CSVs', 'constituent.close', async () => ({ body: await makeZip({ 'a.csv': `${HEADER}\r\n`, 'b.csv': `${HEADER}\r\n` }), contentType: 'application/zip' }), /FILE_INVALID: .*a\.csv.*b\.csv/],
+    [
+      'a CSV missing a key column',
+      'constituent.close',
+      async () => ({ body: await makeZip({ 'a.csv': 'Effective Date,Security Name\r\n2024-05-06,X\r\n' }), contentType: 'application/zip' }),
+      /FILE_INVALID: .*line 2.*isin is missing/,
+    ],
+    [
+      'a non-numeric decimal',
+      'constituent.close',
+      async () => ({
+        body: await makeZip({ 'a.csv': `${HEADER}\r\n2024-05-06,XS1,A,B,,12.5,EUR,1,1,0.5\r\n2024-05-06,XS2,A,B,,abc,EUR,1,1,0.5\r\n` }),
+        contentType: 'application/zip',
+      }),
+      /FILE_INVALID: .*line 3, column closing_price \("Closing Price"\): "abc" is not a decimal/,
+    ],
+    [
+      'a ZIP with two CSVs',
+      'constituent.close',
+      async () => ({ body: await makeZip({ 'a.csv': `${HEADER}\r\n`, 'b.csv': `${HEADER}\r\n` }), contentType: 'application/zip' }),
+      /FILE_INVALID: .*a\.csv.*b\.csv/,
+    ],
     ['a ZIP with no CSV', 'constituent.close', async () => ({ body: await makeZip({ 'readme.txt': 'hi' }), contentType: 'application/zip' }), /FILE_INVALID: .*no CSV/],
-    ['a corrupt ZIP', 'constituent.close', async () => ({ body: Buffer.concat([Buffer.from('PK\u0003\u0004'), Buffer.alloc(200, 7)]), contentType: 'application/zip' }), /FILE_INVALID: .*ZIP/i],
+    [
+      'a corrupt ZIP',
+      'constituent.close',
+      async () => ({ body: Buffer.concat([Buffer.from('PK\u0003\u0004'), Buffer.alloc(200, 7)]), contentType: 'application/zip' }),
+      /FILE_INVALID: .*ZIP/i,
+    ],
   ];
 
   it.each(badFiles)('fails the slice on %s and keeps the rows loaded earlier', async (_name, reportType, makeBody, reason) => {

@@ -55,12 +55,19 @@ function expectGroupedSummary(stdout: string, failures: readonly Failure[], comm
   const start = lines.findIndex((line) => line.startsWith('Failed slices by error code and portfolio'));
   expect(start, stdout).toBeGreaterThanOrEqual(0);
   const forbidden1001 = failures.filter((failure) => failure.portfolioId === 1001).length;
-  const section = lines.slice(start, lines.findIndex((line, i) => i > start && line === ''));
+  const section = lines.slice(
+    start,
+    lines.findIndex((line, i) => i > start && line === ''),
+  );
   expect(section[0]).toBe(`Failed slices by error code and portfolio (${failures.length} slices):`);
   // Codes with the most slices first, then portfolios with the most slices first.
   expect(section.filter((line) => /^ {2}\S/.test(line))).toEqual([`  EXPORT_FORBIDDEN: ${forbidden1001 + 1} slices`, '  FILE_INVALID: 1 slice']);
   const portfolioLines = section.filter((line) => /^ {4}portfolio/.test(line));
-  expect(portfolioLines.map((line) => line.replace(/, e\.g\. .*/, ''))).toEqual([`    portfolio 1001: ${forbidden1001} slices`, '    portfolio 1003: 1 slice', '    portfolio 1002: 1 slice']);
+  expect(portfolioLines.map((line) => line.replace(/, e\.g\. .*/, ''))).toEqual([
+    `    portfolio 1001: ${forbidden1001} slices`,
+    '    portfolio 1003: 1 slice',
+    '    portfolio 1002: 1 slice',
+  ]);
   // A few examples each, never every slice: 1001's slices are three examples, not one line each.
   const examples = portfolioLines.map((line) => line.split(', e.g. ')[1]!.split(', '));
   expect(examples.map((list) => list.length)).toEqual([3, 1, 1]);

@@ -76,7 +76,11 @@ describe('the packed tarball, installed globally', () => {
 
   it('holds the compiled command, the shipped defaults and the README, and nothing else', async () => {
     const { stdout } = await run('tar', ['tzf', tarball]);
-    const files = stdout.trim().split('\n').map((path) => path.replace(/^package\//, '')).sort();
+    const files = stdout
+      .trim()
+      .split('\n')
+      .map((path) => path.replace(/^package\//, ''))
+      .sort();
     const compiled = files.filter((path) => path.startsWith('dist/'));
     expect(files.filter((path) => !path.startsWith('dist/'))).toEqual(['README.md', 'config/.env.example', 'config/default.json', 'package.json']);
     // One .js per TypeScript module of src/ and jobs/ (no stale output, no maps, no sources), plus the dashboard's assets.

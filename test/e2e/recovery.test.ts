@@ -79,7 +79,15 @@ describe('backfill --wait in queue mode', () => {
     expect(first.code).toBe(1);
     const warehouse = await rig.warehouse();
     const statusOf = async () =>
-      (await warehouse.db.selectFrom('report_loads').select('status').where('portfolio_id', '=', 1001).where('report_type', '=', 'index').where('report_date', '=', failedDay).executeTakeFirst())?.status;
+      (
+        await warehouse.db
+          .selectFrom('report_loads')
+          .select('status')
+          .where('portfolio_id', '=', 1001)
+          .where('report_type', '=', 'index')
+          .where('report_date', '=', failedDay)
+          .executeTakeFirst()
+      )?.status;
     expect(await statusOf()).toBe('failed');
 
     const before = rig.simulator.counters.exportRequests;

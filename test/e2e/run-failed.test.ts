@@ -60,7 +60,10 @@ async function ledgerOf(rig: SyncRig | QueueRig): Promise<Map<string, LedgerRow>
 
 /** The slices checked (so requested: every request ends in a ledger write) between two readings of the ledger. */
 function checkedBetween(before: Map<string, LedgerRow>, after: Map<string, LedgerRow>): string[] {
-  return [...after.values()].filter((row) => before.get(row.key)?.checkedAt !== row.checkedAt).map((row) => row.key).sort();
+  return [...after.values()]
+    .filter((row) => before.get(row.key)?.checkedAt !== row.checkedAt)
+    .map((row) => row.key)
+    .sort();
 }
 
 describe('run --failed', () => {
@@ -101,7 +104,11 @@ describe('run --failed', () => {
     expect(forbidden.code, forbidden.stdout).toBe(0);
     expect(rig.simulator.counters.exportRequests).toBe(2);
     const afterForbidden = await ledgerOf(rig);
-    expect(checkedBetween(before, afterForbidden)).toEqual(FAILURES.filter((failure) => failure.code === 'EXPORT_FORBIDDEN').map(keyOf).sort());
+    expect(checkedBetween(before, afterForbidden)).toEqual(
+      FAILURES.filter((failure) => failure.code === 'EXPORT_FORBIDDEN')
+        .map(keyOf)
+        .sort(),
+    );
     const invalid = FAILURES.find((failure) => failure.code === 'FILE_INVALID')!;
     expect(afterForbidden.get(keyOf(invalid))).toMatchObject({ status: 'failed', errorCode: 'FILE_INVALID' });
 
@@ -158,7 +165,11 @@ describe('backfill --failed', () => {
     expect(backfill.stdout).toContain('10 of the 12 in the range not failed with code EXPORT_FORBIDDEN');
     expect(rig.simulator.counters.exportRequests).toBe(2);
     const after = await ledgerOf(rig);
-    expect(checkedBetween(before, after)).toEqual(FAILURES.filter((failure) => failure.code === 'EXPORT_FORBIDDEN').map(keyOf).sort());
+    expect(checkedBetween(before, after)).toEqual(
+      FAILURES.filter((failure) => failure.code === 'EXPORT_FORBIDDEN')
+        .map(keyOf)
+        .sort(),
+    );
     expect([...after.values()].filter((row) => row.status === 'failed').map((row) => row.errorCode)).toEqual(['FILE_INVALID']);
   }, 60_000);
 });

@@ -18,7 +18,11 @@ import { until } from '../helpers/until.js';
 const SLOW = { portfolioId: 1001, reportType: 'index', reportDate: '2024-01-01' } as const;
 
 async function ledgerRows(db: Kysely<Warehouse>) {
-  const { rows } = await sql<{ report_date: string; status: string; attempts: number }>`select cast(report_date as text) as report_date, status, attempts from report_loads order by report_date`.execute(db);
+  const { rows } = await sql<{
+    report_date: string;
+    status: string;
+    attempts: number;
+  }>`select cast(report_date as text) as report_date, status, attempts from report_loads order by report_date`.execute(db);
   return rows.map((row) => ({ ...row, report_date: String(row.report_date).slice(0, 10) }));
 }
 

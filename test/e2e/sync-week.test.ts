@@ -92,12 +92,7 @@ describe.each(DIALECTS)('a week for two portfolios and two report types, in-proc
         });
 
         const servedIndex = syntheticReport(portfolioId, 'index', reportDate, 0);
-        const storedIndex = await warehouse.db
-          .selectFrom('index_report')
-          .selectAll()
-          .where('portfolio_id', '=', portfolioId)
-          .where('report_date', '=', reportDate)
-          .execute();
+        const storedIndex = await warehouse.db.selectFrom('index_report').selectAll().where('portfolio_id', '=', portfolioId).where('report_date', '=', reportDate).execute();
         expect(storedIndex).toHaveLength(servedIndex.rows.length);
         for (const record of servedIndex.rows) {
           const row = storedIndex.find((candidate) => candidate.index_id === record.indexId)!;
@@ -142,7 +137,13 @@ describe.each(DIALECTS)('a week for two portfolios and two report types, in-proc
       .orderBy('line_number')
       .execute();
     expect(stored.map((row) => row.isin)).toEqual(restated.rows.map((row) => row.ISIN));
-    const ledger = await warehouse.db.selectFrom('report_loads').selectAll().where('portfolio_id', '=', 1001).where('report_type', '=', 'constituent.close').where('report_date', '=', '2024-03-05').executeTakeFirstOrThrow();
+    const ledger = await warehouse.db
+      .selectFrom('report_loads')
+      .selectAll()
+      .where('portfolio_id', '=', 1001)
+      .where('report_type', '=', 'constituent.close')
+      .where('report_date', '=', '2024-03-05')
+      .executeTakeFirstOrThrow();
     expect(ledger.row_count).toBe(restated.rows.length);
   });
 
@@ -151,7 +152,10 @@ describe.each(DIALECTS)('a week for two portfolios and two report types, in-proc
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/1001\s+constituent\.close\s+5\s+2\s+0\s+3/);
     const json = await rig.cli(['status', '--from', '2024-03-01', '--to', TO, '--json']);
-    const parsed = JSON.parse(json.stdout) as { days: number; pairs: { portfolioId: number; reportType: string; loaded: number; noData: number; failed: number; missing: number }[] };
+    const parsed = JSON.parse(json.stdout) as {
+      days: number;
+      pairs: { portfolioId: number; reportType: string; loaded: number; noData: number; failed: number; missing: number }[];
+    };
     expect(parsed.days).toBe(10);
     expect(parsed.pairs).toContainEqual({ portfolioId: 1002, reportType: 'index', loaded: 5, noData: 2, failed: 0, missing: 3 });
   });

@@ -61,7 +61,9 @@ describe('the SQLite warehouse on disk', () => {
     for (const url of ['sqlite:./not-a-directory/warehouse.sqlite', 'sqlite:/sys/report-sync/warehouse.sqlite']) {
       const result = await migrate(url);
       expect(result.code, url).toBe(2);
-      expect(result.stderr).toMatch(/^report-sync: cannot create or open the SQLite warehouse .* \(.*\): make its directory writable by this user \(or free space there\), or point DATABASE_URL at a writable place\n$/);
+      expect(result.stderr).toMatch(
+        /^report-sync: cannot create or open the SQLite warehouse .* \(.*\): make its directory writable by this user \(or free space there\), or point DATABASE_URL at a writable place\n$/,
+      );
       expect(result.stderr).not.toMatch(/\n\s+at /);
     }
   });

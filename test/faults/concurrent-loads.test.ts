@@ -32,7 +32,16 @@ function servedSlices(dates: string[]) {
 
 /** Each slice's table rows, distinct rows and ledger row, on either dialect. */
 async function sliceCounts(db: Kysely<Warehouse>) {
-  const { rows } = await sql<{ portfolio_id: number; report_type: string; report_date: string; status: string; row_count: number; error: string | null; held: number | string; distinct_rows: number | string }>`
+  const { rows } = await sql<{
+    portfolio_id: number;
+    report_type: string;
+    report_date: string;
+    status: string;
+    row_count: number;
+    error: string | null;
+    held: number | string;
+    distinct_rows: number | string;
+  }>`
     select l.portfolio_id, l.report_type, cast(l.report_date as text) as report_date, l.status, l.row_count, l.error,
            coalesce(i.held, c.held, 0) as held, coalesce(i.distinct_rows, c.distinct_rows, 0) as distinct_rows
     from report_loads l
@@ -114,11 +123,15 @@ describe('a run beside a worker (Postgres, queue mode)', () => {
     const run = startCliProcess(['run', '--from', DATES[0]!, '--to', DATES.at(-1)!, '--force'], { cwd: rig.dir, env: rig.env });
     expect(await run.exited, run.output()).toBe(0);
     expect(run.stdout()).toMatch(/failed\s+0/);
-    await until(async () => {
-      const counts = await rig!.queueCounts();
-      // The nightly job scheduler keeps its next run delayed: only the slices are waited for.
-      return counts.completed >= DATES.length * 4 && counts.active + counts.waiting + counts.prioritized === 0;
-    }, 60_000, "the worker to finish the backfill");
+    await until(
+      async () => {
+        const counts = await rig!.queueCounts();
+        // The nightly job scheduler keeps its next run delayed: only the slices are waited for.
+        return counts.completed >= DATES.length * 4 && counts.active + counts.waiting + counts.prioritized === 0;
+      },
+      60_000,
+      'the worker to finish the backfill',
+    );
     expect((await rig.queueCounts()).failed).toBe(0);
     await expectEverySliceOnce((await rig.warehouse()).db, DATES);
   }, 120_000);

@@ -66,12 +66,24 @@ describe.each(DIALECTS)('empty answers for a slice that holds rows (%s)', (diale
     const run = await fault.run(slice, { through: 'gateway' });
     await expectSliceFailed(fault, slice, run, {
       code: 'EMPTY_RESTATEMENT',
-      says: new RegExp(`no data for portfolio ${slice.portfolioId}, constituent.close, .* holds ${earlier.rows.length} rows .* the rows are kept. .*warehouse\\.acceptEmptyRestatements`),
+      says: new RegExp(
+        `no data for portfolio ${slice.portfolioId}, constituent.close, .* holds ${earlier.rows.length} rows .* the rows are kept. .*warehouse\\.acceptEmptyRestatements`,
+      ),
       attempts: 3,
       withinMs: 5_000,
       earlier,
     });
-    const status = await fault.rig.cli(['status', '--from', slice.reportDate, '--to', slice.reportDate, '--portfolios', String(slice.portfolioId), '--report-types', slice.reportType]);
+    const status = await fault.rig.cli([
+      'status',
+      '--from',
+      slice.reportDate,
+      '--to',
+      slice.reportDate,
+      '--portfolios',
+      String(slice.portfolioId),
+      '--report-types',
+      slice.reportType,
+    ]);
     expect(status.stdout).toContain('EMPTY_RESTATEMENT');
   });
 

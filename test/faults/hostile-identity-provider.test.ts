@@ -164,7 +164,9 @@ describe('a hostile identity provider', () => {
     expect(counts.completed).toBe(0);
     // The 20 slices, and the nightly fan-out the workers registered.
     expect(counts.waiting + counts.prioritized + counts.delayed).toBe(21);
-    console.info(`401 to every token, 2 workers: exit ${codes.join(', ')}, ${idp.grants} grants, ${queueRig.simulator.counters.exportRequests} export requests, 20 jobs still queued`);
+    console.info(
+      `401 to every token, 2 workers: exit ${codes.join(', ')}, ${idp.grants} grants, ${queueRig.simulator.counters.exportRequests} export requests, 20 jobs still queued`,
+    );
   });
 
   describe.each([

@@ -29,7 +29,11 @@ describe('upstream text on a real terminal', () => {
     rig.simulator.script(1001, 'index', '2024-01-01', [{ status: 400, body: `bad request ${HOSTILE}` }]);
     // A file name (Node will not send raw controls in a header; RFC 5987's encoding carries them) on a file that cannot be read.
     rig.simulator.script(1001, 'index', '2024-01-02', [
-      { status: 200, body: '[{"effectiveDate": ', headers: { 'content-type': 'application/json', 'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(`evil${HOSTILE}.json`)}` } },
+      {
+        status: 200,
+        body: '[{"effectiveDate": ',
+        headers: { 'content-type': 'application/json', 'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(`evil${HOSTILE}.json`)}` },
+      },
     ]);
     // A value echoed in the message of a bad record.
     rig.simulator.script(1001, 'index', '2024-01-03', [

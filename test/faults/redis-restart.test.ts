@@ -127,7 +127,9 @@ describe('Redis restarted during a backfill', () => {
     // Named as lost, with the exact command that re-queues them.
     expect(first.stdout).toContain(`Not attempted: ${notAttempted} slices have no outcome and no job left in the queue: their jobs were lost`);
     expect(first.stdout).toMatch(/e\.g\. portfolio 100\d, (index|constituent\.close), 2024-01-\d\d/);
-    expect(first.stdout).toContain(`report-sync backfill --from 2024-01-01 --to 2024-01-14 --portfolios ${PORTFOLIOS.join(',')} --report-types index,constituent.close --only-missing re-queues exactly`);
+    expect(first.stdout).toContain(
+      `report-sync backfill --from 2024-01-01 --to 2024-01-14 --portfolios ${PORTFOLIOS.join(',')} --report-types index,constituent.close --only-missing re-queues exactly`,
+    );
     // Jobs the workers had in flight when Redis died still finish after it (loading needs no
     // Redis), possibly after the waiting backfill gave up: let the ledger settle before counting.
     const beforeRequeue = await settledCounts(rig);

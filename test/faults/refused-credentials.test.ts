@@ -48,7 +48,10 @@ describe('refused credentials in queue mode', () => {
     for (const worker of workers) {
       expect(worker.child.exitCode).toBeNull();
       // Said once per worker, with what to fix.
-      const lines = worker.output().split('\n').filter((line) => line.includes('the identity provider refused the credentials: this worker takes no jobs'));
+      const lines = worker
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('the identity provider refused the credentials: this worker takes no jobs'));
       expect(lines.length).toBeLessThanOrEqual(1);
     }
     const said = workers.map((worker) => worker.output()).join('');

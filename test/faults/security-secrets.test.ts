@@ -105,7 +105,11 @@ describe('secrets stay out of the output, the messages and the ledger', () => {
 
     const tokens = rig.simulator.issuedTokens();
     expect(tokens.length).toBeGreaterThan(0);
-    for (const [name, result] of [['export run', exports], ['refused run', refused], ['HTML token run', html]] as const) {
+    for (const [name, result] of [
+      ['export run', exports],
+      ['refused run', refused],
+      ['HTML token run', html],
+    ] as const) {
       expectNothingSecret(result.stdout, `${name} stdout`, tokens);
       expectNothingSecret(result.stderr, `${name} stderr`, tokens);
       expectNothingSecret(result.logs, `${name} log`, tokens);
@@ -173,7 +177,11 @@ describe('secrets stay out of the output, the messages and the ledger', () => {
     const missing = await rig.cli(['run'], { REPORT_BASE_URL: undefined, REPORT_TENANT_ID: '' });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/missing environment variables: REPORT_BASE_URL, REPORT_TENANT_ID/);
-    for (const [name, result] of [['bad setting', badSetting], ['pasted .env', pasted], ['missing variables', missing]] as const) {
+    for (const [name, result] of [
+      ['bad setting', badSetting],
+      ['pasted .env', pasted],
+      ['missing variables', missing],
+    ] as const) {
       expectNothingSecret(`${result.stdout}${result.stderr}${result.logs}`, name, tokens);
     }
   });

@@ -247,8 +247,7 @@ function scan(file: string): Finding[] {
 
 describe('every SQL statement goes through Kysely with parameters', () => {
   const findings = ['src', 'jobs'].flatMap((dir) => sourceFiles(join(ROOT, dir))).flatMap(scan);
-  const allowedFor = (finding: Finding) =>
-    ALLOWED.find((entry) => entry.file === finding.file && entry.kind === finding.kind && finding.text.includes(entry.code));
+  const allowedFor = (finding: Finding) => ALLOWED.find((entry) => entry.file === finding.file && entry.kind === finding.kind && finding.text.includes(entry.code));
 
   it('finds the known uses (the scanner works)', () => {
     expect(findings.length).toBeGreaterThan(5);
@@ -282,13 +281,10 @@ describe('every SQL statement goes through Kysely with parameters', () => {
       ].join('\n'),
       'probe.ts',
     ).map((finding) => finding.kind);
-    expect(kinds).toEqual(
-      expect.arrayContaining(['driver-import', 'driver-call', 'concatenated-sql', 'raw-sql', 'sql-template', 'identifier']),
-    );
+    expect(kinds).toEqual(expect.arrayContaining(['driver-import', 'driver-call', 'concatenated-sql', 'raw-sql', 'sql-template', 'identifier']));
     expect(kinds.filter((kind) => kind === 'driver-call')).toHaveLength(2); // db.exec and client.query, not the two RegExp#exec
   });
 });
-
 
 const DAY = '2024-05-06'; // a Monday
 /** Text that breaks naive SQL, COPY text format, CSV and JSON handling. */
@@ -305,7 +301,19 @@ const HOSTILE_TEXT = [
   '1; SELECT pg_sleep(10)',
   'Ünïcödé 💥 \u2028 \u{1F600}',
 ];
-const HEADER = ['Effective Date', 'ISIN', 'Security Name', 'Security Ticker', 'Exchange Code', 'Closing Price', 'Currency', 'Closing Fx', 'Index Shares', 'Index Weighting', "Note'); DROP TABLE index_report;--"];
+const HEADER = [
+  'Effective Date',
+  'ISIN',
+  'Security Name',
+  'Security Ticker',
+  'Exchange Code',
+  'Closing Price',
+  'Currency',
+  'Closing Fx',
+  'Index Shares',
+  'Index Weighting',
+  "Note'); DROP TABLE index_report;--",
+];
 
 function csvField(value: string): string {
   return `"${value.replaceAll('"', '""')}"`;
@@ -321,12 +329,14 @@ describe.each(DIALECTS)('hostile text in a file round-trips verbatim into %s', (
   });
 
   it('in CSV cells and JSON strings, keys and unknown fields, with every table intact', async () => {
-    const lines = HOSTILE_TEXT.map((text, i) =>
-      [DAY, `XS${i}'--`, text, text, text, '1.5', text, '', '', '', text].map(csvField).join(','),
-    );
+    const lines = HOSTILE_TEXT.map((text, i) => [DAY, `XS${i}'--`, text, text, text, '1.5', text, '', '', '', text].map(csvField).join(','));
     const csv = `${HEADER.map(csvField).join(',')}\r\n${lines.join('\r\n')}\r\n`;
     rig.simulator.script(1001, 'constituent.close', DAY, [
-      { status: 200, body: await makeZip({ "x'; DROP TABLE report_loads;--.csv": csv }), headers: { 'Content-Type': 'application/zip', 'Content-Disposition': 'attachment; filename="a\'); DROP TABLE report_loads;--.zip"' } },
+      {
+        status: 200,
+        body: await makeZip({ "x'; DROP TABLE report_loads;--.csv": csv }),
+        headers: { 'Content-Type': 'application/zip', 'Content-Disposition': 'attachment; filename="a\'); DROP TABLE report_loads;--.zip"' },
+      },
     ]);
     const records = HOSTILE_TEXT.map((text, i) => ({
       effectiveDate: DAY,

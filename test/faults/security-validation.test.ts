@@ -51,8 +51,16 @@ describe('values are validated before they reach a URL or a query', () => {
       ids.includes(',,') ? /the portfolio list has an empty item/ : new RegExp(`${escapeRegExp(JSON.stringify(ids))} is not a portfolio id`),
     ]),
     ...HOSTILE_DATES.flatMap((date): [string, string[], RegExp][] => [
-      [`--from ${JSON.stringify(date)}`, ['--from', date, '--to', '2024-03-01'], new RegExp(`'--from <date>' argument '${escapeRegExp(date)}' is invalid\\. expected a date in YYYY-MM-DD form`)],
-      [`--to ${JSON.stringify(date)}`, ['--from', '2024-01-01', '--to', date], new RegExp(`'--to <date>' argument '${escapeRegExp(date)}' is invalid\\. expected a date in YYYY-MM-DD form`)],
+      [
+        `--from ${JSON.stringify(date)}`,
+        ['--from', date, '--to', '2024-03-01'],
+        new RegExp(`'--from <date>' argument '${escapeRegExp(date)}' is invalid\\. expected a date in YYYY-MM-DD form`),
+      ],
+      [
+        `--to ${JSON.stringify(date)}`,
+        ['--from', '2024-01-01', '--to', date],
+        new RegExp(`'--to <date>' argument '${escapeRegExp(date)}' is invalid\\. expected a date in YYYY-MM-DD form`),
+      ],
     ]),
   ];
 

@@ -57,20 +57,85 @@ interface BadFile {
 }
 
 const BAD_FILES: BadFile[] = [
-  { name: 'an HTML page sent as application/zip', reportType: 'constituent.close', body: async () => '<!DOCTYPE html>\n<html><body><h1>502 Bad Gateway</h1></body></html>', says: /bad-file\.zip is an HTML or XML page \(content type application\/zip\), not a report file/ },
+  {
+    name: 'an HTML page sent as application/zip',
+    reportType: 'constituent.close',
+    body: async () => '<!DOCTYPE html>\n<html><body><h1>502 Bad Gateway</h1></body></html>',
+    says: /bad-file\.zip is an HTML or XML page \(content type application\/zip\), not a report file/,
+  },
   { name: 'an empty ZIP', reportType: 'constituent.close', body: () => makeZip({}), says: /bad-file\.zip holds no CSV file \(it has no entries\); expected exactly one/ },
-  { name: 'a row with too many columns', reportType: 'constituent.close', body: zipOf(`${CONSTITUENT_HEADER}\r\n${ROW('XS1')}\r\n${ROW('XS2')},extra\r\n`), says: /bad-file\.zip, constituents\.csv line 3: expected 10 columns \(as in the header\), found 11/ },
-  { name: 'a row with too few columns', reportType: 'constituent.close', body: zipOf(`${CONSTITUENT_HEADER}\n2024-05-06,XS1,Acme,ACM,XLON,12.5,EUR,1.1,100\n`), says: /bad-file\.zip, constituents\.csv line 2: expected 10 columns \(as in the header\), found 9/ },
-  { name: 'a date that does not exist', reportType: 'constituent.close', body: zipOf(`${CONSTITUENT_HEADER}\n${ROW('XS1')}\n${ROW('XS2', '1', '2024-02-30')}\n`), says: /bad-file\.zip, constituents\.csv line 3, column effective_date \("Effective Date"\): "2024-02-30" is not a date in YYYY-MM-DD form/ },
-  { name: 'a date in another form', reportType: 'constituent.close', body: zipOf(`${CONSTITUENT_HEADER}\n${ROW('XS1', '1', '06/05/2024')}\n`), says: /constituents\.csv line 2, column effective_date \("Effective Date"\): "06\/05\/2024" is not a date/ },
-  { name: 'a number with a thousands separator', reportType: 'constituent.close', body: zipOf(`${CONSTITUENT_HEADER}\n${ROW('XS1', '"1,234.5"')}\n`), says: /constituents\.csv line 2, column closing_price \("Closing Price"\): "1,234\.5" is not a decimal number/ },
-  { name: 'NaN', reportType: 'constituent.close', body: zipOf(`${CONSTITUENT_HEADER}\n2024-05-06,XS1,Acme,ACM,XLON,12.5,EUR,NaN,100,0.25\n`), says: /constituents\.csv line 2, column closing_fx \("Closing Fx"\): "NaN" is not a decimal number/ },
-  { name: '1e999', reportType: 'constituent.close', body: zipOf(`${CONSTITUENT_HEADER}\n2024-05-06,XS1,Acme,ACM,XLON,12.5,EUR,1,1e999,0.25\n`), says: /constituents\.csv line 2, column index_shares \("Index Shares"\): "1e999" is not a decimal number/ },
-  { name: 'a header naming a column twice', reportType: 'constituent.close', body: zipOf(`${CONSTITUENT_HEADER},ISIN\n${ROW('XS1')},XS1\n`), says: /constituents\.csv line 1: the header names column "ISIN" twice/ },
-  { name: 'two headers that name one column', reportType: 'constituent.close', body: zipOf(`${CONSTITUENT_HEADER},closing_fx\n${ROW('XS1')},1.2\n`), says: /constituents\.csv line 2: fields "Closing Fx" and "closing_fx" both name column closing_fx/ },
-  { name: 'a quote never closed', reportType: 'constituent.close', body: zipOf(`${CONSTITUENT_HEADER}\n${ROW('XS1')}\n2024-05-06,XS2,"Acme,ACM\n`), says: /constituents\.csv is not valid CSV near line \d+/ },
-  { name: 'a CSV entry compressed with a method other than deflate', reportType: 'constituent.close', body: async () => patchEntry(await makeZip({ 'c.csv': `${CONSTITUENT_HEADER}\n${ROW('XS1')}\n` }), { method: 12 }), says: /c\.csv is compressed with method 12 \(bzip2\); only stored and deflate entries can be read/ },
-  { name: 'an encrypted CSV entry', reportType: 'constituent.close', body: async () => patchEntry(await makeZip({ 'c.csv': `${CONSTITUENT_HEADER}\n${ROW('XS1')}\n` }), { flags: 0x0801 }), says: /c\.csv is encrypted/ },
+  {
+    name: 'a row with too many columns',
+    reportType: 'constituent.close',
+    body: zipOf(`${CONSTITUENT_HEADER}\r\n${ROW('XS1')}\r\n${ROW('XS2')},extra\r\n`),
+    says: /bad-file\.zip, constituents\.csv line 3: expected 10 columns \(as in the header\), found 11/,
+  },
+  {
+    name: 'a row with too few columns',
+    reportType: 'constituent.close',
+    body: zipOf(`${CONSTITUENT_HEADER}\n2024-05-06,XS1,Acme,ACM,XLON,12.5,EUR,1.1,100\n`),
+    says: /bad-file\.zip, constituents\.csv line 2: expected 10 columns \(as in the header\), found 9/,
+  },
+  {
+    name: 'a date that does not exist',
+    reportType: 'constituent.close',
+    body: zipOf(`${CONSTITUENT_HEADER}\n${ROW('XS1')}\n${ROW('XS2', '1', '2024-02-30')}\n`),
+    says: /bad-file\.zip, constituents\.csv line 3, column effective_date \("Effective Date"\): "2024-02-30" is not a date in YYYY-MM-DD form/,
+  },
+  {
+    name: 'a date in another form',
+    reportType: 'constituent.close',
+    body: zipOf(`${CONSTITUENT_HEADER}\n${ROW('XS1', '1', '06/05/2024')}\n`),
+    says: /constituents\.csv line 2, column effective_date \("Effective Date"\): "06\/05\/2024" is not a date/,
+  },
+  {
+    name: 'a number with a thousands separator',
+    reportType: 'constituent.close',
+    body: zipOf(`${CONSTITUENT_HEADER}\n${ROW('XS1', '"1,234.5"')}\n`),
+    says: /constituents\.csv line 2, column closing_price \("Closing Price"\): "1,234\.5" is not a decimal number/,
+  },
+  {
+    name: 'NaN',
+    reportType: 'constituent.close',
+    body: zipOf(`${CONSTITUENT_HEADER}\n2024-05-06,XS1,Acme,ACM,XLON,12.5,EUR,NaN,100,0.25\n`),
+    says: /constituents\.csv line 2, column closing_fx \("Closing Fx"\): "NaN" is not a decimal number/,
+  },
+  {
+    name: '1e999',
+    reportType: 'constituent.close',
+    body: zipOf(`${CONSTITUENT_HEADER}\n2024-05-06,XS1,Acme,ACM,XLON,12.5,EUR,1,1e999,0.25\n`),
+    says: /constituents\.csv line 2, column index_shares \("Index Shares"\): "1e999" is not a decimal number/,
+  },
+  {
+    name: 'a header naming a column twice',
+    reportType: 'constituent.close',
+    body: zipOf(`${CONSTITUENT_HEADER},ISIN\n${ROW('XS1')},XS1\n`),
+    says: /constituents\.csv line 1: the header names column "ISIN" twice/,
+  },
+  {
+    name: 'two headers that name one column',
+    reportType: 'constituent.close',
+    body: zipOf(`${CONSTITUENT_HEADER},closing_fx\n${ROW('XS1')},1.2\n`),
+    says: /constituents\.csv line 2: fields "Closing Fx" and "closing_fx" both name column closing_fx/,
+  },
+  {
+    name: 'a quote never closed',
+    reportType: 'constituent.close',
+    body: zipOf(`${CONSTITUENT_HEADER}\n${ROW('XS1')}\n2024-05-06,XS2,"Acme,ACM\n`),
+    says: /constituents\.csv is not valid CSV near line \d+/,
+  },
+  {
+    name: 'a CSV entry compressed with a method other than deflate',
+    reportType: 'constituent.close',
+    body: async () => patchEntry(await makeZip({ 'c.csv': `${CONSTITUENT_HEADER}\n${ROW('XS1')}\n` }), { method: 12 }),
+    says: /c\.csv is compressed with method 12 \(bzip2\); only stored and deflate entries can be read/,
+  },
+  {
+    name: 'an encrypted CSV entry',
+    reportType: 'constituent.close',
+    body: async () => patchEntry(await makeZip({ 'c.csv': `${CONSTITUENT_HEADER}\n${ROW('XS1')}\n` }), { flags: 0x0801 }),
+    says: /c\.csv is encrypted/,
+  },
   {
     name: 'a stored entry whose bytes do not match its CRC',
     reportType: 'constituent.close',
@@ -101,12 +166,48 @@ const BAD_FILES: BadFile[] = [
     body: () => makeZip({ 'c.csv': Buffer.from(`${CONSTITUENT_HEADER}\n${ROW('XS1')}\n2024-05-06,XS2,Soci\u00e9t\u00e9 G\u00e9n\u00e9rale,GLE,XPAR,1,EUR,1,1,0.1\n`, 'latin1') }),
     says: /bad-file\.zip, c\.csv is not UTF-8 text \(an invalid byte after byte \d+ of the CSV/,
   },
-  { name: 'JSON nested too deep', reportType: 'index', body: async () => `[{"effectiveDate":"2024-05-06","indexId":"x","more":${'['.repeat(100)}${']'.repeat(100)}}]`, contentType: 'application/json', says: /bad-file\.zip: record 1 is nested deeper than 64 levels \(limits\.maxJsonDepth\)/ },
-  { name: 'JSON records that are arrays', reportType: 'index', body: async () => '[["2024-05-06","x"]]', contentType: 'application/json', says: /bad-file\.zip: record 1 is an array, not an object/ },
-  { name: 'a JSON NaN', reportType: 'index', body: async () => '[{"effectiveDate":"2024-05-06","indexId":"x","indexValue":NaN}]', contentType: 'application/json', says: /bad-file\.zip: record 1 is not valid JSON/ },
-  { name: 'a JSON 1e999', reportType: 'index', body: async () => '[{"effectiveDate":"2024-05-06","indexId":"x","indexValue":1e999}]', contentType: 'application/json', says: /bad-file\.zip, record 1, column index_value \("indexValue"\): "1e999" is not a decimal number/ },
-  { name: 'a JSON number written as text with a separator', reportType: 'index', body: async () => '[{"effectiveDate":"2024-05-06","indexId":"x","indexValue":"1,234.5"}]', contentType: 'application/json', says: /record 1, column index_value \("indexValue"\): "1,234\.5" is not a decimal number/ },
-  { name: 'JSON cut short inside a string', reportType: 'index', body: async () => '[{"effectiveDate":"2024-05-06","indexId":"x"},{"effectiveDate":"2024-05-06","indexName":"Glob', contentType: 'application/json', says: /bad-file\.zip: the file ends inside record 2: it was cut short/ },
+  {
+    name: 'JSON nested too deep',
+    reportType: 'index',
+    body: async () => `[{"effectiveDate":"2024-05-06","indexId":"x","more":${'['.repeat(100)}${']'.repeat(100)}}]`,
+    contentType: 'application/json',
+    says: /bad-file\.zip: record 1 is nested deeper than 64 levels \(limits\.maxJsonDepth\)/,
+  },
+  {
+    name: 'JSON records that are arrays',
+    reportType: 'index',
+    body: async () => '[["2024-05-06","x"]]',
+    contentType: 'application/json',
+    says: /bad-file\.zip: record 1 is an array, not an object/,
+  },
+  {
+    name: 'a JSON NaN',
+    reportType: 'index',
+    body: async () => '[{"effectiveDate":"2024-05-06","indexId":"x","indexValue":NaN}]',
+    contentType: 'application/json',
+    says: /bad-file\.zip: record 1 is not valid JSON/,
+  },
+  {
+    name: 'a JSON 1e999',
+    reportType: 'index',
+    body: async () => '[{"effectiveDate":"2024-05-06","indexId":"x","indexValue":1e999}]',
+    contentType: 'application/json',
+    says: /bad-file\.zip, record 1, column index_value \("indexValue"\): "1e999" is not a decimal number/,
+  },
+  {
+    name: 'a JSON number written as text with a separator',
+    reportType: 'index',
+    body: async () => '[{"effectiveDate":"2024-05-06","indexId":"x","indexValue":"1,234.5"}]',
+    contentType: 'application/json',
+    says: /record 1, column index_value \("indexValue"\): "1,234\.5" is not a decimal number/,
+  },
+  {
+    name: 'JSON cut short inside a string',
+    reportType: 'index',
+    body: async () => '[{"effectiveDate":"2024-05-06","indexId":"x"},{"effectiveDate":"2024-05-06","indexName":"Glob',
+    contentType: 'application/json',
+    says: /bad-file\.zip: the file ends inside record 2: it was cut short/,
+  },
 ];
 
 describe('upstream faults: the files', () => {
@@ -181,7 +282,9 @@ describe('upstream faults: the files', () => {
       const run = await fault.run(slice);
       await expectSliceFailed(fault, slice, run, {
         code: 'EXPORT_TOO_LARGE',
-        says: new RegExp(`bad-file\\.zip, bomb\\.csv declares ${bomb.inflatedBytes} bytes, over limits\\.maxUncompressedBytes \\(2097152 bytes\\): refusing it as a possible zip bomb`),
+        says: new RegExp(
+          `bad-file\\.zip, bomb\\.csv declares ${bomb.inflatedBytes} bytes, over limits\\.maxUncompressedBytes \\(2097152 bytes\\): refusing it as a possible zip bomb`,
+        ),
         attempts: 1,
         withinMs: 2_000,
         earlier,
@@ -235,10 +338,7 @@ describe('upstream faults: the files', () => {
       const climbing = `../../${planted}.csv`;
       const absolute = `/tmp/../${planted}.txt`;
       const zip = await makeZip({ [climbing.replace(/[./]/g, 'a')]: `${CONSTITUENT_HEADER}\n${ROW('XS1')}\n${ROW('XS2')}\n`, [absolute.replace(/[./]/g, 'b')]: 'not a report' });
-      const patched = Buffer.from(
-        zip.toString('latin1').replaceAll(climbing.replace(/[./]/g, 'a'), climbing).replaceAll(absolute.replace(/[./]/g, 'b'), absolute),
-        'latin1',
-      );
+      const patched = Buffer.from(zip.toString('latin1').replaceAll(climbing.replace(/[./]/g, 'a'), climbing).replaceAll(absolute.replace(/[./]/g, 'b'), absolute), 'latin1');
       const slice = fault.slice('constituent.close');
       await fault.loadGood(slice);
       serveOnce(slice, patched, 'application/zip');
@@ -273,7 +373,7 @@ describe('upstream faults: the files', () => {
       expect(strip(a.rows)).toEqual(strip(b.rows));
     });
 
-    it('a UTF-8 CSV whose characters straddle the inflater\'s chunks', async () => {
+    it("a UTF-8 CSV whose characters straddle the inflater's chunks", async () => {
       const slice = fault.slice('constituent.close');
       // 3-byte and 4-byte characters at every offset: some are cut between two 16 KiB chunks.
       const names = Array.from({ length: 3000 }, (_, i) => `${'€'.repeat(i % 4)}S\u{1F600}ciété ${i}`);
@@ -295,7 +395,9 @@ describe('upstream faults: the files', () => {
       await expectSliceLoaded(fault, slice, run, { attempts: 1, withinMs: 3_000 });
       const warehouse = await fault.rig.warehouse();
       // SQLite keeps 15 significant digits (README, known limits): compared as numbers.
-      const { rows } = await sql<Record<string, number>>`SELECT index_value, close_market_value, open_market_value, close_divisor FROM index_report WHERE portfolio_id = ${slice.portfolioId}`.execute(warehouse.db);
+      const { rows } = await sql<
+        Record<string, number>
+      >`SELECT index_value, close_market_value, open_market_value, close_divisor FROM index_report WHERE portfolio_id = ${slice.portfolioId}`.execute(warehouse.db);
       expect(rows[0]!.index_value).toBeCloseTo(Number(forty), -25);
       expect(rows[0]!.close_market_value).toBe(1500);
       expect(rows[0]!.open_market_value).toBe(-0.0025);

@@ -176,7 +176,9 @@ describe('upstream faults: the transfer', () => {
         withinMs: 2_000,
         earlier,
       });
-      expect(fault.gateway.requests.filter((request) => request.url.searchParams.get('date') === slice.reportDate && request.url.pathname.includes(`/${slice.portfolioId}/`))).toHaveLength(1);
+      expect(
+        fault.gateway.requests.filter((request) => request.url.searchParams.get('date') === slice.reportDate && request.url.pathname.includes(`/${slice.portfolioId}/`)),
+      ).toHaveLength(1);
       expect(hungUpAfterMs).toBeDefined(); // the client closed the connection rather than leave it to drain
     });
 
@@ -247,7 +249,12 @@ describe('upstream faults: the transfer', () => {
       });
       const seenBefore = fault.gateway.requests.length;
       const run = await fault.run(slice, { through: 'gateway' });
-      await expectSliceFailed(fault, slice, run, { code: 'EXPORT_REJECTED', says: /answered 302 .*redirect to http:\/\/127\.0\.0\.1:\d+\/elsewhere; check REPORT_BASE_URL/, attempts: 1, withinMs: 2_000 });
+      await expectSliceFailed(fault, slice, run, {
+        code: 'EXPORT_REJECTED',
+        says: /answered 302 .*redirect to http:\/\/127\.0\.0\.1:\d+\/elsewhere; check REPORT_BASE_URL/,
+        attempts: 1,
+        withinMs: 2_000,
+      });
       expect(fault.gateway.requests.slice(seenBefore).map((request) => request.url.pathname)).not.toContain('/elsewhere');
     });
 
@@ -309,7 +316,13 @@ describe('upstream faults: the transfer', () => {
         reply.end();
       });
       const run = await fault.run(slice, { through: 'gateway' });
-      await expectSliceFailed(fault, slice, run, { code: 'FILE_INVALID', says: /\.json: the file ends inside record \d+: it was cut short/, attempts: 1, withinMs: 3_000, earlier });
+      await expectSliceFailed(fault, slice, run, {
+        code: 'FILE_INVALID',
+        says: /\.json: the file ends inside record \d+: it was cut short/,
+        attempts: 1,
+        withinMs: 3_000,
+        earlier,
+      });
     });
 
     it('fails a garbled Content-Length after its attempts, saying the answer was not HTTP', async () => {

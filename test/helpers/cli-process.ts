@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CLI_BIN } from './cli-bin.js';
 
-
 /** A `report-sync` command started as a process of its own (`node dist/src/cli/bin.js …`). */
 export interface CliProcess {
   readonly child: ChildProcess;

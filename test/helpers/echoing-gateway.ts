@@ -47,7 +47,9 @@ export async function startEchoingGateway(simulator: GatewaySimulator) {
         }
         if (tokenMode === 'html-200') {
           res.writeHead(200, { 'content-type': 'text/html' });
-          res.end(`<html><body><form>user ${form.get('username')} password ${form.get('password')} secret ${form.get('client_secret')}</form><!-- ${body.toString('utf8')} --></body></html>`);
+          res.end(
+            `<html><body><form>user ${form.get('username')} password ${form.get('password')} secret ${form.get('client_secret')}</form><!-- ${body.toString('utf8')} --></body></html>`,
+          );
           return;
         }
         forward(simulatorTokenUrl, 'POST', req.headers, body, res);
@@ -103,13 +105,7 @@ export async function startEchoingGateway(simulator: GatewaySimulator) {
 
 export type EchoingGateway = Awaited<ReturnType<typeof startEchoingGateway>>;
 
-function forward(
-  target: string,
-  method: 'GET' | 'POST',
-  headers: IncomingHttpHeaders,
-  body: Buffer | undefined,
-  res: ServerResponse,
-): void {
+function forward(target: string, method: 'GET' | 'POST', headers: IncomingHttpHeaders, body: Buffer | undefined, res: ServerResponse): void {
   const pass: Record<string, string> = {};
   for (const name of ['authorization', 'x-client-id', 'content-type', 'accept']) {
     const value = headers[name];

@@ -15,8 +15,7 @@ import { startSyncRig, type CliResult, type SyncRig } from './sync-rig.js';
 export const FAULT_DAY = '2024-05-06';
 
 /** The spec's CSV header for constituent reports. */
-export const CONSTITUENT_HEADER =
-  'Effective Date,ISIN,Security Name,Security Ticker,Exchange Code,Closing Price,Currency,Closing Fx,Index Shares,Index Weighting';
+export const CONSTITUENT_HEADER = 'Effective Date,ISIN,Security Name,Security Ticker,Exchange Code,Closing Price,Currency,Closing Fx,Index Shares,Index Weighting';
 
 /** Quick retries and short timeouts, so that every fault case ends in a second or two. */
 const FAULT_SETTINGS: SettingsInput = {
@@ -113,11 +112,7 @@ export async function startFaultRig(settings: SettingsInput = {}, options: { dia
     async rows(slice: Slice): Promise<Record<string, unknown>[]> {
       const warehouse = await rig.warehouse();
       const definition = REPORT_REGISTRY[slice.reportType];
-      let query = warehouse.db
-        .selectFrom(definition.table)
-        .selectAll()
-        .where('portfolio_id', '=', slice.portfolioId)
-        .where('report_date', '=', slice.reportDate);
+      let query = warehouse.db.selectFrom(definition.table).selectAll().where('portfolio_id', '=', slice.portfolioId).where('report_date', '=', slice.reportDate);
       if (definition.storesReportType) query = query.where('report_type', '=', slice.reportType);
       return (await query.execute()) as Record<string, unknown>[];
     },

@@ -50,7 +50,10 @@ export async function startHostileIdentityProvider(upstreamTokenUrl: string, ini
         }
         case 'redirect':
           // Written by hand: Node's own header check would refuse the odd bytes a hostile Location may carry.
-          res.socket!.end(`HTTP/1.1 ${now.status} ${STATUS_CODES[now.status] ?? 'Redirect'}\r\nlocation: ${now.location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`, 'latin1');
+          res.socket!.end(
+            `HTTP/1.1 ${now.status} ${STATUS_CODES[now.status] ?? 'Redirect'}\r\nlocation: ${now.location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`,
+            'latin1',
+          );
           return;
         case 'foreign':
           grants += 1;

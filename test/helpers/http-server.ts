@@ -2,9 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 
 /** A real HTTP server on a free loopback port, answering with `handler`; `close()` drops every socket. */
-export async function startHttpServer(
-  handler: (req: IncomingMessage, res: ServerResponse, body: string) => void,
-): Promise<{ url: string; close(): Promise<void> }> {
+export async function startHttpServer(handler: (req: IncomingMessage, res: ServerResponse, body: string) => void): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));

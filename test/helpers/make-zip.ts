@@ -2,10 +2,7 @@ import { Readable } from 'node:stream';
 import yazl from 'yazl';
 
 /** A ZIP built in memory with yazl: `stream` entries get data descriptors, as streaming writers do. */
-export function makeZip(
-  entries: Record<string, string | Buffer>,
-  options: { stream?: boolean; compress?: boolean; forceZip64Format?: boolean } = {},
-): Promise<Buffer> {
+export function makeZip(entries: Record<string, string | Buffer>, options: { stream?: boolean; compress?: boolean; forceZip64Format?: boolean } = {}): Promise<Buffer> {
   const zip = new yazl.ZipFile();
   const { stream, ...entryOptions } = options;
   for (const [name, content] of Object.entries(entries)) {

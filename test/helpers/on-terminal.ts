@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { CLI_BIN } from './cli-bin.js';
 
-
 /**
  * Runs `report-sync <args>` on a real pseudo-terminal (util-linux `script`), where standard output
  * and error are a TTY as for a person at a terminal; resolves with every byte the terminal received.

@@ -12,7 +12,11 @@ const BIN = process.env.TEST_POSTGRES_BIN ?? installedPostgresBin();
 /** The newest Debian-installed server's binaries (/usr/lib/postgresql/<major>/bin), as .ci/run starts that cluster. */
 function installedPostgresBin(): string {
   const root = '/usr/lib/postgresql';
-  const majors = existsSync(root) ? readdirSync(root).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a)) : [];
+  const majors = existsSync(root)
+    ? readdirSync(root)
+        .filter((name) => /^\d+$/.test(name))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   return join(root, majors[0] ?? '15', 'bin');
 }
 
@@ -29,8 +33,7 @@ export async function startPrivatePostgres() {
   const gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim());
   chownSync(dir, uid, gid);
   const data = join(dir, 'data');
-  const asPostgres = (command: string, args: string[]) =>
-    run('runuser', ['-u', 'postgres', '--', join(BIN, command), ...args], { cwd: dir, timeout: 60_000 });
+  const asPostgres = (command: string, args: string[]) => run('runuser', ['-u', 'postgres', '--', join(BIN, command), ...args], { cwd: dir, timeout: 60_000 });
   const port = await freePort();
   const pgCtl = (args: string[]) => asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '30', ...args]);
   let running = false;

@@ -19,7 +19,11 @@ export async function seededWarehouse(dialect: WarehouseDialect, rows: readonly 
   const database = await createTempDatabase(dialect);
   const warehouse = await openWarehouse(database.databaseUrl);
   await migrateWarehouse(warehouse);
-  for (let i = 0; i < rows.length; i += 500) await warehouse.db.insertInto('report_loads').values(rows.slice(i, i + 500)).execute();
+  for (let i = 0; i < rows.length; i += 500)
+    await warehouse.db
+      .insertInto('report_loads')
+      .values(rows.slice(i, i + 500))
+      .execute();
   const dir = mkdtempSync(join(tmpdir(), 'report-sync-seeded-'));
   return {
     warehouse,

@@ -33,9 +33,7 @@ export const FAST_SETTINGS: SettingsInput = {
  * The bundled simulator plus a project directory of its own (config/, a SQLite warehouse),
  * driving the real CLI entry point in-process. `close()` stops and removes everything.
  */
-export async function startSyncRig(
-  options: { simulator?: GatewaySimulatorOptions; settings?: SettingsInput; dialect?: WarehouseDialect } = {},
-) {
+export async function startSyncRig(options: { simulator?: GatewaySimulatorOptions; settings?: SettingsInput; dialect?: WarehouseDialect } = {}) {
   const simulator = await createGatewaySimulator({ port: 0, ...options.simulator });
   const dir = mkdtempSync(join(tmpdir(), 'report-sync-e2e-'));
   mkdirSync(join(dir, 'config'));

@@ -40,9 +40,7 @@ export async function createTempDatabase(dialect: WarehouseDialect): Promise<{ d
 }
 
 /** A migrated warehouse of its own; `close()` closes and removes it. */
-export async function createTempWarehouse(
-  dialect: WarehouseDialect = 'sqlite',
-): Promise<WarehouseHandle & { readonly databaseUrl: string }> {
+export async function createTempWarehouse(dialect: WarehouseDialect = 'sqlite'): Promise<WarehouseHandle & { readonly databaseUrl: string }> {
   const database = await createTempDatabase(dialect);
   const warehouse = await openWarehouse(database.databaseUrl);
   await migrateWarehouse(warehouse);

@@ -58,4 +58,3 @@ export class Receiver {
     return new Promise((resolve) => this.#server.close(() => resolve()));
   }
 }
-

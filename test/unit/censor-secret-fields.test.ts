@@ -54,7 +54,10 @@ describe('the logger’s field-name net', () => {
     logger.info('second %j', { credentials: 'opaque-4' });
     logger.flush();
     for (const secret of ['child-token-1', 'opaque-1', 'opaque-2', 'opaque-3', 'opaque-4', 'opaque-5']) expect(out.text).not.toContain(secret);
-    const [first] = out.text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const [first] = out.text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(first).toMatchObject({ portfolioId: 1, token: '[redacted]', attempt: 1, password: '[redacted]', msg: 'first', err: { message: 'boom', accessToken: '[redacted]' } });
   });
 });

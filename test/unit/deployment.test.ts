@@ -4,7 +4,20 @@ import { parse } from 'yaml';
 
 const root = new URL('../../', import.meta.url);
 const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8'), { merge: true }) as {
-  services: Record<string, { command?: string[]; healthcheck?: { test?: string[] }; env_file?: string; depends_on?: Record<string, { condition: string }>; deploy?: { replicas?: number }; environment?: Record<string, string>; image?: string; build?: string; entrypoint?: string[] }>;
+  services: Record<
+    string,
+    {
+      command?: string[];
+      healthcheck?: { test?: string[] };
+      env_file?: string;
+      depends_on?: Record<string, { condition: string }>;
+      deploy?: { replicas?: number };
+      environment?: Record<string, string>;
+      image?: string;
+      build?: string;
+      entrypoint?: string[];
+    }
+  >;
 };
 const dockerfile = readFileSync(new URL('Dockerfile', root), 'utf8');
 
@@ -80,13 +93,32 @@ describe('.dockerignore', () => {
   };
 
   it('keeps secrets, installed modules, data, build output and tests out of the build context', () => {
-    for (const path of ['.env', '.env.production', 'node_modules/kysely/package.json', 'data/warehouse.sqlite', 'dist/src/cli/bin.js', 'test/e2e/cli.test.ts', '.git/config', 'config/local.json', 'demo.sqlite']) {
+    for (const path of [
+      '.env',
+      '.env.production',
+      'node_modules/kysely/package.json',
+      'data/warehouse.sqlite',
+      'dist/src/cli/bin.js',
+      'test/e2e/cli.test.ts',
+      '.git/config',
+      'config/local.json',
+      'demo.sqlite',
+    ]) {
       expect(ignored(path), path).toBe(true);
     }
   });
 
   it('sends what the Dockerfile copies', () => {
-    for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src/cli/main.ts', 'src/dashboard/assets/dashboard.js', 'jobs/export-report.ts', 'config/default.json']) {
+    for (const path of [
+      'package.json',
+      'package-lock.json',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'src/cli/main.ts',
+      'src/dashboard/assets/dashboard.js',
+      'jobs/export-report.ts',
+      'config/default.json',
+    ]) {
       expect(ignored(path), path).toBe(false);
     }
     for (const copied of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {

@@ -143,7 +143,7 @@ describe('relativeImports', () => {
         "  return import('../cli/main.js');",
         '}',
         "// import { gone } from '../gone.js';",
-        "const text = \"import '../gone.js'\";",
+        'const text = "import \'../gone.js\'";',
         "import 'node:fs';",
         "import '../d.mjs';",
         "import '../missing.js';",

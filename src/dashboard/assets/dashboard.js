@@ -114,10 +114,16 @@ function drawLegend() {
   for (const outcome of OUTCOMES) {
     if ((outcome === 'queued' || outcome === 'running') && !view.queue) continue;
     legend.append(
-      element('span', { className: 'legend-item', 'data-outcome': outcome }, element('span', { className: 'swatch', style: `background: var(--${outcome})` }), element('span', { text: `${LABELS[outcome]} ${number(view.totals[outcome])}` })),
+      element(
+        'span',
+        { className: 'legend-item', 'data-outcome': outcome },
+        element('span', { className: 'swatch', style: `background: var(--${outcome})` }),
+        element('span', { text: `${LABELS[outcome]} ${number(view.totals[outcome])}` }),
+      ),
     );
   }
-  const period = view.period === 'day' ? 'one cell per day' : `one cell per ${view.period === 'week' ? 'ISO week' : 'month'}, coloured by the worst slice inside; click one to see its days`;
+  const period =
+    view.period === 'day' ? 'one cell per day' : `one cell per ${view.period === 'week' ? 'ISO week' : 'month'}, coloured by the worst slice inside; click one to see its days`;
   const parts = [`${view.from} to ${view.to}`, period, `${number(view.rows.length)} rows`];
   if (view.hiddenRows > 0) parts.push(`${number(view.hiddenRows)} rows without ${LABELS[view.outcome]} hidden`);
   if (view.queue && !view.queue.reachable) parts.push(`queue unreachable: ${view.queue.reason}`);
@@ -162,7 +168,10 @@ function drawGrid() {
     );
   });
   grid.replaceChildren(...rows);
-  if (rows.length === 0) grid.append(element('p', { text: view.outcome ? `No row has a slice ${LABELS[view.outcome]} in this range.` : 'Nothing to show: no portfolios or report types are selected.' }));
+  if (rows.length === 0)
+    grid.append(
+      element('p', { text: view.outcome ? `No row has a slice ${LABELS[view.outcome]} in this range.` : 'Nothing to show: no portfolios or report types are selected.' }),
+    );
 }
 
 /** The cell under an event, with its row and counts. */
@@ -276,7 +285,11 @@ async function loadFailures(params) {
     section.replaceChildren(element('h2', { text: 'Failures' }), element('p', { text: 'No failed slices in this range.' }));
     return;
   }
-  const table = element('table', { id: 'failure-groups' }, element('tr', {}, element('th', { text: 'error code' }), element('th', { text: 'portfolio' }), element('th', { text: 'slices' }), element('th', { text: 'e.g.' })));
+  const table = element(
+    'table',
+    { id: 'failure-groups' },
+    element('tr', {}, element('th', { text: 'error code' }), element('th', { text: 'portfolio' }), element('th', { text: 'slices' }), element('th', { text: 'e.g.' })),
+  );
   for (const code of failures.codes) {
     code.portfolios.forEach((group, i) => {
       const examples = group.examples.map((example) => `${example.reportType} ${example.reportDate}`).join(', ');
@@ -329,8 +342,17 @@ async function loadQueue() {
     ];
     panel.replaceChildren(
       heading,
-      element('div', { className: 'counts' }, ...items.map(([name, value]) => element('div', { className: 'count', 'data-count': name }, element('b', { text: typeof value === 'number' ? number(value) : value }), element('span', { text: name })))),
-      element('p', { className: 'reason', text: `${snapshot.location}; completed and failed are the jobs BullMQ keeps (queue.keepCompleted / keepFailed); rates are the workers' last five minutes.` }),
+      element(
+        'div',
+        { className: 'counts' },
+        ...items.map(([name, value]) =>
+          element('div', { className: 'count', 'data-count': name }, element('b', { text: typeof value === 'number' ? number(value) : value }), element('span', { text: name })),
+        ),
+      ),
+      element('p', {
+        className: 'reason',
+        text: `${snapshot.location}; completed and failed are the jobs BullMQ keeps (queue.keepCompleted / keepFailed); rates are the workers' last five minutes.`,
+      }),
     );
   }
   setTimeout(loadQueue, QUEUE_REFRESH_MS);

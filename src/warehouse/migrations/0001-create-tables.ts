@@ -21,11 +21,7 @@ export function createTables(dialect: WarehouseDialect): Migration {
         .addColumn('open_divisor', 'numeric')
         .addColumn('extra', 'text')
         .execute();
-      await db.schema
-        .createIndex('index_report_slice')
-        .on('index_report')
-        .columns(['portfolio_id', 'report_date'])
-        .execute();
+      await db.schema.createIndex('index_report_slice').on('index_report').columns(['portfolio_id', 'report_date']).execute();
 
       await db.schema
         .createTable('constituent_report')

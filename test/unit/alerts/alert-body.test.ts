@@ -61,7 +61,15 @@ describe('alertBody, slack', () => {
     const tally = new FailureTally();
     tally.add({ portfolioId: 7, reportType: 'index', reportDate: day(2) }, 'FILE_INVALID', 'bad <script>alert(1)</script> & <!channel>\u001b]0;owned\u0007\r\nforged: line');
     const body = alertBody(
-      { kind: 'run', title: 'run <!here> & co', counts: { failed: 1 }, failures: tally.summary(), details: ['see <http://evil|here>\u0000'], retryCommand: 'report-sync run', at: new Date() },
+      {
+        kind: 'run',
+        title: 'run <!here> & co',
+        counts: { failed: 1 },
+        failures: tally.summary(),
+        details: ['see <http://evil|here>\u0000'],
+        retryCommand: 'report-sync run',
+        at: new Date(),
+      },
       'slack',
     );
     const all = [body.text as string, ...blockTexts(body)].join('\n');

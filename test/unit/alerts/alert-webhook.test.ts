@@ -8,7 +8,6 @@ import { FailureTally } from '../../../src/failure-groups.js';
 import { createLogger } from '../../../src/logger.js';
 import { Receiver, SECRET_PATH, type Answer } from '../../helpers/webhook-receiver.js';
 
-
 /** A log sink that keeps every line. */
 class LogSink extends Writable {
   text = '';
@@ -107,7 +106,13 @@ describe('AlertWebhook', () => {
     const { webhook: hook } = webhook(rx.url, { format: 'json' });
     expect(await hook.send(summary('403\r\nforged'))).toBe(true);
     const body = rx.requests[0]!.body;
-    expect(body).toMatchObject({ source: 'report-sync', kind: 'nightly', title: 'nightly sync of 2024-01-31: 744 of 800 slices failed', at: '2024-02-01T06:00:00.000Z', counts: { loaded: 56, failed: 744 } });
+    expect(body).toMatchObject({
+      source: 'report-sync',
+      kind: 'nightly',
+      title: 'nightly sync of 2024-01-31: 744 of 800 slices failed',
+      at: '2024-02-01T06:00:00.000Z',
+      counts: { loaded: 56, failed: 744 },
+    });
     expect(body.retryCommand).toBe('report-sync backfill --from 2024-01-01 --to 2024-01-31 --only-missing');
     const failures = body.failures as { total: number; groups: { code: string; portfolioId: number; slices: number; examples: Record<string, unknown>[] }[] };
     expect(failures.total).toBe(744);
@@ -258,23 +263,20 @@ describe('alertWebhookFromEnvironment', () => {
     await hook!.close();
   });
 
-  it.each([`ftp://hooks.example.com${SECRET_PATH}`, `hooks.example.com${SECRET_PATH}`, `http://[${SECRET_PATH}`])(
-    'refuses %s, naming the variable but not its value',
-    (value) => {
-      let thrown: unknown;
-      try {
-        alertWebhookFromEnvironment({ REPORT_ALERT_WEBHOOK_URL: value }, { logger });
-      } catch (error) {
-        thrown = error;
-      }
-      expect(thrown).toBeInstanceOf(ConfigError);
-      const message = (thrown as Error).message;
-      expect(message).toContain('REPORT_ALERT_WEBHOOK_URL');
-      expect(message).toMatch(/https?:\/\//);
-      expect(message).not.toContain('sEcReTtOkEn123');
-      expect(message).not.toContain('hooks.example.com');
-    },
-  );
+  it.each([`ftp://hooks.example.com${SECRET_PATH}`, `hooks.example.com${SECRET_PATH}`, `http://[${SECRET_PATH}`])('refuses %s, naming the variable but not its value', (value) => {
+    let thrown: unknown;
+    try {
+      alertWebhookFromEnvironment({ REPORT_ALERT_WEBHOOK_URL: value }, { logger });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConfigError);
+    const message = (thrown as Error).message;
+    expect(message).toContain('REPORT_ALERT_WEBHOOK_URL');
+    expect(message).toMatch(/https?:\/\//);
+    expect(message).not.toContain('sEcReTtOkEn123');
+    expect(message).not.toContain('hooks.example.com');
+  });
 
   it('refuses an unknown format, naming the variable and what it allows', () => {
     expect(() => alertWebhookFromEnvironment({ REPORT_ALERT_WEBHOOK_URL: `https://hooks.example.com${SECRET_PATH}`, REPORT_ALERT_WEBHOOK_FORMAT: 'teams' }, { logger })).toThrow(

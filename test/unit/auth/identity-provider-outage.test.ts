@@ -132,9 +132,7 @@ describe('RedisTokenSource while the identity provider is down', () => {
   it('gives up fleet-wide after unavailableWaitMs: other processes then fail at once, without asking', async () => {
     const idp = provider(60_000);
     const [first, second, third] = fleet(3, idp.issue, { unavailableWaitMs: 300 });
-    const results = (await Promise.all(
-      [first!, second!].flatMap((source) => Array.from({ length: 4 }, () => source.getToken().catch((e: unknown) => e))),
-    )) as AuthError[];
+    const results = (await Promise.all([first!, second!].flatMap((source) => Array.from({ length: 4 }, () => source.getToken().catch((e: unknown) => e))))) as AuthError[];
     expect(results.every((error) => error.code === 'AUTH_UNAVAILABLE' && /token\.unavailableWaitMs/.test(error.message))).toBe(true);
     const asked = idp.asked.length;
     expect(asked).toBeLessThanOrEqual(10);

@@ -15,7 +15,10 @@ describe('requestPasswordGrant', () => {
   async function grantAgainst(handler: Parameters<typeof startHttpServer>[0], extra: Partial<Parameters<typeof requestPasswordGrant>[0]> = {}) {
     const server = await startHttpServer(handler);
     const agent = new Agent();
-    cleanups.push(() => agent.close(), () => server.close());
+    cleanups.push(
+      () => agent.close(),
+      () => server.close(),
+    );
     return requestPasswordGrant({ dispatcher: agent, tokenUrl: new URL(`${server.url}/auth/realms/r/protocol/openid-connect/token`), credentials, ...extra });
   }
 
@@ -87,9 +90,7 @@ describe('requestPasswordGrant', () => {
     const error = (await grantAgainst((_req, res) => {
       res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"constructor"}');
     }).catch((e: unknown) => e)) as AuthError;
-    expect(error.message).toBe(
-      'identity provider refused the password grant: constructor; check the REPORT_CLIENT_* and REPORT_USERNAME/REPORT_PASSWORD settings',
-    );
+    expect(error.message).toBe('identity provider refused the password grant: constructor; check the REPORT_CLIENT_* and REPORT_USERNAME/REPORT_PASSWORD settings');
   });
 
   it.each([

@@ -135,8 +135,6 @@ describe('resolveUpstreamConfig', () => {
   });
 
   it('refuses a URL with credentials in it', () => {
-    expect(() => resolveUpstreamConfig({ ...upstreamEnv, REPORT_BASE_URL: 'https://u:pw@gw.example.com' })).toThrowError(
-      /must not carry credentials/,
-    );
+    expect(() => resolveUpstreamConfig({ ...upstreamEnv, REPORT_BASE_URL: 'https://u:pw@gw.example.com' })).toThrowError(/must not carry credentials/);
   });
 });

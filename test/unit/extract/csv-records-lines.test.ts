@@ -16,7 +16,8 @@ describe('readCsvRecords line numbers', () => {
 
   it('counts the line breaks inside quoted values, and keeps empty cells as empty strings', async () => {
     const records: Record<string, unknown>[] = [];
-    for await (const record of readCsvRecords(Readable.from([Buffer.from('a,b\n"x\n\ny",\n,"2"\n')]), { fileName: 'x.csv' })) records.push({ where: record.where, ...record.values });
+    for await (const record of readCsvRecords(Readable.from([Buffer.from('a,b\n"x\n\ny",\n,"2"\n')]), { fileName: 'x.csv' }))
+      records.push({ where: record.where, ...record.values });
     expect(records).toEqual([
       { where: 'line 2', a: 'x\n\ny', b: '' },
       { where: 'line 5', a: '', b: '2' },

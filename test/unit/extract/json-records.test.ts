@@ -21,7 +21,8 @@ async function failure(text: string, maxDepth?: number): Promise<string> {
 }
 
 describe('readJsonRecords', () => {
-  const file = '\uFEFF [\n {"effectiveDate":"2024-03-01","indexValue":1234.56789012345678901,"name":"a \\"q\\" ] }","nested":{"a":[1,{"b":2}]}},\r\n\t{"indexValue":-1.5E-7,"emoji":"€ 😀"} ] \n';
+  const file =
+    '\uFEFF [\n {"effectiveDate":"2024-03-01","indexValue":1234.56789012345678901,"name":"a \\"q\\" ] }","nested":{"a":[1,{"b":2}]}},\r\n\t{"indexValue":-1.5E-7,"emoji":"€ 😀"} ] \n';
 
   it.each([1, 2, 3, 64])('yields every record with every digit, fed %i bytes at a time', async (chunkSize) => {
     const records = await read(file, chunkSize);

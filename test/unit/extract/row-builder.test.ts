@@ -61,10 +61,11 @@ describe('createRowBuilder', () => {
   });
 
   it('accepts JSON numbers in text columns and LosslessNumbers in decimal ones', () => {
-    const row = createRowBuilder(constituentReport, closeSlice, 'f.json')(
-      { where: 'record 1', values: { effectiveDate: '2024-03-01', isin: new LosslessNumber('12345'), closingPrice: new LosslessNumber('0.10') } },
-      1,
-    );
+    const row = createRowBuilder(
+      constituentReport,
+      closeSlice,
+      'f.json',
+    )({ where: 'record 1', values: { effectiveDate: '2024-03-01', isin: new LosslessNumber('12345'), closingPrice: new LosslessNumber('0.10') } }, 1);
     expect(row).toMatchObject({ isin: '12345', closing_price: '0.10' });
   });
 

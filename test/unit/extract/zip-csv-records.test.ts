@@ -54,12 +54,8 @@ describe('readZipCsvRecords', () => {
   });
 
   it('requires exactly one CSV', async () => {
-    expect((await failure({ buffer: await makeZip({ 'a.csv': 'a\n', 'b.csv': 'b\n' }) })).message).toBe(
-      'export.zip holds 2 CSV files (a.csv, b.csv); expected exactly one',
-    );
-    expect((await failure({ buffer: await makeZip({ 'notes.txt': 'x' }) })).message).toBe(
-      'export.zip holds no CSV file (entries: notes.txt); expected exactly one',
-    );
+    expect((await failure({ buffer: await makeZip({ 'a.csv': 'a\n', 'b.csv': 'b\n' }) })).message).toBe('export.zip holds 2 CSV files (a.csv, b.csv); expected exactly one');
+    expect((await failure({ buffer: await makeZip({ 'notes.txt': 'x' }) })).message).toBe('export.zip holds no CSV file (entries: notes.txt); expected exactly one');
     expect((await failure({ buffer: await makeZip({}) })).message).toBe('export.zip holds no CSV file (it has no entries); expected exactly one');
   });
 

@@ -36,7 +36,10 @@ describe('ExportClient', () => {
   async function clientFor(handler: Parameters<typeof startHttpServer>[0], basePath = '', maxDownloadBytes = 1 << 20) {
     const server = await startHttpServer(handler);
     const agent = new Agent();
-    cleanups.push(() => agent.close(), () => server.close());
+    cleanups.push(
+      () => agent.close(),
+      () => server.close(),
+    );
     const tokens = fixedTokens();
     const client = new ExportClient({
       baseUrl: new URL(server.url + basePath),
@@ -144,15 +147,19 @@ describe('ExportClient', () => {
   });
 
   it('refuses a body announced or grown past maxDownloadBytes', async () => {
-    const { client } = await clientFor((req, res) => {
-      if (req.url?.includes('index')) {
-        res.writeHead(200, { 'content-length': String(5 * 1024 ** 3) });
-        res.write('x');
-        return;
-      }
-      res.writeHead(200);
-      res.end(Buffer.alloc(4096, 'y'));
-    }, '', 1024);
+    const { client } = await clientFor(
+      (req, res) => {
+        if (req.url?.includes('index')) {
+          res.writeHead(200, { 'content-length': String(5 * 1024 ** 3) });
+          res.write('x');
+          return;
+        }
+        res.writeHead(200);
+        res.end(Buffer.alloc(4096, 'y'));
+      },
+      '',
+      1024,
+    );
     const announced = (await client.download({ ...slice, reportType: 'index' }, 'json').catch((e: unknown) => e)) as ExportError;
     expect(announced.code).toBe('EXPORT_TOO_LARGE');
     const grown = (await client.download(slice, 'csv').catch((e: unknown) => e)) as ExportError;

@@ -48,7 +48,7 @@ async function openError(parent: string): Promise<SyncError> {
 }
 
 describe('SpoolDirectory', () => {
-  it("makes a private directory per process under <parent>/report-sync-spool, and close() removes it", async () => {
+  it('makes a private directory per process under <parent>/report-sync-spool, and close() removes it', async () => {
     const parent = mkdtempSync(join(scratch, 'own-'));
     const spool = await open(parent);
     const root = join(parent, 'report-sync-spool');
@@ -84,10 +84,14 @@ describe('SpoolDirectory', () => {
 
   it.each([
     ['missing', () => join(scratch, 'no-such-parent'), 'it does not exist, ENOENT'],
-    ['a file', () => {
-      writeFileSync(join(scratch, 'parent-file'), '');
-      return join(scratch, 'parent-file');
-    }, 'it is not a directory, ENOTDIR'],
+    [
+      'a file',
+      () => {
+        writeFileSync(join(scratch, 'parent-file'), '');
+        return join(scratch, 'parent-file');
+      },
+      'it is not a directory, ENOTDIR',
+    ],
   ])('stops at start (LOCAL_STORAGE) when the temporary directory is %s, naming TMPDIR and the path', async (_what, parentOf, reason) => {
     const parent = parentOf();
     const error = await openError(parent);

@@ -163,9 +163,7 @@ describe('SyncMetrics', () => {
   it('sets the last successful night in-process without any source', async () => {
     const metrics = new SyncMetrics({ collectDefaults: false });
     metrics.nightSucceeded(new Date('2024-03-05T03:00:00.500Z'));
-    expect(await samples(metrics, 'report_sync_last_successful_night_timestamp_seconds')).toEqual([
-      'report_sync_last_successful_night_timestamp_seconds 1709607600.5',
-    ]);
+    expect(await samples(metrics, 'report_sync_last_successful_night_timestamp_seconds')).toEqual(['report_sync_last_successful_night_timestamp_seconds 1709607600.5']);
   });
 
   it('collects process metrics on its own registry by default, and not when asked not to', async () => {

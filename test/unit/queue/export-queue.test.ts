@@ -101,7 +101,6 @@ describe('ExportQueue.addSlices against a real Redis', () => {
   });
 });
 
-
 describe('ExportQueue.unfinished', () => {
   it("does not count the nightly schedule's next firing as unfinished work", async () => {
     const scope = testPrefix();

@@ -96,7 +96,17 @@ describe('gateway simulator', () => {
     expect(text).toMatch(/"indexValue":\d+\.\d{17}\b/);
     const records = JSON.parse(text) as Record<string, unknown>[];
     expect(records).toHaveLength(3);
-    expect(Object.keys(records[0]!).slice(0, 9)).toEqual(['effectiveDate', 'indexId', 'indexName', 'indexValue', 'currency', 'closeMarketValue', 'openMarketValue', 'closeDivisor', 'openDivisor']);
+    expect(Object.keys(records[0]!).slice(0, 9)).toEqual([
+      'effectiveDate',
+      'indexId',
+      'indexName',
+      'indexValue',
+      'currency',
+      'closeMarketValue',
+      'openMarketValue',
+      'closeDivisor',
+      'openDivisor',
+    ]);
     expect(Object.keys(records[0]!).length).toBeGreaterThan(9);
   });
 

@@ -43,7 +43,14 @@ describe('exportSlice, against the simulator and a SQLite warehouse', () => {
   });
 
   const rowsHeld = async (slice: Slice) =>
-    (await services.warehouse.db.selectFrom('constituent_report').select('isin').where('portfolio_id', '=', slice.portfolioId).where('report_date', '=', slice.reportDate).execute()).length;
+    (
+      await services.warehouse.db
+        .selectFrom('constituent_report')
+        .select('isin')
+        .where('portfolio_id', '=', slice.portfolioId)
+        .where('report_date', '=', slice.reportDate)
+        .execute()
+    ).length;
   const linesFor = (slice: Slice) => logLines(logs).filter((line) => line.portfolioId === slice.portfolioId && line.reportDate === slice.reportDate);
 
   it('loads a file: the rows, a loaded ledger row with its facts, and one log line saying so', async () => {
@@ -99,7 +106,10 @@ describe('exportSlice, against the simulator and a SQLite warehouse', () => {
   it('refuses an empty answer for a slice the warehouse holds rows of (EMPTY_RESTATEMENT), keeping the rows', async () => {
     const slice = friday(16);
     await exportSlice(slice, FIRST, services);
-    simulator.script(slice.portfolioId, slice.reportType, slice.reportDate, [{ status: 200, body: '' }, { status: 200, body: '' }]);
+    simulator.script(slice.portfolioId, slice.reportType, slice.reportDate, [
+      { status: 200, body: '' },
+      { status: 200, body: '' },
+    ]);
     // Retried first (an upstream glitch may pass), the ledger still saying loaded.
     expect(await exportSlice(slice, FIRST, services)).toMatchObject({ status: 'failed', final: false, error: { code: 'EMPTY_RESTATEMENT' } });
     expect(await services.ledger.row(slice)).toMatchObject({ status: 'loaded', row_count: 7 });

@@ -11,9 +11,7 @@ describe('copyTextRow', () => {
   });
 
   it('escapes the four characters COPY text format reads specially, and nothing else', () => {
-    expect(copyTextRow(['back\\slash', 'tab\there', 'line\nbreak', 'carriage\rreturn'])).toBe(
-      'back\\\\slash\ttab\\there\tline\\nbreak\tcarriage\\rreturn\n',
-    );
+    expect(copyTextRow(['back\\slash', 'tab\there', 'line\nbreak', 'carriage\rreturn'])).toBe('back\\\\slash\ttab\\there\tline\\nbreak\tcarriage\\rreturn\n');
     expect(copyTextRow(['\\N', '\\.', 'a,b "c" \'d\' Société 😀'])).toBe('\\\\N\t\\\\.\ta,b "c" \'d\' Société 😀\n');
   });
 });

@@ -22,7 +22,18 @@ describe.each(DIALECTS)('migrating a warehouse made by the previous release (%s)
     // The warehouse as release 0.1.0 left it: the first migration only, with a loaded and two failed slices.
     const previous = new Migrator({ db: warehouse.db, provider: { getMigrations: async () => ({ '0001-create-tables': createTables(dialect) }) } });
     expect((await previous.migrateToLatest()).error).toBeUndefined();
-    const common = { report_type: 'index', row_count: 0, format: null, file_name: null, bytes: null, content_sha256: null, attempts: 1, first_loaded_at: null, updated_at: '2024-01-02T00:00:00.000Z', checked_at: '2024-01-02T00:00:00.000Z' };
+    const common = {
+      report_type: 'index',
+      row_count: 0,
+      format: null,
+      file_name: null,
+      bytes: null,
+      content_sha256: null,
+      attempts: 1,
+      first_loaded_at: null,
+      updated_at: '2024-01-02T00:00:00.000Z',
+      checked_at: '2024-01-02T00:00:00.000Z',
+    };
     const rows = [
       { ...common, portfolio_id: 1, report_date: '2024-01-01', status: 'loaded', row_count: 3, error: null },
       { ...common, portfolio_id: 2, report_date: '2024-01-01', status: 'failed', error: 'EXPORT_FORBIDDEN: 403 for portfolio 2' },
@@ -53,24 +64,56 @@ describe.each(DIALECTS)('migrating a warehouse made by the previous release (%s)
     expect((await previous.migrateToLatest()).error).toBeUndefined();
     const db = warehouse.db as unknown as Kysely<{ index_report: Record<string, unknown> }>;
     const indexRow = (portfolio: number, date: string, id: string) => ({
-      portfolio_id: portfolio, report_date: date, effective_date: date, index_id: id, index_name: null, index_value: '1.5',
-      currency: 'EUR', close_market_value: null, open_market_value: null, close_divisor: null, open_divisor: null, extra: null,
+      portfolio_id: portfolio,
+      report_date: date,
+      effective_date: date,
+      index_id: id,
+      index_name: null,
+      index_value: '1.5',
+      currency: 'EUR',
+      close_market_value: null,
+      open_market_value: null,
+      close_divisor: null,
+      open_divisor: null,
+      extra: null,
     });
     // Slice 1/2024-01-01 as two processes used to leave it: loaded twice over.
-    await db.insertInto('index_report').values([
-      indexRow(1, '2024-01-01', 'B'), indexRow(1, '2024-01-01', 'A'), indexRow(2, '2024-01-01', 'C'),
-      indexRow(1, '2024-01-01', 'B'), indexRow(1, '2024-01-01', 'A'), indexRow(1, '2024-01-02', 'D'),
-    ]).execute();
+    await db
+      .insertInto('index_report')
+      .values([
+        indexRow(1, '2024-01-01', 'B'),
+        indexRow(1, '2024-01-01', 'A'),
+        indexRow(2, '2024-01-01', 'C'),
+        indexRow(1, '2024-01-01', 'B'),
+        indexRow(1, '2024-01-01', 'A'),
+        indexRow(1, '2024-01-02', 'D'),
+      ])
+      .execute();
 
     const { applied } = await migrateWarehouse(warehouse);
     expect(applied).toEqual(['0003-index-report-line-number', '0004-ledger-duration']);
-    const after = await db.selectFrom('index_report').select(['portfolio_id', 'report_date', 'line_number', 'index_id'])
-      .orderBy('portfolio_id').orderBy('report_date').orderBy('line_number').execute();
+    const after = await db
+      .selectFrom('index_report')
+      .select(['portfolio_id', 'report_date', 'line_number', 'index_id'])
+      .orderBy('portfolio_id')
+      .orderBy('report_date')
+      .orderBy('line_number')
+      .execute();
     expect(after.map((row) => `${row.portfolio_id} ${String(row.report_date).slice(0, 10)} ${row.line_number} ${row.index_id}`)).toEqual([
-      '1 2024-01-01 1 B', '1 2024-01-01 2 A', '1 2024-01-01 3 B', '1 2024-01-01 4 A', '1 2024-01-02 1 D', '2 2024-01-01 1 C',
+      '1 2024-01-01 1 B',
+      '1 2024-01-01 2 A',
+      '1 2024-01-01 3 B',
+      '1 2024-01-01 4 A',
+      '1 2024-01-02 1 D',
+      '2 2024-01-01 1 C',
     ]);
     // A second copy of a row is now impossible by construction.
-    await expect(db.insertInto('index_report').values({ ...indexRow(2, '2024-01-01', 'C'), line_number: 1 }).execute()).rejects.toThrow(/unique|duplicate|UNIQUE/i);
+    await expect(
+      db
+        .insertInto('index_report')
+        .values({ ...indexRow(2, '2024-01-01', 'C'), line_number: 1 })
+        .execute(),
+    ).rejects.toThrow(/unique|duplicate|UNIQUE/i);
     // The primary key serves the slice's lookups; nothing else indexes the same columns.
     if (dialect === 'postgres') {
       const indexes = await sql<{ indexname: string }>`select indexname from pg_indexes where tablename = 'index_report' order by indexname`.execute(warehouse.db);

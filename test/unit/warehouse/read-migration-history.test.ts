@@ -19,25 +19,44 @@ describe.each(DIALECTS)('readMigrationHistory (%s)', (dialect) => {
     warehouse = await createTempWarehouse(dialect);
     await sql`delete from kysely_migration`.execute(warehouse.db);
     const db = warehouse.db as unknown as import('kysely').Kysely<{ kysely_migration: { name: string; timestamp: string } }>;
-    if (rows.length > 0) await db.insertInto('kysely_migration').values(rows.map(([name, timestamp]) => ({ name, timestamp }))).execute();
+    if (rows.length > 0)
+      await db
+        .insertInto('kysely_migration')
+        .values(rows.map(([name, timestamp]) => ({ name, timestamp })))
+        .execute();
     return warehouse;
   }
 
   it('a sound history: what is recorded, in Kysely’s order, and what is pending', async () => {
-    const history = await readMigrationHistory(await withHistory([['0002-b', '2024-01-02T00:00:00.000Z'], ['0001-a', '2024-01-01T00:00:00.000Z']]), KNOWN);
+    const history = await readMigrationHistory(
+      await withHistory([
+        ['0002-b', '2024-01-02T00:00:00.000Z'],
+        ['0001-a', '2024-01-01T00:00:00.000Z'],
+      ]),
+      KNOWN,
+    );
     expect(history).toEqual({ recorded: ['0001-a', '0002-b'], pending: ['0003-c'], damage: undefined });
   });
 
   it('an empty database has nothing to be damaged: everything is pending', async () => {
     const database = await createTempDatabase(dialect);
     const opened = await openWarehouse(database.databaseUrl);
-    warehouse = { ...opened, close: async () => { await opened.close(); await database.drop(); } };
+    warehouse = {
+      ...opened,
+      close: async () => {
+        await opened.close();
+        await database.drop();
+      },
+    };
     expect(await readMigrationHistory(warehouse, KNOWN)).toEqual({ recorded: [], pending: ['0001-a', '0002-b', '0003-c'], damage: undefined });
   });
 
   it('names a migration this version does not know, and the row to delete if it was edited', async () => {
     const history = await readMigrationHistory(
-      await withHistory([['0001-a', '2024-01-01T00:00:00.000Z'], ['0009-z', '2024-01-02T00:00:00.000Z']]),
+      await withHistory([
+        ['0001-a', '2024-01-01T00:00:00.000Z'],
+        ['0009-z', '2024-01-02T00:00:00.000Z'],
+      ]),
       KNOWN,
     );
     expect(history.damage?.code).toBe('CONFIG_INVALID');
@@ -48,7 +67,10 @@ describe.each(DIALECTS)('readMigrationHistory (%s)', (dialect) => {
 
   it('names a migration missing before a later one, with the row that puts it back in its place', async () => {
     const history = await readMigrationHistory(
-      await withHistory([['0001-a', '2024-01-01T00:00:00.000Z'], ['0003-c', '2024-01-03T00:00:00.000Z']]),
+      await withHistory([
+        ['0001-a', '2024-01-01T00:00:00.000Z'],
+        ['0003-c', '2024-01-03T00:00:00.000Z'],
+      ]),
       KNOWN,
     );
     expect(history.damage?.message).toContain('it lacks 0002-b, though it lists the later 0003-c, so the table was edited');
@@ -57,7 +79,10 @@ describe.each(DIALECTS)('readMigrationHistory (%s)', (dialect) => {
 
   it('names timestamps that put the migrations out of order', async () => {
     const history = await readMigrationHistory(
-      await withHistory([['0001-a', '2024-01-02T00:00:00.000Z'], ['0002-b', '2024-01-01T00:00:00.000Z']]),
+      await withHistory([
+        ['0001-a', '2024-01-02T00:00:00.000Z'],
+        ['0002-b', '2024-01-01T00:00:00.000Z'],
+      ]),
       KNOWN,
     );
     expect(history.damage?.message).toContain('its timestamps put the migrations in the order 0002-b, 0001-a, not the order they run in (0001-a, 0002-b)');

@@ -37,7 +37,22 @@ describe.each(DIALECTS)('ReusableStatement on %s', (dialect) => {
     const { db } = warehouse;
     const insert = ReusableStatement.compile<ReportLoadsRow>(
       // Deliberately not in column order: the placeholders, not the order of names, decide where values go.
-      ['checked_at', 'report_date', 'portfolio_id', 'report_type', 'status', 'row_count', 'format', 'file_name', 'bytes', 'content_sha256', 'attempts', 'error', 'first_loaded_at', 'updated_at'],
+      [
+        'checked_at',
+        'report_date',
+        'portfolio_id',
+        'report_type',
+        'status',
+        'row_count',
+        'format',
+        'file_name',
+        'bytes',
+        'content_sha256',
+        'attempts',
+        'error',
+        'first_loaded_at',
+        'updated_at',
+      ],
       (row) => db.insertInto('report_loads').values(row),
     );
     await db.executeQuery(insert.with(ROW));

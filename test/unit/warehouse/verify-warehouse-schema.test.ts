@@ -58,14 +58,17 @@ describe.each(DIALECTS)('verifyWarehouseSchema (%s)', (dialect) => {
 
   it('names the loaded slices whose rows a lost table held, as the run that loads them again', async () => {
     const { db } = await migrated();
-    await db.insertInto('report_loads').values([
-      ledgerRow(7, 'index', '2024-03-01', 'loaded'),
-      ledgerRow(3, 'index', '2024-03-04', 'loaded'),
-      // Neither held rows, nor do the constituent slices live in index_report.
-      ledgerRow(3, 'index', '2024-03-09', 'no_data'),
-      ledgerRow(3, 'index', '2024-02-01', 'failed'),
-      ledgerRow(3, 'constituent.close', '2024-01-01', 'loaded'),
-    ]).execute();
+    await db
+      .insertInto('report_loads')
+      .values([
+        ledgerRow(7, 'index', '2024-03-01', 'loaded'),
+        ledgerRow(3, 'index', '2024-03-04', 'loaded'),
+        // Neither held rows, nor do the constituent slices live in index_report.
+        ledgerRow(3, 'index', '2024-03-09', 'no_data'),
+        ledgerRow(3, 'index', '2024-02-01', 'failed'),
+        ledgerRow(3, 'constituent.close', '2024-01-01', 'loaded'),
+      ])
+      .execute();
     await sql`drop table index_report`.execute(db);
     const damage = await verifyWarehouseSchema(warehouse!);
     expect(damage?.message).toContain('lacks index_report (table), which report-sync writes');
@@ -76,7 +79,10 @@ describe.each(DIALECTS)('verifyWarehouseSchema (%s)', (dialect) => {
 
   it('asks for --force when a column was lost: its rows are all there, so a plain run would skip them', async () => {
     const { db } = await migrated();
-    await db.insertInto('report_loads').values([ledgerRow(3, 'constituent.close', '2024-01-01', 'loaded'), ledgerRow(3, 'index', '2024-01-02', 'loaded')]).execute();
+    await db
+      .insertInto('report_loads')
+      .values([ledgerRow(3, 'constituent.close', '2024-01-01', 'loaded'), ledgerRow(3, 'index', '2024-01-02', 'loaded')])
+      .execute();
     await sql`alter table constituent_report drop column security_name`.execute(db);
     expect((await verifyWarehouseSchema(warehouse!))?.message).toContain(
       'lacks constituent_report.security_name (column), which report-sync writes, so no slice can be loaded into it; report-sync migrate cannot re-create it',
@@ -88,7 +94,10 @@ describe.each(DIALECTS)('verifyWarehouseSchema (%s)', (dialect) => {
 
   it('says nothing needs loading again when the ledger lists no loaded slice of the lost table', async () => {
     const { db } = await migrated();
-    await db.insertInto('report_loads').values(ledgerRow(3, 'constituent.open', '2024-01-01', 'loaded')).execute();
+    await db
+      .insertInto('report_loads')
+      .values(ledgerRow(3, 'constituent.open', '2024-01-01', 'loaded'))
+      .execute();
     await sql`drop table index_report`.execute(db);
     expect((await verifyWarehouseSchema(warehouse!))?.message).toContain('its ledger lists no loaded slice whose rows were lost');
   });
@@ -100,7 +109,6 @@ describe.each(DIALECTS)('verifyWarehouseSchema (%s)', (dialect) => {
     expect(damage?.message).toContain('lacks report_loads (table)');
     expect(damage?.message).toContain('report-sync run --from <first day> --to <last day> (its ledger cannot say which days it held)');
   });
-
 });
 
 describe('verifyWarehouseSchema (postgres schemas)', () => {
