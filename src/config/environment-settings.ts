@@ -18,7 +18,8 @@ export interface EnvironmentSettings {
  * settings layer, typed as the schema wants it: numbers, booleans (`true`/`false`, `1`/`0`,
  * `yes`/`no`, `on`/`off`), lists comma-separated or as a JSON array, `null` where the setting takes
  * it. A blank variable counts as unset, as every other variable report-sync reads. An unknown name
- * under the prefix is a problem, never ignored: a typo must not pass silently.
+ * under the prefix that holds a key path (`__`) or is close to a setting's is a problem, never
+ * ignored: a typo must not pass silently.
  */
 export function environmentSettings(env: Readonly<Record<string, string | undefined>>): EnvironmentSettings {
   const variables = settingVariables();
@@ -35,7 +36,12 @@ export function environmentSettings(env: Readonly<Record<string, string | undefi
   for (const name of Object.keys(env).sort()) {
     if (!name.startsWith(SETTING_VARIABLE_PREFIX) || known.has(name) || OTHER_VARIABLES.has(name)) continue;
     if (env[name] === undefined) continue;
-    problems.push(`  ${name}: not a setting variable${suggestion(name, variables)}`);
+    const meant = closest(name, variables);
+    // A key path (`__`) or a near miss is a setting mistyped. Anything else under the prefix is
+    // someone else's: Kubernetes gives every pod REPORT_SYNC_SERVICE_HOST, REPORT_SYNC_PORT… when
+    // a Service is named report-sync, and refusing those would stop every command in the namespace.
+    if (!name.includes('__') && meant === undefined) continue;
+    problems.push(`  ${name}: not a setting variable${meant ? `; did you mean ${meant}?` : '; run report-sync config to see every setting, and the README for its variable'}`);
   }
   return { layers, problems };
 }
@@ -107,15 +113,14 @@ function nest(path: readonly string[], value: unknown): Record<string, unknown> 
   return out as Record<string, unknown>;
 }
 
-/** Names the closest known variable, when one is close. */
-function suggestion(name: string, variables: readonly SettingVariable[]): string {
+/** The known variable `name` most likely means, when one is close. */
+function closest(name: string, variables: readonly SettingVariable[]): string | undefined {
   let best: { name: string; distance: number } | undefined;
   for (const variable of variables) {
     const distance = editDistance(name, variable.name);
     if (!best || distance < best.distance) best = { name: variable.name, distance };
   }
-  if (best && best.distance <= Math.max(2, Math.floor(name.length / 8))) return `; did you mean ${best.name}?`;
-  return '; run report-sync config to see every setting, and the README for its variable';
+  return best && best.distance <= Math.max(2, Math.floor(name.length / 8)) ? best.name : undefined;
 }
 
 function editDistance(a: string, b: string): number {

@@ -136,7 +136,11 @@ export async function runProductWorkers(options: ProductWorkersOptions): Promise
 /** Stops the workers with SIGTERM, as an operator does; whatever is still running after that is killed by the caller. */
 async function stopWorkers(children: readonly { child: ChildProcess; exited: Promise<void> }[]): Promise<void> {
   for (const { child } of children) child.kill('SIGTERM');
-  await Promise.race([Promise.all(children.map(({ exited }) => exited)), sleep(15_000)]);
+  const patience = new AbortController();
+  const givenUp = sleep(15_000, undefined, { signal: patience.signal }).catch(() => undefined);
+  await Promise.race([Promise.all(children.map(({ exited }) => exited)), givenUp]);
+  // The 15 s timer must not outlive the workers (the leak check would name it).
+  patience.abort();
 }
 
 /** utime + stime of a process from /proc (Linux); 0 where there is no /proc. */

@@ -112,9 +112,22 @@ describe('settings from REPORT_SYNC_* variables', () => {
   it('refuses an unknown REPORT_SYNC_ variable, naming the one meant', () => {
     const message = configError(() => loadConfig({ cwd: directory(), env: { REPORT_SYNC_SCHEDULE__CRN: '0 3 * * *', REPORT_SYNC_CONFIG_DIR: undefined } }));
     expect(message).toContain('REPORT_SYNC_SCHEDULE__CRN: not a setting variable; did you mean REPORT_SYNC_SCHEDULE__CRON?');
-    // The two variables that name files are not settings, and are no typo.
+    expect(configError(() => loadConfig({ cwd: directory(), env: { REPORT_SYNC_CONCURENCY: '4' } }))).toContain(
+      'REPORT_SYNC_CONCURENCY: not a setting variable; did you mean REPORT_SYNC_CONCURRENCY?',
+    );
+    expect(configError(() => loadConfig({ cwd: directory(), env: { REPORT_SYNC_LIMITS__NOTHING_LIKE_IT: '4' } }))).toContain(
+      'REPORT_SYNC_LIMITS__NOTHING_LIKE_IT: not a setting variable; run report-sync config',
+    );
+    // The two variables that name files are not settings, and are no typo; nor are the variables
+    // Kubernetes gives every pod of a namespace with a Service named report-sync.
     const cwd = directory({ 'config/extra.json': '{}' });
-    expect(() => loadConfig({ cwd, env: { REPORT_SYNC_CONFIG: 'config/extra.json' } })).not.toThrow();
+    const kubernetes = {
+      REPORT_SYNC_SERVICE_HOST: '10.0.0.7',
+      REPORT_SYNC_SERVICE_PORT: '9464',
+      REPORT_SYNC_PORT: 'tcp://10.0.0.7:9464',
+      REPORT_SYNC_PORT_9464_TCP_ADDR: '10.0.0.7',
+    };
+    expect(loadConfig({ cwd, env: { REPORT_SYNC_CONFIG: 'config/extra.json', ...kubernetes } }).settings.concurrency).toBe(8);
   });
 
   it('has a variable for every key of the schema, each name unique', () => {
