@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { ExportFormat } from '../reports/report-types.js';
 import type { Slice } from '../slice.js';
+import { LEDGER_COLUMNS } from './ledger-columns.js';
 import { errorCodeOf } from './ledger-error.js';
 import { ReusableStatement } from './reusable-statement.js';
 import type { ReportLoadsRow, Warehouse } from './warehouse-schema.js';
@@ -157,24 +158,6 @@ export class LedgerWriter {
 type SliceKey = Pick<ReportLoadsRow, 'portfolio_id' | 'report_type' | 'report_date'>;
 
 const SLICE_KEY: readonly (keyof SliceKey)[] = ['portfolio_id', 'report_type', 'report_date'];
-
-/** Every column of the ledger, in table order. */
-const LEDGER_COLUMNS: readonly (keyof ReportLoadsRow)[] = [
-  ...SLICE_KEY,
-  'status',
-  'row_count',
-  'format',
-  'file_name',
-  'bytes',
-  'content_sha256',
-  'attempts',
-  'error',
-  'error_code',
-  'first_loaded_at',
-  'updated_at',
-  'checked_at',
-  'duration_ms',
-];
 
 function ledgerKey(slice: Slice): SliceKey {
   return { portfolio_id: slice.portfolioId, report_type: slice.reportType, report_date: slice.reportDate };
