@@ -8,6 +8,7 @@ import { printableText } from '../printable-text.js';
 import { redactSecrets } from '../redact-secrets.js';
 import { alertBody } from './alert-body.js';
 import type { AlertFormat, AlertSummary } from './alert-summary.js';
+import { RetryPolicy } from '../retry/retry-policy.js';
 
 /** Longest wait between two attempts, whether from backoff or a receiver's Retry-After. */
 const MAX_DELAY_MS = 30_000;
@@ -31,9 +32,9 @@ export interface AlertWebhookOptions {
   /** Attempts in all, the first included. @defaultValue 4 */
   readonly attempts?: number;
   /**
-   * Wait before the second attempt, in milliseconds; it doubles per attempt with full jitter
-   * (a random wait up to it), capped at 30 s. A receiver's `Retry-After` (on 429 or 5xx) is
-   * honoured instead, up to 30 s.
+   * Wait before the second attempt, in milliseconds; it doubles per attempt with the product's
+   * one retry policy (equal jitter), capped at 30 s. A receiver's `Retry-After` (on 429 or 5xx)
+   * is honoured instead, up to 30 s.
    * @defaultValue 1000
    */
   readonly baseDelayMs?: number;
@@ -72,7 +73,7 @@ export class AlertWebhook {
   readonly #format: AlertFormat;
   readonly #timeoutMs: number;
   readonly #attempts: number;
-  readonly #baseDelayMs: number;
+  readonly #retry: RetryPolicy;
   readonly #dispatcher: Dispatcher;
   readonly #ownedAgent: Agent | undefined;
   readonly #logger: Logger;
@@ -90,7 +91,8 @@ export class AlertWebhook {
     this.#format = options.format ?? 'slack';
     this.#timeoutMs = positive('timeoutMs', options.timeoutMs ?? 10_000);
     this.#attempts = Math.floor(positive('attempts', options.attempts ?? 4));
-    this.#baseDelayMs = Math.max(0, options.baseDelayMs ?? 1_000);
+    // One sender per alert: nobody to spread a Retry-After from.
+    this.#retry = new RetryPolicy({ baseDelayMs: options.baseDelayMs ?? 1_000, maxDelayMs: MAX_DELAY_MS, spreadRetryAfter: false });
     this.#logger = options.logger;
     this.#onResult = options.onResult;
     this.#signal = options.signal;
@@ -205,7 +207,7 @@ export class AlertWebhook {
 
   /** The wait before attempt `attempt + 1`; a shutdown cuts it short. */
   async #wait(attempt: number, retryAfterMs: number | undefined): Promise<void> {
-    const delay = retryAfterMs !== undefined ? Math.min(retryAfterMs, MAX_DELAY_MS) : Math.random() * Math.min(MAX_DELAY_MS, this.#baseDelayMs * 2 ** (attempt - 1));
+    const delay = this.#retry.delayMs(attempt, retryAfterMs);
     const signals = [this.#closing.signal, ...(this.#signal ? [this.#signal] : [])];
     const controller = new AbortController();
     const stop = () => controller.abort();
