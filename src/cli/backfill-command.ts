@@ -13,7 +13,7 @@ import { sliceSelection, type SliceSelection, type SliceSelectionOptions } from 
 import { describeSlice, sliceKey, type Slice } from '../slice.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { Ledger, sliceOfEntry } from '../warehouse/ledger.js';
-import { tallyOutcomes as tally } from '../warehouse/tally-outcomes.js';
+import { type OutcomeTally, tallyOutcomes as tally } from '../warehouse/tally-outcomes.js';
 import { warehouseNow } from '../warehouse/warehouse-now.js';
 import { createCliLogger, loadCliConfig, type CliIo } from './cli-io.js';
 import { formatRunSummary } from './format-run-summary.js';
@@ -161,7 +161,7 @@ async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
   let lastProgress = { finished: 0, at: Date.now() };
   let interrupted = false;
   let lost = false;
-  let counts = tally([]);
+  let counts: OutcomeTally;
   try {
     for (;;) {
       counts = tally(await ledger.outcomesSince(range, options.since));

@@ -63,14 +63,18 @@ describe.each(DIALECTS)('a damaged warehouse (%s)', (dialect) => {
 
     // The repair the message gives is the repair: the table re-created, then the run it names.
     await sql
-      .raw(`create table index_report (portfolio_id integer not null, report_date date not null, line_number integer not null,
+      .raw(
+        `create table index_report (portfolio_id integer not null, report_date date not null, line_number integer not null,
       effective_date date not null, index_id text not null, index_name text, index_value numeric, currency text, close_market_value numeric,
-      open_market_value numeric, close_divisor numeric, open_divisor numeric, extra text, primary key (portfolio_id, report_date, line_number))`)
+      open_market_value numeric, close_divisor numeric, open_divisor numeric, extra text, primary key (portfolio_id, report_date, line_number))`,
+      )
       .execute((await rig.warehouse()).db);
     const advised = /report-sync (run --from \S+ --to \S+ --portfolios \S+ --report-types \S+)/.exec(migrate.stderr)![1]!.split(' ');
     const reload = await rig.cli(advised);
     expect(reload.code, reload.stderr).toBe(0);
-    const held = await (await rig.warehouse()).db
+    const held = await (
+      await rig.warehouse()
+    ).db
       .selectFrom('index_report')
       .select(({ fn }) => fn.countAll<number | string>().as('rows'))
       .executeTakeFirstOrThrow();

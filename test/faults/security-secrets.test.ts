@@ -131,7 +131,6 @@ describe('secrets stay out of the output, the messages and the ledger', () => {
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    // eslint-disable-next-line no-control-regex
     const plain = output.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '');
     expect(code).toBe(1);
     expect(plain).toMatch(/\] (WARN|ERROR)/); // pretty, not JSON

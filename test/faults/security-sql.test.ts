@@ -1,4 +1,4 @@
-// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the strings are code snippets the scanner must find, written as source text on purpose
+// The strings here are code snippets the scanner must find, written as source text on purpose (template syntax included).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';

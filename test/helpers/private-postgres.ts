@@ -47,7 +47,7 @@ export async function startPrivatePostgres() {
     running = true;
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(`could not start a private Postgres in ${dir}: ${(error as Error).message}`);
+    throw new Error(`could not start a private Postgres in ${dir}: ${(error as Error).message}`, { cause: error });
   }
 
   const serverUrl = `postgres://postgres@127.0.0.1:${port}`;

@@ -130,11 +130,9 @@ describe('.dockerignore', () => {
 describe('the compose Postgres password', () => {
   it('comes from .env (POSTGRES_PASSWORD), never from the file', () => {
     // Compose's own ${…} interpolation, checked as written: no template strings meant here.
-    // biome-ignore-start lint/suspicious/noTemplateCurlyInString: compose interpolation syntax
     const text = readFileSync(new URL('docker-compose.yml', root), 'utf8');
     expect(compose.services.postgres?.environment?.POSTGRES_PASSWORD).toBe('${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD in .env (letters and digits)}');
     expect(compose.services.worker?.environment?.DATABASE_URL).toContain(':${POSTGRES_PASSWORD:?');
-    // biome-ignore-end lint/suspicious/noTemplateCurlyInString: compose interpolation syntax
     expect(text).not.toMatch(/POSTGRES_PASSWORD: (?!\$\{)/);
     expect(readFileSync(new URL('config/.env.example', root), 'utf8')).toMatch(/^# POSTGRES_PASSWORD=$/m);
   });

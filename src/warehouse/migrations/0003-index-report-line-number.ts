@@ -66,13 +66,14 @@ async function rebuildSqliteTable(db: Kysely<unknown>, withLineNumber: boolean):
   if (withLineNumber) table = table.addPrimaryKeyConstraint('index_report_pk', ['portfolio_id', 'report_date', 'line_number']);
   await table.execute();
   // The columns spelled out: constant SQL text, the rows copied in the order they were stored.
-  await (withLineNumber
-    ? sql`insert into index_report_new (portfolio_id, report_date, line_number, effective_date, index_id, index_name, index_value,
+  await (
+    withLineNumber
+      ? sql`insert into index_report_new (portfolio_id, report_date, line_number, effective_date, index_id, index_name, index_value,
             currency, close_market_value, open_market_value, close_divisor, open_divisor, extra)
           select portfolio_id, report_date, row_number() over (partition by portfolio_id, report_date order by rowid), effective_date,
             index_id, index_name, index_value, currency, close_market_value, open_market_value, close_divisor, open_divisor, extra
           from index_report`
-    : sql`insert into index_report_new (portfolio_id, report_date, effective_date, index_id, index_name, index_value, currency,
+      : sql`insert into index_report_new (portfolio_id, report_date, effective_date, index_id, index_name, index_value, currency,
             close_market_value, open_market_value, close_divisor, open_divisor, extra)
           select portfolio_id, report_date, effective_date, index_id, index_name, index_value, currency, close_market_value,
             open_market_value, close_divisor, open_divisor, extra
