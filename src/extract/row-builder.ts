@@ -31,6 +31,15 @@ export function rowColumns(definition: ReportDefinition): string[] {
   ];
 }
 
+/**
+ * Every column of the definition's table, in the order the row writers write them: the row's
+ * values ({@link rowColumns}), then `load_id`, which the row writer adds: the same value for every
+ * row of one load, the one its ledger row records (see `SliceLoader`).
+ */
+export function tableColumns(definition: ReportDefinition): string[] {
+  return [...rowColumns(definition), 'load_id'];
+}
+
 /** The row typer of {@link createRowValuesBuilder}, handing each row as an object keyed by column. */
 export function createRowBuilder(definition: ReportDefinition, slice: Slice, fileName: string): RowBuilder {
   const columns = rowColumns(definition);

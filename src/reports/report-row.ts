@@ -4,11 +4,12 @@ import type { ReportType } from './report-types.js';
 /**
  * A row of a report table, derived from its definition (`ReportRow<typeof indexReport>`): the
  * slice's columns, `line_number` and `report_type` where the definition stores them, each typed
- * column as text (a key column never null), and `extra`. Written nowhere else, so a column added
+ * column as text (a key column never null), `extra`, and `load_id`. Written nowhere else, so a column added
  * to a definition is in the row type, the Kysely schema and the schema check at once.
  */
 export type ReportRow<Definition extends ReportDefinition> = Flat<
-  SliceColumns<Definition> & { [Column in Definition['columns'][number] as Column['name']]: Column extends { readonly key: true } ? string : string | null } & ExtraColumn
+  SliceColumns<Definition> & { [Column in Definition['columns'][number] as Column['name']]: Column extends { readonly key: true } ? string : string | null } & ExtraColumn &
+    LoadIdColumn
 >;
 
 type SliceColumns<Definition extends ReportDefinition> = { portfolio_id: number; report_date: string } & (Definition['storesReportType'] extends true
@@ -22,8 +23,19 @@ type SliceColumns<Definition extends ReportDefinition> = { portfolio_id: number;
     : unknown);
 
 interface ExtraColumn {
-  /** JSON object of the fields the spec does not list, under their source names; null when none. */
+  /**
+   * JSON object of the fields the spec does not list, under their source names; null when none.
+   * `jsonb` in Postgres (read back as its text: jsonb's spacing and key order), text in SQLite.
+   */
   extra: string | null;
+}
+
+interface LoadIdColumn {
+  /**
+   * The load that wrote the row: the `load_id` of its slice's ledger row (a UUID). Null only on
+   * rows an older release wrote whose slice the ledger did not record as loaded (migration 0005).
+   */
+  load_id: string | null;
 }
 
 /** One object type rather than an intersection, so editors and errors show the row's columns. */

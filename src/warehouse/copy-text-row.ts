@@ -3,7 +3,8 @@ const SPECIAL_ALL = /[\\\t\n\r]/g;
 const ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
 /**
- * One row of Postgres `COPY … FROM STDIN` text format, line end included: fields separated by a
+ * One row of Postgres `COPY … FROM STDIN` text format, ended by `end` (the line end, or fields
+ * already in COPY text form and then the line end): fields separated by a
  * tab, `NULL` written `\N`, and in every text value the four characters COPY reads specially
  * (backslash, tab, line feed, carriage return) written as their backslash escapes, so a value
  * reaches its column byte for byte (an empty string stays an empty string, distinct from NULL).
@@ -12,7 +13,7 @@ const ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '
  * Almost no value holds one of the four, so the row's text values are tested once, together,
  * rather than one by one; only a row that holds one is written again with the escapes.
  */
-export function copyTextRow(values: readonly (string | number | null | undefined)[]): string {
+export function copyTextRow(values: readonly (string | number | null | undefined)[], end = '\n'): string {
   let line = '';
   let text = '';
   for (let i = 0; i < values.length; i += 1) {
@@ -25,10 +26,10 @@ export function copyTextRow(values: readonly (string | number | null | undefined
       text += value;
     }
   }
-  return SPECIAL.test(text) ? escapedRow(values) : `${line}\n`;
+  return SPECIAL.test(text) ? escapedRow(values, end) : line + end;
 }
 
-function escapedRow(values: readonly (string | number | null | undefined)[]): string {
+function escapedRow(values: readonly (string | number | null | undefined)[], end: string): string {
   let line = '';
   for (let i = 0; i < values.length; i += 1) {
     const value = values[i];
@@ -37,5 +38,5 @@ function escapedRow(values: readonly (string | number | null | undefined)[]): st
     else if (typeof value === 'number') line += String(value);
     else line += value.replace(SPECIAL_ALL, (char) => ESCAPES[char]!);
   }
-  return `${line}\n`;
+  return line + end;
 }

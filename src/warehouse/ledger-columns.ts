@@ -22,6 +22,8 @@ const COLUMNS: { readonly [column in keyof ReportLoadsRow]-?: true } = {
   updated_at: true,
   checked_at: true,
   duration_ms: true,
+  load_id: true,
+  loaded_at: true,
 };
 
 /** Every column of the ledger (`report_loads`), in table order. */

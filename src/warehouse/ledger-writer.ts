@@ -50,6 +50,8 @@ export class LedgerWriter {
             updated_at: eb.ref('excluded.updated_at'),
             checked_at: eb.ref('excluded.checked_at'),
             duration_ms: eb.ref('excluded.duration_ms'),
+            load_id: eb.ref('excluded.load_id'),
+            loaded_at: eb.ref('excluded.loaded_at'),
           })),
         ),
     );
@@ -76,8 +78,20 @@ export class LedgerWriter {
     await trx.executeQuery(this.#touch.with({ ...ledgerKey(slice), checked_at: now, attempts, duration_ms: durationMs }));
   }
 
-  /** Records `loaded` with the file's facts and the rows written; `first_loaded_at` keeps the first load's time. */
-  async recordLoaded(trx: Kysely<Warehouse>, slice: Slice, now: string, attempts: number, durationMs: number | null, file: ExportFileFacts, rowCount: number): Promise<void> {
+  /**
+   * Records `loaded` with the file's facts, the rows written and the id they were written with
+   * (`load_id`, `loaded_at`: now); `first_loaded_at` keeps the first load's time.
+   */
+  async recordLoaded(
+    trx: Kysely<Warehouse>,
+    slice: Slice,
+    now: string,
+    attempts: number,
+    durationMs: number | null,
+    file: ExportFileFacts,
+    rowCount: number,
+    loadId: string,
+  ): Promise<void> {
     await this.#record(trx, slice, now, attempts, durationMs, {
       status: 'loaded',
       row_count: rowCount,
@@ -86,10 +100,12 @@ export class LedgerWriter {
       bytes: file.bytes,
       content_sha256: file.sha256,
       first_loaded_at: now,
+      load_id: loadId,
+      loaded_at: now,
     });
   }
 
-  /** Records `no_data` (an empty answer). */
+  /** Records `no_data` (an empty answer): the slice holds no rows, so no load. */
   async recordNoData(trx: Kysely<Warehouse>, slice: Slice, now: string, attempts: number, durationMs: number | null, format: ExportFormat): Promise<void> {
     await this.#record(trx, slice, now, attempts, durationMs, {
       status: 'no_data',
@@ -99,12 +115,14 @@ export class LedgerWriter {
       bytes: 0,
       content_sha256: null,
       first_loaded_at: null,
+      load_id: null,
+      loaded_at: null,
     });
   }
 
   /**
    * Records `failed` with its reason (`CODE: what to check`, the code also kept in `error_code`);
-   * the facts of rows loaded earlier stay, as the rows do.
+   * the facts of rows loaded earlier stay, as the rows do (their `load_id` and `loaded_at` too).
    */
   async recordFailure(trx: Kysely<Warehouse>, slice: Slice, now: string, reason: string, attempts: number, durationMs: number | null): Promise<void> {
     await trx
@@ -124,6 +142,8 @@ export class LedgerWriter {
         updated_at: now,
         checked_at: now,
         duration_ms: durationMs,
+        load_id: null,
+        loaded_at: null,
       })
       .onConflict((oc) =>
         oc.columns(['portfolio_id', 'report_type', 'report_date']).doUpdateSet({
@@ -146,7 +166,7 @@ export class LedgerWriter {
     now: string,
     attempts: number,
     durationMs: number | null,
-    facts: Pick<ReportLoadsRow, 'status' | 'row_count' | 'format' | 'file_name' | 'bytes' | 'content_sha256' | 'first_loaded_at'>,
+    facts: Pick<ReportLoadsRow, 'status' | 'row_count' | 'format' | 'file_name' | 'bytes' | 'content_sha256' | 'first_loaded_at' | 'load_id' | 'loaded_at'>,
   ): Promise<void> {
     await trx.executeQuery(
       this.#upsert.with({ ...ledgerKey(slice), ...facts, attempts, error: null, error_code: null, updated_at: now, checked_at: now, duration_ms: durationMs }),

@@ -5,8 +5,10 @@ import { createTables } from './migrations/0001-create-tables.js';
 import { ledgerErrorCode } from './migrations/0002-ledger-error-code.js';
 import { indexReportLineNumber } from './migrations/0003-index-report-line-number.js';
 import { ledgerDuration } from './migrations/0004-ledger-duration.js';
+import { lineageAndAnalytics } from './migrations/0005-lineage-and-analytics.js';
 import type { WarehouseDialect, WarehouseHandle } from './open-warehouse.js';
 import { readMigrationHistory } from './read-migration-history.js';
+import { verifyWarehouseSchema } from './verify-warehouse-schema.js';
 
 /**
  * The migrations, in order. Listed here rather than read from a folder so they work the same
@@ -19,6 +21,7 @@ function migrationsFor(dialect: WarehouseDialect): Record<string, Migration> {
     '0002-ledger-error-code': ledgerErrorCode(),
     '0003-index-report-line-number': indexReportLineNumber(dialect),
     '0004-ledger-duration': ledgerDuration(),
+    '0005-lineage-and-analytics': lineageAndAnalytics(dialect),
   };
 }
 
@@ -55,13 +58,17 @@ export async function migrateWarehouse(warehouse: WarehouseHandle, options: { re
  * Kysely refuses a `kysely_migration` that does not match the migrations ("corrupted migrations:
  * …") without naming the rows to fix, and a migration that finds its table or column already
  * there usually means its row was deleted: both are said in terms of the rows, as bad
- * configuration (exit 2). Anything else (or a history that cannot be read) is left to the caller.
+ * configuration (exit 2); so is a SQLite table or column a view reads that was dropped by hand.
+ * Anything else (or a history that cannot be read) is left to the caller.
  */
 async function explainHistory(warehouse: WarehouseHandle, known: readonly string[], error: unknown, failed: string | undefined): Promise<ConfigError | undefined> {
   const message = error instanceof Error ? error.message : String(error);
   const code = String((error as { code?: unknown } | undefined)?.code ?? '');
   const corrupted = message.startsWith('corrupted migrations');
   const alreadyThere = failed !== undefined && (ALREADY_THERE_CODES.has(code) || /already exists|duplicate column/i.test(message));
+  // SQLite: a view (0005's) over a table or column dropped by hand makes the catalogue unreadable to
+  // Kysely, whose migrator reads it first: the damage is said as the schema check says it.
+  if (warehouse.dialect === 'sqlite' && /no such (table|column)/i.test(message)) return verifyWarehouseSchema(warehouse).catch(() => undefined);
   if (!corrupted && !alreadyThere) return undefined;
   const history = await readMigrationHistory(warehouse, known).catch(() => undefined);
   if (history?.damage) return new ConfigError(history.damage.message, { cause: error });

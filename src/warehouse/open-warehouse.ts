@@ -178,9 +178,11 @@ function cachingStatements(database: Database.Database): SqliteDatabase {
 }
 
 /**
- * Postgres hands DATE and TIMESTAMPTZ to JavaScript as Date objects in the local zone, and BIGINT
- * as text. The warehouse wants report dates as the YYYY-MM-DD they are, times as ISO 8601 UTC,
- * and counts as numbers; NUMERIC stays text so no digit is lost. Set per pool, not globally.
+ * Postgres hands DATE and TIMESTAMPTZ to JavaScript as Date objects in the local zone, BIGINT as
+ * text, and JSONB parsed. The warehouse wants report dates as the YYYY-MM-DD they are, times as
+ * ISO 8601 UTC, and counts as numbers; NUMERIC stays text so no digit is lost, and so does `extra`
+ * (JSONB): JSON.parse would round its decimals to doubles, and SQLite hands it as text too.
+ * Set per pool, not globally.
  */
 const POSTGRES_TYPES = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
@@ -192,6 +194,9 @@ const POSTGRES_TYPES = {
         return toIsoTimestamp;
       case pg.types.builtins.INT8:
         return (text: string) => Number(text);
+      case pg.types.builtins.JSONB:
+      case pg.types.builtins.JSON:
+        return (text: string) => text;
       default:
         return pg.types.getTypeParser(oid, format);
     }

@@ -1,6 +1,6 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { ReportDefinition } from '../reports/report-definition.js';
-import { rowColumns, type RowValues } from '../extract/row-builder.js';
+import { tableColumns, type RowValues } from '../extract/row-builder.js';
 import { CopyFromStdin } from './copy-from-stdin.js';
 import { copyTextRow } from './copy-text-row.js';
 import type { RowWriter } from './row-writer.js';
@@ -13,14 +13,16 @@ import type { Warehouse } from './warehouse-schema.js';
  * (see `copyingPostgresPool`).
  */
 export class PostgresRowWriter implements RowWriter {
-  async write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: AsyncIterable<RowValues>, batchRows: number): Promise<number> {
-    const columns = rowColumns(definition);
+  async write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: AsyncIterable<RowValues>, batchRows: number, loadId: string): Promise<number> {
+    const columns = tableColumns(definition);
+    // load_id, the last column, is the same on every row: written once, as the text after each row's values.
+    const lineEnd = `\t${copyTextRow([loadId])}`;
     let rowCount = 0;
     async function* chunks(): AsyncGenerator<string> {
       let chunk = '';
       let inChunk = 0;
       for await (const row of rows) {
-        chunk += copyTextRow(row);
+        chunk += copyTextRow(row, lineEnd);
         rowCount += 1;
         inChunk += 1;
         if (inChunk === batchRows) {

@@ -11,9 +11,10 @@ import type { Warehouse } from './warehouse-schema.js';
 export interface RowWriter {
   /**
    * Writes `rows` (each in the order of `rowColumns(definition)`, read once and not kept) inside
-   * the caller's transaction, `batchRows` at a time. A row that throws (a bad record) ends the
-   * write with that error; the caller's rollback then leaves the table as it was.
+   * the caller's transaction, `batchRows` at a time, each with `loadId` as its `load_id` (see
+   * `tableColumns`). A row that throws (a bad record) ends the write with that error; the
+   * caller's rollback then leaves the table as it was.
    * @returns the number of rows written
    */
-  write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: AsyncIterable<RowValues>, batchRows: number): Promise<number>;
+  write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: AsyncIterable<RowValues>, batchRows: number, loadId: string): Promise<number>;
 }

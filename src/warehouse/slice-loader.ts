@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { CompiledQuery, type Kysely } from 'kysely';
 import { SyncError } from '../errors.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
@@ -145,7 +146,11 @@ export class SliceLoader {
     await this.#write(slice, `recording the failure of ${describeSlice(slice)}`, (trx, now) => this.#ledger.recordFailure(trx, slice, now, reason, attempts, durationMs));
   }
 
-  /** Deletes the slice's rows, writes the new ones and the ledger row, inside the caller's locked transaction. */
+  /**
+   * Deletes the slice's rows, writes the new ones and the ledger row, inside the caller's locked
+   * transaction: a new load, whose id the rows and the ledger row share (`load_id`). A UUID made
+   * here rather than a database sequence: SQLite has none, and it needs no round trip.
+   */
   async #replace(
     trx: Kysely<Warehouse>,
     now: string,
@@ -156,9 +161,10 @@ export class SliceLoader {
     attempts: number,
     durationMs: number | null,
   ): Promise<number> {
+    const loadId = randomUUID();
     await trx.executeQuery(this.#deleteRows(definition).with(sliceKey(slice)));
-    const rowCount = await this.#warehouse.rowWriter.write(trx, definition, rows, this.#batchRows);
-    await this.#ledger.recordLoaded(trx, slice, now, attempts, durationMs, file, rowCount);
+    const rowCount = await this.#warehouse.rowWriter.write(trx, definition, rows, this.#batchRows, loadId);
+    await this.#ledger.recordLoaded(trx, slice, now, attempts, durationMs, file, rowCount, loadId);
     return rowCount;
   }
 

@@ -1,6 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { ReportDefinition } from '../reports/report-definition.js';
-import { rowColumns, type RowValues, type WarehouseRow } from '../extract/row-builder.js';
+import { tableColumns, type RowValues, type WarehouseRow } from '../extract/row-builder.js';
 import type { RowWriter } from './row-writer.js';
 import type { Warehouse } from './warehouse-schema.js';
 
@@ -15,14 +15,17 @@ export class SqliteRowWriter implements RowWriter {
    */
   readonly #insertSql = new Map<string, string>();
 
-  async write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: AsyncIterable<RowValues>, batchRows: number): Promise<number> {
-    const columns = rowColumns(definition);
+  async write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: AsyncIterable<RowValues>, batchRows: number, loadId: string): Promise<number> {
+    const columns = tableColumns(definition);
+    // Each row's values are the table's columns but the last, load_id, which is the load's.
+    const valuesPerRow = columns.length - 1;
     const fullBatchSql = this.#insertSqlFor(trx, definition, columns, batchRows);
     let rowCount = 0;
     let inBatch = 0;
     let parameters: (string | number | null)[] = [];
     for await (const row of rows) {
-      for (let i = 0; i < columns.length; i += 1) parameters.push(row[i] ?? null);
+      for (let i = 0; i < valuesPerRow; i += 1) parameters.push(row[i] ?? null);
+      parameters.push(loadId);
       inBatch += 1;
       if (inBatch === batchRows) {
         await trx.executeQuery(CompiledQuery.raw(fullBatchSql, parameters));

@@ -35,6 +35,14 @@ export interface ReportLoadsRow {
   checked_at: string;
   /** How long the latest attempt took, start to ledger write (ms); null when written before this was kept. */
   duration_ms: number | null;
+  /**
+   * The load that wrote the rows the warehouse holds for the slice (a UUID, also on each of those
+   * rows); null when it holds none written by a load (`no_data`, or never loaded). A failure, or
+   * the same file again, keeps it, as they keep the rows.
+   */
+  load_id: string | null;
+  /** When that load wrote them (the warehouse's clock); null with `load_id`, and on slices loaded before migration 0005 whose latest attempt had failed. */
+  loaded_at: string | null;
 }
 
 /**

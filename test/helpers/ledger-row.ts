@@ -30,5 +30,7 @@ export function ledgerRow(
     updated_at: at,
     checked_at: at,
     duration_ms: status === 'failed' ? null : 1500,
+    load_id: null,
+    loaded_at: null,
   };
 }

@@ -35,9 +35,9 @@ describe('the report registry', () => {
     }
   });
 
-  it('has every report table among the tables the code writes, with its row columns', () => {
+  it('has every report table among the tables the code writes, with its row columns and then load_id', () => {
     const written = writtenColumns();
-    for (const definition of REPORT_TABLES) expect(written.get(definition.table), definition.table).toEqual(rowColumns(definition));
+    for (const definition of REPORT_TABLES) expect(written.get(definition.table), definition.table).toEqual([...rowColumns(definition), 'load_id']);
   });
 
   it('gives every report table a row tally starting at 0, in table order', () => {
@@ -70,6 +70,7 @@ describe('the report registry', () => {
       close_divisor: string | null;
       open_divisor: string | null;
       extra: string | null;
+      load_id: string | null;
     }>();
     expectTypeOf<ConstituentReportRow>().toEqualTypeOf<{
       portfolio_id: number;
@@ -87,6 +88,7 @@ describe('the report registry', () => {
       index_shares: string | null;
       index_weighting: string | null;
       extra: string | null;
+      load_id: string | null;
     }>();
     expectTypeOf<'index_report' | 'constituent_report'>().toExtend<ReportTableName>();
     expectTypeOf<ReportTableName>().toEqualTypeOf<(typeof REPORT_TABLES)[number]['table']>();

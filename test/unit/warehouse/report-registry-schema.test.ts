@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ColumnKind, ReportDefinition } from '../../../src/reports/report-definition.js';
 import { REPORT_TABLES } from '../../../src/reports/report-tables.js';
-import { rowColumns } from '../../../src/extract/row-builder.js';
+import { rowColumns, tableColumns } from '../../../src/extract/row-builder.js';
 import type { WarehouseDialect, WarehouseHandle } from '../../../src/warehouse/open-warehouse.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
 
@@ -12,19 +12,26 @@ import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
  * A new report table whose migration disagrees with its definition fails here, not at its first load.
  */
 
-/** How the slice's columns and `extra` are typed; the typed columns carry their own kind. */
-const FIXED_KINDS: Readonly<Record<string, ColumnKind | 'integer'>> = {
+/** The kinds of the columns every report table has beside its typed ones. */
+type FixedKind = 'integer' | 'json' | 'uuid';
+
+/** How the slice's columns, `extra` and `load_id` are typed; the typed columns carry their own kind. */
+const FIXED_KINDS: Readonly<Record<string, ColumnKind | FixedKind>> = {
   portfolio_id: 'integer',
   report_type: 'text',
   report_date: 'date',
   line_number: 'integer',
-  extra: 'text',
+  extra: 'json',
+  load_id: 'uuid',
 };
 
-/** The catalogue's names for each kind, as the migrations create them (`integer`, `date`, `numeric`, `text`). */
-const CATALOGUE_TYPES: Readonly<Record<WarehouseDialect, Readonly<Record<ColumnKind | 'integer', string>>>> = {
-  sqlite: { integer: 'integer', date: 'date', decimal: 'numeric', text: 'text' },
-  postgres: { integer: 'int4', date: 'date', decimal: 'numeric', text: 'text' },
+/**
+ * The catalogue's names for each kind, as the migrations create them (`integer`, `date`, `numeric`,
+ * `text`; `extra` is jsonb in Postgres and text holding JSON in SQLite, `load_id` uuid or text).
+ */
+const CATALOGUE_TYPES: Readonly<Record<WarehouseDialect, Readonly<Record<ColumnKind | FixedKind, string>>>> = {
+  sqlite: { integer: 'integer', date: 'date', decimal: 'numeric', text: 'text', json: 'text', uuid: 'text' },
+  postgres: { integer: 'int4', date: 'date', decimal: 'numeric', text: 'text', json: 'jsonb', uuid: 'uuid' },
 };
 
 interface CatalogueColumn {
@@ -56,13 +63,13 @@ async function primaryKey(warehouse: WarehouseHandle, table: string): Promise<st
   return rows.map((row) => row.name);
 }
 
-/** The kind each of the definition's row columns has, in {@link rowColumns} order. */
-function expectedKinds(definition: ReportDefinition): [string, ColumnKind | 'integer'][] {
+/** The kind each of the table's columns has, in {@link tableColumns} order. */
+function expectedKinds(definition: ReportDefinition): [string, ColumnKind | FixedKind][] {
   const typed = new Map(definition.columns.map((column) => [column.name, column.kind]));
-  return rowColumns(definition).map((name) => [name, typed.get(name) ?? FIXED_KINDS[name]!]);
+  return tableColumns(definition).map((name) => [name, typed.get(name) ?? FIXED_KINDS[name]!]);
 }
 
-/** Columns every row must have: the slice's, `line_number`, and the key columns. */
+/** Columns every row must have: the slice's, `line_number`, and the key columns (`load_id` is null on rows older than their ledger's ids). */
 function requiredColumns(definition: ReportDefinition): Set<string> {
   const typed = new Set(definition.columns.map((column) => column.name));
   return new Set([
@@ -84,7 +91,7 @@ describe.each(DIALECTS)('every report definition against a freshly migrated ware
     const columns = await catalogueColumns(warehouse, table);
     expect(columns, `${table} is not in the migrated warehouse`).toBeDefined();
     // Order is not compared: Postgres adds a migrated column at the end (index_report.line_number).
-    expect([...columns!.keys()].sort()).toEqual([...rowColumns(definition)].sort());
+    expect([...columns!.keys()].sort()).toEqual([...tableColumns(definition)].sort());
   });
 
   it.each(REPORT_TABLES.map((definition) => [definition.table, definition] as const))('%s types each column as its kind says', async (table, definition) => {
@@ -99,8 +106,8 @@ describe.each(DIALECTS)('every report definition against a freshly migrated ware
     async (table, definition) => {
       const columns = (await catalogueColumns(warehouse, table))!;
       const required = requiredColumns(definition);
-      const found = rowColumns(definition).map((name) => `${name} ${columns.get(name)?.nullable ? 'null' : 'not null'}`);
-      expect(found).toEqual(rowColumns(definition).map((name) => `${name} ${required.has(name) ? 'not null' : 'null'}`));
+      const found = tableColumns(definition).map((name) => `${name} ${columns.get(name)?.nullable ? 'null' : 'not null'}`);
+      expect(found).toEqual(tableColumns(definition).map((name) => `${name} ${required.has(name) ? 'not null' : 'null'}`));
     },
   );
 

@@ -22,6 +22,8 @@ const ROW: ReportLoadsRow = {
   updated_at: '2024-03-02T00:00:00.000Z',
   checked_at: '2024-03-02T00:00:00.000Z',
   duration_ms: null,
+  load_id: null,
+  loaded_at: null,
 };
 
 describe.each(DIALECTS)('ReusableStatement on %s', (dialect) => {

@@ -10,6 +10,7 @@ import { SqliteSliceLock } from '../../../src/warehouse/sqlite-slice-lock.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
 
 const columns = rowColumns(indexReport);
+const LOAD_ID = '0d9e3f4a-6b1c-4f2e-8a7d-5c3b2a1f0e9d';
 
 /** An index_report row with `line` as its line number and the columns the table requires, NULL elsewhere. */
 function values(line: number): RowValues {
@@ -44,16 +45,17 @@ describe.each(DIALECTS)('the row writer openWarehouse chose on %s', (dialect) =>
     expect(warehouse.sliceLock).toBeInstanceOf(dialect === 'sqlite' ? SqliteSliceLock : PostgresSliceLock);
   });
 
-  it('writes every row in batches that leave a tail, inside the caller’s transaction, and counts them', async () => {
+  it('writes every row in batches that leave a tail, inside the caller’s transaction, each with the load’s id, and counts them', async () => {
     const written = await warehouse.db.connection().execute(async (connection) => {
       await warehouse.sliceLock.begin(connection, { portfolioId: 5, reportType: 'index', reportDate: '2024-03-01' });
-      const count = await warehouse.rowWriter.write(connection, indexReport, stream(7), 3);
+      const count = await warehouse.rowWriter.write(connection, indexReport, stream(7), 3, LOAD_ID);
       await connection.executeQuery(CompiledQuery.raw('commit'));
       return count;
     });
     expect(written).toBe(7);
-    const lines = await warehouse.db.selectFrom('index_report').select('line_number').orderBy('line_number').execute();
+    const lines = await warehouse.db.selectFrom('index_report').select(['line_number', 'load_id']).orderBy('line_number').execute();
     expect(lines.map((row) => Number(row.line_number))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(new Set(lines.map((row) => row.load_id))).toEqual(new Set([LOAD_ID]));
   });
 
   it('ends with the error of a row that cannot be built, and the rollback leaves nothing', async () => {
@@ -62,7 +64,7 @@ describe.each(DIALECTS)('the row writer openWarehouse chose on %s', (dialect) =>
       .execute(async (connection) => {
         await warehouse.sliceLock.begin(connection, { portfolioId: 5, reportType: 'index', reportDate: '2024-03-01' });
         try {
-          return await warehouse.rowWriter.write(connection, indexReport, stream(9, 6), 2);
+          return await warehouse.rowWriter.write(connection, indexReport, stream(9, 6), 2, LOAD_ID);
         } finally {
           await connection.executeQuery(CompiledQuery.raw('rollback'));
         }

@@ -9,9 +9,9 @@ import { ledgerRow } from '../../helpers/ledger-row.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
 
 describe('the columns the code writes', () => {
-  it('are each report definition’s row columns, then every column of the ledger row', () => {
+  it('are each report definition’s row columns and load_id, then every column of the ledger row', () => {
     const written = writtenColumns();
-    for (const definition of REPORT_TABLES) expect(written.get(definition.table)).toEqual(rowColumns(definition));
+    for (const definition of REPORT_TABLES) expect(written.get(definition.table)).toEqual([...rowColumns(definition), 'load_id']);
     expect(written.get('report_loads')).toEqual(Object.keys(ledgerRow(1, 'index', '2024-03-01', 'loaded')));
     expect([...written.keys()]).toEqual([...REPORT_TABLES.map((definition) => definition.table), 'report_loads']);
     expect([...written.keys()].slice(0, 2)).toEqual(['index_report', 'constituent_report']);
@@ -30,6 +30,16 @@ describe.each(DIALECTS)('verifyWarehouseSchema (%s)', (dialect) => {
     return warehouse;
   }
 
+  /**
+   * A migrated warehouse whose analysts' views are gone, as a DBA must drop them before dropping
+   * the tables or columns they read (Postgres refuses otherwise; SQLite refuses any later ALTER).
+   */
+  async function migratedWithoutViews(): Promise<WarehouseHandle> {
+    const migratedWarehouse = await migrated();
+    await dropViews(migratedWarehouse);
+    return migratedWarehouse;
+  }
+
   it('finds nothing missing in a migrated warehouse: the migrations make what the code writes', async () => {
     expect(await verifyWarehouseSchema(await migrated())).toBeUndefined();
   });
@@ -42,7 +52,7 @@ describe.each(DIALECTS)('verifyWarehouseSchema (%s)', (dialect) => {
   });
 
   it('lists every missing table and column, as a fatal CONFIG_INVALID saying how to repair', async () => {
-    const { db } = await migrated();
+    const { db } = await migratedWithoutViews();
     await sql`drop table constituent_report`.execute(db);
     await sql`alter table index_report drop column index_name`.execute(db);
     await sql`alter table report_loads drop column error_code`.execute(db);
@@ -57,7 +67,7 @@ describe.each(DIALECTS)('verifyWarehouseSchema (%s)', (dialect) => {
   });
 
   it('names the loaded slices whose rows a lost table held, as the run that loads them again', async () => {
-    const { db } = await migrated();
+    const { db } = await migratedWithoutViews();
     await db
       .insertInto('report_loads')
       .values([
@@ -78,7 +88,7 @@ describe.each(DIALECTS)('verifyWarehouseSchema (%s)', (dialect) => {
   });
 
   it('asks for --force when a column was lost: its rows are all there, so a plain run would skip them', async () => {
-    const { db } = await migrated();
+    const { db } = await migratedWithoutViews();
     await db
       .insertInto('report_loads')
       .values([ledgerRow(3, 'constituent.close', '2024-01-01', 'loaded'), ledgerRow(3, 'index', '2024-01-02', 'loaded')])
@@ -93,7 +103,7 @@ describe.each(DIALECTS)('verifyWarehouseSchema (%s)', (dialect) => {
   });
 
   it('says nothing needs loading again when the ledger lists no loaded slice of the lost table', async () => {
-    const { db } = await migrated();
+    const { db } = await migratedWithoutViews();
     await db
       .insertInto('report_loads')
       .values(ledgerRow(3, 'constituent.open', '2024-01-01', 'loaded'))
@@ -103,7 +113,7 @@ describe.each(DIALECTS)('verifyWarehouseSchema (%s)', (dialect) => {
   });
 
   it('without a ledger, says every day must be loaded again', async () => {
-    const { db } = await migrated();
+    const { db } = await migratedWithoutViews();
     await sql`drop table report_loads`.execute(db);
     const damage = await verifyWarehouseSchema(warehouse!);
     expect(damage?.message).toContain('lacks report_loads (table)');
@@ -123,7 +133,12 @@ describe('verifyWarehouseSchema (postgres schemas)', () => {
     const { db } = warehouse;
     await sql`create schema analysts`.execute(db);
     await sql`create table analysts.index_report as table index_report`.execute(db);
+    await dropViews(warehouse);
     await sql`drop table public.index_report`.execute(db);
     expect((await verifyWarehouseSchema(warehouse))?.message).toContain('lacks index_report (table)');
   });
 });
+
+async function dropViews(warehouse: WarehouseHandle): Promise<void> {
+  for (const view of ['latest_constituent_report', 'latest_index_report', 'latest_loaded_day']) await sql`drop view ${sql.table(view)}`.execute(warehouse.db);
+}
