@@ -18,12 +18,17 @@ export interface ExportRowsOptions {
 /**
  * The slice's rows from its file, typed and numbered: a big ZIP on a worker thread
  * ({@link readZipRowsOnWorker}), anything else on this thread. Both yield the same rows and fail
- * with the same errors; nothing starts until the rows are read.
+ * with the same errors; nothing starts until the rows are read. `onWorker` says which.
  */
-export function exportRows(content: Extract<ExportContent, { kind: 'records' }>, slice: Slice, definition: ReportDefinition, options: ExportRowsOptions): AsyncIterable<RowValues> {
+export function exportRows(
+  content: Extract<ExportContent, { kind: 'records' }>,
+  slice: Slice,
+  definition: ReportDefinition,
+  options: ExportRowsOptions,
+): { readonly rows: AsyncIterable<RowValues>; readonly onWorker: boolean } {
   const { fileName } = options;
   if (content.zip && options.bytes >= options.threadedParseBytes) {
-    return readZipRowsOnWorker({ zip: content.zip, fileName, maxUncompressedBytes: options.maxUncompressedBytes, slice });
+    return { rows: readZipRowsOnWorker({ zip: content.zip, fileName, maxUncompressedBytes: options.maxUncompressedBytes, slice }), onWorker: true };
   }
-  return numberedRows(content.records, createRowValuesBuilder(definition, slice, fileName));
+  return { rows: numberedRows(content.records, createRowValuesBuilder(definition, slice, fileName)), onWorker: false };
 }

@@ -48,12 +48,13 @@ export async function fetchAndLoad(
     }
 
     const facts = { format: content.format, fileName: download.fileName, bytes: body.bytes, sha256: body.sha256 };
-    const rows = exportRows(content, slice, definition, {
+    const { rows, onWorker } = exportRows(content, slice, definition, {
       fileName,
       bytes: body.bytes,
       maxUncompressedBytes: settings.limits.maxUncompressedBytes,
       threadedParseBytes: deps.threadedParseBytes ?? THREADED_PARSE_BYTES,
     });
+    if (onWorker) log.debug({ bytes: body.bytes }, 'reading the file on a worker thread while its rows are written');
     const load = await loader.loadExport(slice, definition, rows, facts, attempt.number, { force: options.force, durationMs: elapsed() });
     if (load.replacedMismatch) {
       log.warn(

@@ -140,8 +140,12 @@ describe('exportRows', () => {
     const options = { fileName: 'export.zip', bytes: zip.length, maxUncompressedBytes: LIMIT };
     let small: RowValues[] = [];
     let big: RowValues[] = [];
-    expect(await workersStartedBy(async () => (small = await collect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length + 1 }))))).toBe(0);
-    expect(await workersStartedBy(async () => (big = await collect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length }))))).toBe(1);
+    expect(await workersStartedBy(async () => (small = await collect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length + 1 }).rows)))).toBe(
+      0,
+    );
+    expect(await workersStartedBy(async () => (big = await collect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length }).rows)))).toBe(1);
+    expect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length + 1 }).onWorker).toBe(false);
+    expect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length }).onWorker).toBe(true);
     expect(small).toHaveLength(500);
     expect(big).toEqual(small);
   });
