@@ -43,8 +43,10 @@ export async function* readZipRowsOnWorker(options: ZipRowsOnWorkerOptions): Asy
     for (;;) {
       let message = inbox.shift();
       while (message === undefined) {
-        if (failure) throw new FileFormatError(`${job.fileName}: the thread reading it failed: ${failure.message}`, { cause: failure });
-        if (exitCode !== undefined) throw new FileFormatError(`${job.fileName}: the thread reading it stopped (exit code ${exitCode}) before the end of the file`);
+        // Not the file's fault (the file's own trouble arrives as an `error` message): a bug or the
+        // process's limits, kept as a surprise rather than blamed on the export.
+        if (failure) throw new Error(`${job.fileName}: the worker thread reading it failed: ${failure.message}`, { cause: failure });
+        if (exitCode !== undefined) throw new Error(`${job.fileName}: the worker thread reading it stopped (exit code ${exitCode}) before the end of the file`);
         await new Promise<void>((resolve) => (notify = resolve));
         message = inbox.shift();
       }
