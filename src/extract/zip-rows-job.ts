@@ -1,4 +1,5 @@
 import type { Slice } from '../slice.js';
+import type { RowValues } from './row-builder.js';
 
 /**
  * What {@link readZipRowsOnWorker} hands its worker thread (as `workerData`), and the messages
@@ -19,8 +20,12 @@ export interface ZipRowsJob {
 
 /** One message of the worker to the reader. */
 export type ZipRowsMessage =
-  /** `rowCount` rows' values, one after the other, each row in `rowColumns` order (`width` values). */
-  | { readonly kind: 'rows'; readonly values: (string | number | null)[]; readonly width: number; readonly rowCount: number }
+  /**
+   * Rows, each its values in `rowColumns` order. An array of rows, not one flat array of values:
+   * a flat array of 2,000 rows would exceed V8's large-object size (128 KiB), which only a full
+   * collection frees, and such arrays piled up to 80 MB of RSS over a 1,000,000-row load.
+   */
+  | { readonly kind: 'rows'; readonly rows: RowValues[] }
   | { readonly kind: 'end' }
   /** A failure of the file (or a surprise), described so the reader can throw the same class and code. */
   | { readonly kind: 'error'; readonly name: string; readonly code: string | undefined; readonly message: string };

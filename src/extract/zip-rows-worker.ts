@@ -7,7 +7,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { REPORT_REGISTRY } from '../reports/report-registry.js';
-import { createRowValuesBuilder } from './row-builder.js';
+import { createRowValuesBuilder, type RowValues } from './row-builder.js';
 import type { ZipRowsJob, ZipRowsMessage } from './zip-rows-job.js';
 import { readZipCsvRecords } from './zip-csv-records.js';
 
@@ -27,26 +27,20 @@ const post = (message: ZipRowsMessage) => port.postMessage(message);
 
 try {
   const build = createRowValuesBuilder(REPORT_REGISTRY[job.slice.reportType], job.slice, job.fileName);
-  let values: (string | number | null)[] = [];
-  let rowCount = 0;
-  let width = 0;
+  let rows: RowValues[] = [];
   let ordinal = 0;
   for await (const record of readZipCsvRecords(job.zip, { fileName: job.fileName, maxUncompressedBytes: job.maxUncompressedBytes })) {
     ordinal += 1;
-    const row = build(record, ordinal);
-    width = row.length;
-    for (let i = 0; i < row.length; i += 1) values.push(row[i]!);
-    rowCount += 1;
-    if (rowCount === job.batchRows) {
-      post({ kind: 'rows', values, width, rowCount });
-      values = [];
-      rowCount = 0;
+    rows.push(build(record, ordinal));
+    if (rows.length === job.batchRows) {
+      post({ kind: 'rows', rows });
+      rows = [];
       credits -= 1;
       // Backpressure: never more than `batchesAhead` batches the reader has not taken.
       if (credits <= 0) await new Promise<void>((resolve) => (wake = resolve));
     }
   }
-  if (rowCount > 0) post({ kind: 'rows', values, width, rowCount });
+  if (rows.length > 0) post({ kind: 'rows', rows });
   post({ kind: 'end' });
 } catch (error) {
   const err = error as Error & { code?: unknown };
