@@ -16,7 +16,13 @@ export interface OpenExportOptions {
 
 /** A body's records, and the format they were found in. */
 export type ExportContent =
-  | { readonly kind: 'records'; readonly format: ExportFormat; readonly records: AsyncIterable<SourceRecord> }
+  | {
+      readonly kind: 'records';
+      readonly format: ExportFormat;
+      readonly records: AsyncIterable<SourceRecord>;
+      /** Set when the body is a ZIP: where it is, for a reader on another thread (see readZipRowsOnWorker). */
+      readonly zip?: { readonly path: string } | { readonly buffer: Buffer };
+    }
   /** Only whitespace: treated like the empty body the spec gives for no data. */
   | { readonly kind: 'blank' };
 
@@ -35,8 +41,10 @@ export async function openExportRecords(body: SpooledBody, options: OpenExportOp
 
   const first = head[start];
   if (head.length >= 2 && head.readUInt16BE(0) === ZIP_MAGIC) {
-    const records = readZipCsvRecords(body.zipSource(), { fileName: options.fileName, maxUncompressedBytes: options.maxUncompressedBytes });
-    return { kind: 'records', format: 'csv', records };
+    const zip = body.zipSource();
+    // A generator: nothing is opened unless the records are read (a big ZIP may be read on a worker thread instead).
+    const records = readZipCsvRecords(zip, { fileName: options.fileName, maxUncompressedBytes: options.maxUncompressedBytes });
+    return { kind: 'records', format: 'csv', records, zip };
   }
   if (first === 0x5b /* [ */ || first === 0x7b /* { */) {
     return { kind: 'records', format: 'json', records: readJsonRecords(body.inMemory() ?? body.stream(), { fileName: options.fileName, maxDepth: options.maxJsonDepth }) };

@@ -2,12 +2,12 @@ import { openExportRecords } from '../extract/open-export-records.js';
 import type { Logger } from '../logger.js';
 import { REPORT_REGISTRY } from '../reports/report-registry.js';
 import type { ExportFormat } from '../reports/report-types.js';
-import { createRowValuesBuilder } from '../extract/row-builder.js';
 import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
 import type { Slice } from '../slice.js';
 import type { ExportSliceDeps } from './export-slice-deps.js';
 import type { ExportSliceOptions } from './export-slice-options.js';
-import { numberedRows } from './numbered-rows.js';
+import { THREADED_PARSE_BYTES } from './threaded-parse-bytes.js';
+import { exportRows } from './export-rows.js';
 import { recordEmptyAnswer } from './record-empty-answer.js';
 
 /**
@@ -48,7 +48,13 @@ export async function fetchAndLoad(
     }
 
     const facts = { format: content.format, fileName: download.fileName, bytes: body.bytes, sha256: body.sha256 };
-    const rows = numberedRows(content.records, createRowValuesBuilder(definition, slice, fileName));
+    const { rows, onWorker } = exportRows(content, slice, definition, {
+      fileName,
+      bytes: body.bytes,
+      maxUncompressedBytes: settings.limits.maxUncompressedBytes,
+      threadedParseBytes: deps.threadedParseBytes ?? THREADED_PARSE_BYTES,
+    });
+    if (onWorker) log.debug({ bytes: body.bytes }, 'reading the file on a worker thread while its rows are written');
     const load = await loader.loadExport(slice, definition, rows, facts, attempt.number, { force: options.force, durationMs: elapsed() });
     if (load.replacedMismatch) {
       log.warn(

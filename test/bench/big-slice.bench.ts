@@ -21,13 +21,16 @@ const ROWS: Record<BenchSize, number> = { full: 1_000_000, smoke: 2_000 };
 /** Each side runs this many times, alternating with the other; its fastest run counts (others share the machine). */
 const ROUNDS: Record<BenchSize, number> = { full: 2, smoke: 1 };
 const RSS_LIMIT_MB = 250;
+/** Issue 13, part 4: the big file on both cores (a worker thread inflating, parsing and typing while the main thread writes). */
+const RATIO_TARGET = 1.2;
 const PSQL = process.env.PSQL ?? 'psql';
 
 /**
  * Benchmark 2 of the issue, the big slice: one `constituent.close` ZIP of 1,000,000 CSV rows
  * (written with data descriptors), served by the simulator from memory. Each side runs in a
  * child process of its own, so the peak RSS is the side's own: the product is the real
- * `report-sync run` for that slice; the raw baselines download the same bytes and do
+ * `report-sync run` for that slice (its ZIP, over 8 MiB, read on a worker thread while the main
+ * thread writes); the raw baselines download the same bytes and do
  * unzipper → csv-parse → one prepared INSERT (SQLite) or → COPY (Postgres), in one transaction.
  * `psql \copy` of the unpacked CSV is reported as Postgres's ceiling.
  */
@@ -111,8 +114,8 @@ export const benchmark: Benchmark = {
           product: `${perSecond(rate(best(sqlite.product)))} rows/s`,
           baseline: `${perSecond(rate(best(sqlite.raw)))} rows/s`,
           ratio: sqliteRatio,
-          target: '≥ 0.75 × raw',
-          pass: sqliteRatio >= 0.75,
+          target: `≥ ${RATIO_TARGET} × raw`,
+          pass: sqliteRatio >= RATIO_TARGET,
           note: `${sizes}; raw: unzipper → csv-parse → one prepared INSERT per row, one transaction`,
         },
         {
@@ -129,8 +132,8 @@ export const benchmark: Benchmark = {
           product: `${perSecond(rate(best(postgres.product)))} rows/s`,
           baseline: `${perSecond(rate(best(postgres.raw)))} rows/s`,
           ratio: postgresRatio,
-          target: '≥ 0.75 × raw',
-          pass: postgresRatio >= 0.75,
+          target: `≥ ${RATIO_TARGET} × raw`,
+          pass: postgresRatio >= RATIO_TARGET,
           note: `${sizes}; raw: unzipper → csv-parse → COPY, one transaction`,
         },
         {

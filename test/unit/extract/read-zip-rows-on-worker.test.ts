@@ -1,0 +1,196 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buffer } from 'node:stream/consumers';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ExportError, FileFormatError } from '../../../src/errors.js';
+import { readZipRowsOnWorker } from '../../../src/extract/read-zip-rows-on-worker.js';
+import { createRowValuesBuilder, type RowValues } from '../../../src/extract/row-builder.js';
+import { readZipCsvRecords } from '../../../src/extract/zip-csv-records.js';
+import { REPORT_REGISTRY } from '../../../src/reports/report-registry.js';
+import { renderZip } from '../../../src/simulator/render-export.js';
+import { lazySyntheticReport } from '../../../src/simulator/synthetic-reports.js';
+import { exportRows } from '../../../src/slice/export-rows.js';
+import { numberedRows } from '../../../src/slice/numbered-rows.js';
+import type { Slice } from '../../../src/slice.js';
+import { SliceLoader } from '../../../src/warehouse/slice-loader.js';
+import { makeZip } from '../../helpers/make-zip.js';
+import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
+
+const slice: Slice = { portfolioId: 1001, reportType: 'constituent.close', reportDate: '2024-03-01' };
+const definition = REPORT_REGISTRY[slice.reportType];
+const javaZip = readFileSync(new URL('../../fixtures/constituent-java-data-descriptor.zip', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'report-sync-zip-rows-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+type Zip = { path: string } | { buffer: Buffer };
+const LIMIT = 1 << 30;
+
+async function collect(rows: AsyncIterable<RowValues>): Promise<RowValues[]> {
+  const all: RowValues[] = [];
+  for await (const row of rows) all.push(row);
+  return all;
+}
+
+/** The rows as the single-threaded path types them. */
+function onThisThread(zip: Zip, maxUncompressedBytes = LIMIT): AsyncIterable<RowValues> {
+  return numberedRows(readZipCsvRecords(zip, { fileName: 'export.zip', maxUncompressedBytes }), createRowValuesBuilder(definition, slice, 'export.zip'));
+}
+
+function onWorker(zip: Zip, maxUncompressedBytes = LIMIT, batchRows?: number): AsyncIterable<RowValues> {
+  return readZipRowsOnWorker({ zip, fileName: 'export.zip', maxUncompressedBytes, slice, ...(batchRows ? { batchRows } : {}) });
+}
+
+async function failure(rows: AsyncIterable<RowValues>): Promise<Error> {
+  const error = await collect(rows).catch((thrown: unknown) => thrown);
+  expect(error).toBeInstanceOf(Error);
+  return error as Error;
+}
+
+/** The simulator's constituent ZIP of `count` rows: 20-digit decimals, quoted commas, quotes, line breaks, a data descriptor. */
+async function syntheticZip(count: number): Promise<Buffer> {
+  return buffer(renderZip(lazySyntheticReport(slice.portfolioId, slice.reportType, slice.reportDate, 0, { constituentRows: count })));
+}
+
+/** A stored (uncompressed) ZIP of one CSV, its text findable in the bytes to corrupt them. */
+function constituentCsv(lines: string[]): string {
+  return ['Effective Date,ISIN,Security Name,Closing Price,Currency', ...lines].join('\n');
+}
+
+/** Counts the worker threads started while `work` runs (process 'worker' events). */
+async function workersStartedBy(work: () => Promise<unknown>): Promise<number> {
+  let started = 0;
+  const count = () => (started += 1);
+  process.on('worker', count);
+  try {
+    await work();
+  } finally {
+    process.off('worker', count);
+  }
+  return started;
+}
+
+describe('readZipRowsOnWorker', () => {
+  it('yields the rows the single-threaded reader yields: a Java ZIP from memory and from a file, and 3,001 synthetic rows across batches', async () => {
+    const path = join(dir, 'java.zip');
+    writeFileSync(path, javaZip);
+    for (const zip of [{ buffer: javaZip }, { path }]) {
+      const expected = await collect(onThisThread(zip));
+      expect(expected).toHaveLength(4);
+      expect(await collect(onWorker(zip))).toEqual(expected);
+    }
+    const synthetic = await syntheticZip(3_001);
+    const expected = await collect(onThisThread({ buffer: synthetic }));
+    expect(expected).toHaveLength(3_001);
+    // Odd batch sizes: full batches, a short last one, and backpressure (more batches than may wait).
+    expect(await collect(onWorker({ buffer: synthetic }, LIMIT, 7))).toEqual(expected);
+    expect(await collect(onWorker({ buffer: synthetic }))).toEqual(expected);
+  });
+
+  it('fails a CRC-32 mismatch as the single-threaded reader does: same class, same message', async () => {
+    const zip = await makeZip({ 'data.csv': constituentCsv(['2024-03-01,DE0007164600,SAP SE,123.45,EUR']) }, { compress: false });
+    const corrupt = Buffer.from(zip.toString('latin1').replace('SAP SE', 'SAP SF'), 'latin1');
+    const expected = await failure(onThisThread({ buffer: corrupt }));
+    const error = await failure(onWorker({ buffer: corrupt }));
+    expect(error).toBeInstanceOf(FileFormatError);
+    expect(error.message).toBe(expected.message);
+    expect(error.message).toContain('CRC-32 does not match');
+  });
+
+  it('fails a bad decimal, naming the line and column, as the single-threaded reader does', async () => {
+    const zip = await makeZip({ 'data.csv': constituentCsv(['2024-03-01,DE0007164600,SAP SE,123.45,EUR', '2024-03-01,US0378331005,Apple,12x.5,USD']) });
+    const expected = await failure(onThisThread({ buffer: zip }));
+    const error = await failure(onWorker({ buffer: zip }));
+    expect(error).toBeInstanceOf(FileFormatError);
+    expect((error as FileFormatError).code).toBe('FILE_INVALID');
+    expect(error.message).toBe(expected.message);
+    expect(error.message).toContain('data.csv line 3, column closing_price');
+  });
+
+  it('stops a file that inflates past limits.maxUncompressedBytes with EXPORT_TOO_LARGE', async () => {
+    const error = await failure(onWorker({ buffer: await syntheticZip(100) }, 1_000));
+    expect(error).toBeInstanceOf(ExportError);
+    expect((error as ExportError).code).toBe('EXPORT_TOO_LARGE');
+  });
+
+  it('ends its worker when the reader stops early, and starts none when the rows are never read', async () => {
+    const rows = onWorker({ buffer: await syntheticZip(5_000) }, LIMIT, 10);
+    expect(
+      await workersStartedBy(async () => {
+        for await (const row of rows) {
+          expect(row[0]).toBe(slice.portfolioId);
+          break;
+        }
+      }),
+    ).toBe(1);
+    expect(await workersStartedBy(async () => onWorker({ buffer: javaZip }))).toBe(0);
+  });
+});
+
+describe('exportRows', () => {
+  const content = (zip: Buffer) => ({
+    kind: 'records' as const,
+    format: 'csv' as const,
+    records: readZipCsvRecords({ buffer: zip }, { fileName: 'export.zip', maxUncompressedBytes: LIMIT }),
+    zip: { buffer: zip },
+  });
+
+  it('reads a ZIP below the threshold on this thread, and one at or above it on a worker, to the same rows', async () => {
+    const zip = await syntheticZip(500);
+    const options = { fileName: 'export.zip', bytes: zip.length, maxUncompressedBytes: LIMIT };
+    let small: RowValues[] = [];
+    let big: RowValues[] = [];
+    expect(await workersStartedBy(async () => (small = await collect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length + 1 }).rows)))).toBe(
+      0,
+    );
+    expect(await workersStartedBy(async () => (big = await collect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length }).rows)))).toBe(1);
+    expect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length + 1 }).onWorker).toBe(false);
+    expect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length }).onWorker).toBe(true);
+    expect(small).toHaveLength(500);
+    expect(big).toEqual(small);
+  });
+});
+
+describe.each(DIALECTS)('a slice loaded from a worker thread on %s', (dialect) => {
+  let warehouse: Awaited<ReturnType<typeof createTempWarehouse>>;
+  beforeEach(async () => {
+    warehouse = await createTempWarehouse(dialect);
+  });
+  afterEach(async () => {
+    await warehouse.close();
+  });
+
+  const facts = (zip: Buffer, sha256: string) => ({ format: 'csv' as const, fileName: 'export.zip', bytes: zip.length, sha256 });
+  const heldRows = async () =>
+    (
+      await warehouse.db
+        .selectFrom('constituent_report')
+        .select(['line_number', 'isin', 'closing_price'])
+        .where('portfolio_id', '=', slice.portfolioId)
+        .orderBy('line_number')
+        .execute()
+    ).map((row) => [Number(row.line_number), row.isin, String(row.closing_price)]);
+
+  it('loads every row; a bad decimal or a bad CRC found by the worker rolls the load back, leaving the earlier rows and ledger row', async () => {
+    const loader = new SliceLoader({ warehouse, batchRows: 100 });
+    const good = await syntheticZip(1_200);
+    const loaded = await loader.loadExport(slice, definition, onWorker({ buffer: good }, LIMIT, 50), facts(good, 'a'.repeat(64)), 1);
+    expect(loaded.rowCount).toBe(1_200);
+    const before = await heldRows();
+    expect(before).toHaveLength(1_200);
+    const ledgerBefore = await warehouse.db.selectFrom('report_loads').selectAll().execute();
+
+    const badDecimal = await makeZip({ 'data.csv': constituentCsv(['2024-03-01,DE0007164600,SAP SE,123.45,EUR', '2024-03-01,US0378331005,Apple,12x.5,USD']) });
+    const stored = await makeZip({ 'data.csv': constituentCsv(['2024-03-01,DE0007164600,SAP SE,123.45,EUR']) }, { compress: false });
+    const badCrc = Buffer.from(stored.toString('latin1').replace('SAP SE', 'SAP SF'), 'latin1');
+    for (const [zip, sha256] of [
+      [badDecimal, 'b'.repeat(64)],
+      [badCrc, 'c'.repeat(64)],
+    ] as const) {
+      const error = await loader.loadExport(slice, definition, onWorker({ buffer: zip }), facts(zip, sha256), 2).catch((thrown: unknown) => thrown);
+      expect(error).toBeInstanceOf(FileFormatError);
+      expect(await heldRows()).toEqual(before);
+      expect(await warehouse.db.selectFrom('report_loads').selectAll().execute()).toEqual(ledgerBefore);
+    }
+  });
+});
