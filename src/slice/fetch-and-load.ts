@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js';
 import { REPORT_REGISTRY } from '../reports/report-registry.js';
 import type { ExportFormat } from '../reports/report-types.js';
 import { createRowValuesBuilder } from '../extract/row-builder.js';
+import { SliceCheckTally } from '../quality/slice-check-tally.js';
 import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
 import type { Slice } from '../slice.js';
 import type { ExportSliceDeps } from './export-slice-deps.js';
@@ -48,8 +49,11 @@ export async function fetchAndLoad(
     }
 
     const facts = { format: content.format, fileName: download.fileName, bytes: body.bytes, sha256: body.sha256 };
-    const rows = numberedRows(content.records, createRowValuesBuilder(definition, slice, fileName));
-    const load = await loader.loadExport(slice, definition, rows, facts, attempt.number, { force: options.force, durationMs: elapsed() });
+    const checks = new SliceCheckTally(definition, slice, settings.checks);
+    const rows = numberedRows(content.records, createRowValuesBuilder(definition, slice, fileName), checks);
+    const load = await loader.loadExport(slice, definition, rows, facts, attempt.number, { force: options.force, durationMs: elapsed(), checks });
+    const checkWarnings = (load.checks ?? []).filter((result) => result.outcome === 'warn').map((result) => result.message);
+    if (checkWarnings.length > 0) log.warn({ checks: checkWarnings }, 'the file misses data-quality checks set to warn; loaded, with the warnings recorded in slice_checks');
     if (load.replacedMismatch) {
       log.warn(
         { heldRows: load.replacedMismatch.heldRows, ledgerRows: load.replacedMismatch.ledgerRows },
@@ -67,6 +71,7 @@ export async function fetchAndLoad(
       format: content.format,
       fileName: download.fileName,
       unchanged: load.unchanged,
+      checkWarnings,
     };
   } finally {
     await body.dispose();

@@ -1,4 +1,6 @@
 import { sql, type Kysely } from 'kysely';
+import type { PreviousLoad } from '../quality/slice-check-tally.js';
+import type { SliceCheckResult } from '../quality/slice-check-result.js';
 import type { ExportFormat } from '../reports/report-types.js';
 import type { Slice } from '../slice.js';
 import { LEDGER_COLUMNS } from './ledger-columns.js';
@@ -135,6 +137,51 @@ export class LedgerWriter {
           checked_at: now,
           duration_ms: durationMs,
         }),
+      )
+      .execute();
+  }
+
+  /**
+   * The latest date before the slice's that the ledger records `loaded` for the same portfolio and
+   * report type, with its rows (what `rowCountDrop` compares with): one read along the ledger's key.
+   */
+  async previousLoad(trx: Kysely<Warehouse>, slice: Slice): Promise<PreviousLoad | undefined> {
+    const row = await trx
+      .selectFrom('report_loads')
+      .select(['report_date', 'row_count'])
+      .where('portfolio_id', '=', slice.portfolioId)
+      .where('report_type', '=', slice.reportType)
+      .where('report_date', '<', slice.reportDate)
+      .where('status', '=', 'loaded')
+      .orderBy('report_date', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row && { reportDate: String(row.report_date), rowCount: Number(row.row_count) };
+  }
+
+  /** Replaces the slice's data-quality results (`slice_checks`) with those of the file just checked. */
+  async recordChecks(trx: Kysely<Warehouse>, slice: Slice, now: string, results: readonly SliceCheckResult[]): Promise<void> {
+    const key = ledgerKey(slice);
+    await trx
+      .deleteFrom('slice_checks')
+      .where('portfolio_id', '=', key.portfolio_id)
+      .where('report_type', '=', key.report_type)
+      .where('report_date', '=', key.report_date)
+      .execute();
+    if (results.length === 0) return;
+    await trx
+      .insertInto('slice_checks')
+      .values(
+        results.map((result) => ({
+          ...key,
+          check_name: result.check,
+          severity: result.severity,
+          outcome: result.outcome,
+          measured: result.measured,
+          threshold: result.threshold,
+          message: result.message,
+          checked_at: now,
+        })),
       )
       .execute();
   }

@@ -5,6 +5,7 @@ import { createTables } from './migrations/0001-create-tables.js';
 import { ledgerErrorCode } from './migrations/0002-ledger-error-code.js';
 import { indexReportLineNumber } from './migrations/0003-index-report-line-number.js';
 import { ledgerDuration } from './migrations/0004-ledger-duration.js';
+import { sliceChecks } from './migrations/0006-slice-checks.js';
 import type { WarehouseDialect, WarehouseHandle } from './open-warehouse.js';
 import { readMigrationHistory } from './read-migration-history.js';
 
@@ -19,6 +20,7 @@ function migrationsFor(dialect: WarehouseDialect): Record<string, Migration> {
     '0002-ledger-error-code': ledgerErrorCode(),
     '0003-index-report-line-number': indexReportLineNumber(dialect),
     '0004-ledger-duration': ledgerDuration(),
+    '0006-slice-checks': sliceChecks(dialect),
   };
 }
 

@@ -1,5 +1,8 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import { SyncError } from '../errors.js';
+import { QualityCheckError } from '../quality/quality-check-error.js';
+import type { SliceCheckResult } from '../quality/slice-check-result.js';
+import type { SliceCheckTally } from '../quality/slice-check-tally.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
 import { rowColumns, type RowValues, type WarehouseRow } from '../extract/row-builder.js';
 import type { ExportFormat } from '../reports/report-types.js';
@@ -70,7 +73,11 @@ export class SliceLoader {
    * @returns the number of rows written
    */
   async replaceRowValues(slice: Slice, definition: ReportDefinition, rows: AsyncIterable<RowValues>, file: ExportFileFacts, attempts: number): Promise<number> {
-    return this.#write(slice, `loading ${describeSlice(slice)}`, (trx, now) => this.#replace(trx, now, slice, definition, rows, file, attempts, null));
+    return this.#write(
+      slice,
+      `loading ${describeSlice(slice)}`,
+      async (trx, now) => (await this.#replace(trx, now, slice, definition, rows, file, attempts, null, undefined)).rowCount,
+    );
   }
 
   /**
@@ -85,7 +92,7 @@ export class SliceLoader {
     rows: AsyncIterable<RowValues>,
     file: ExportFileFacts,
     attempts: number,
-    options: { readonly force?: boolean; readonly durationMs?: number } = {},
+    options: { readonly force?: boolean; readonly durationMs?: number; readonly checks?: SliceCheckTally } = {},
   ): Promise<ExportLoad> {
     const durationMs = options.durationMs ?? null;
     return this.#write(slice, `loading ${describeSlice(slice)}`, async (trx, now) => {
@@ -102,8 +109,8 @@ export class SliceLoader {
           replacedMismatch = { heldRows: held, ledgerRows: previous.row_count };
         }
       }
-      const rowCount = await this.#replace(trx, now, slice, definition, rows, file, attempts, durationMs);
-      return { rowCount, unchanged: false, replacedMismatch };
+      const { rowCount, checks } = await this.#replace(trx, now, slice, definition, rows, file, attempts, durationMs, options.checks);
+      return { rowCount, unchanged: false, replacedMismatch, checks };
     });
   }
 
@@ -139,13 +146,23 @@ export class SliceLoader {
 
   /**
    * Records `failed` with its reason (`CODE: what to check`, the code also kept in `error_code`);
-   * rows loaded earlier, and the ledger's facts about them, stay.
+   * rows loaded earlier, and the ledger's facts about them, stay. `checks` are the data-quality
+   * results of a file refused by one (QUALITY_CHECK_FAILED), recorded in the same transaction.
    */
-  async recordFailure(slice: Slice, reason: string, attempts: number, durationMs: number | null = null): Promise<void> {
-    await this.#write(slice, `recording the failure of ${describeSlice(slice)}`, (trx, now) => this.#ledger.recordFailure(trx, slice, now, reason, attempts, durationMs));
+  async recordFailure(slice: Slice, reason: string, attempts: number, durationMs: number | null = null, checks?: readonly SliceCheckResult[]): Promise<void> {
+    await this.#write(slice, `recording the failure of ${describeSlice(slice)}`, async (trx, now) => {
+      await this.#ledger.recordFailure(trx, slice, now, reason, attempts, durationMs);
+      if (checks) await this.#ledger.recordChecks(trx, slice, now, checks);
+    });
   }
 
-  /** Deletes the slice's rows, writes the new ones and the ledger row, inside the caller's locked transaction. */
+  /**
+   * Deletes the slice's rows, writes the new ones and the ledger row, inside the caller's locked
+   * transaction. With `checks` (tallied as the rows stream in), the file is judged after its last
+   * row and before the ledger row: a check set to `fail` that it misses throws
+   * {@link QualityCheckError}, which rolls the transaction back (the earlier rows stay); otherwise
+   * the results are recorded with the ledger row.
+   */
   async #replace(
     trx: Kysely<Warehouse>,
     now: string,
@@ -155,11 +172,18 @@ export class SliceLoader {
     file: ExportFileFacts,
     attempts: number,
     durationMs: number | null,
-  ): Promise<number> {
+    checks: SliceCheckTally | undefined,
+  ): Promise<{ rowCount: number; checks: readonly SliceCheckResult[] }> {
     await trx.executeQuery(this.#deleteRows(definition).with(sliceKey(slice)));
     const rowCount = await this.#warehouse.rowWriter.write(trx, definition, rows, this.#batchRows);
+    let results: readonly SliceCheckResult[] = [];
+    if (checks) {
+      results = checks.evaluate(checks.comparesRowCount ? await this.#ledger.previousLoad(trx, slice) : undefined);
+      if (results.some((result) => result.outcome === 'fail')) throw new QualityCheckError(slice, file.fileName, results);
+    }
     await this.#ledger.recordLoaded(trx, slice, now, attempts, durationMs, file, rowCount);
-    return rowCount;
+    if (checks) await this.#ledger.recordChecks(trx, slice, now, results);
+    return { rowCount, checks: results };
   }
 
   async #replaceWithNoData(
@@ -250,6 +274,8 @@ export interface ExportLoad {
    * records (deleted, or an older backup restored), so it was loaded again.
    */
   readonly replacedMismatch?: { readonly heldRows: number; readonly ledgerRows: number };
+  /** The file's data-quality results (none when it was unchanged, or loaded without checks); none of them `fail`. */
+  readonly checks?: readonly SliceCheckResult[];
 }
 
 /** What {@link SliceLoader.recordEmptyAnswer} did. */
