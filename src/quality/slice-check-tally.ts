@@ -1,6 +1,7 @@
 import type { Settings } from '../config/settings-schema.js';
 import { rowColumns, type RowValues } from '../extract/row-builder.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
+import { printableText } from '../printable-text.js';
 import type { Slice } from '../slice.js';
 import { businessDaysBetween } from './business-days-between.js';
 import type { SliceCheckName, SliceCheckResult } from './slice-check-result.js';
@@ -131,7 +132,7 @@ export class SliceCheckTally {
           this.#duplicates,
           0,
           first
-            ? `${this.#duplicates} row${this.#duplicates === 1 ? ' repeats' : 's repeat'} a ${checks.uniqueColumn} of an earlier row (first: ${first.value} on line ${first.line}); none may`
+            ? `${this.#duplicates} row${this.#duplicates === 1 ? ' repeats' : 's repeat'} a ${checks.uniqueColumn} of an earlier row (first: ${JSON.stringify(printableText(first.value, 40))} on line ${first.line}); none may`
             : `the ${this.#seen.size} rows have ${this.#seen.size} different ${checks.uniqueColumn} values`,
         ),
       );
