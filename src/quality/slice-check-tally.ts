@@ -132,7 +132,7 @@ export class SliceCheckTally {
           this.#duplicates,
           0,
           first
-            ? `${this.#duplicates} row${this.#duplicates === 1 ? ' repeats' : 's repeat'} a ${checks.uniqueColumn} of an earlier row (first: ${JSON.stringify(printableText(first.value, 40))} on line ${first.line}); none may`
+            ? `${this.#duplicates} row${this.#duplicates === 1 ? ' repeats' : 's repeat'} a ${checks.uniqueColumn} of an earlier row (first: ${JSON.stringify(printableText(first.value, 40))} on row ${first.line}); none may`
             : `the ${this.#seen.size} rows have ${this.#seen.size} different ${checks.uniqueColumn} values`,
         ),
       );
@@ -183,7 +183,7 @@ export class SliceCheckTally {
           this.#notPositive,
           0,
           first
-            ? `${this.#notPositive} value${this.#notPositive === 1 ? ' is' : 's are'} not above zero (first: ${first.column} ${first.value} on line ${first.line}); ${this.#positiveNames.join(', ')} must be`
+            ? `${this.#notPositive} value${this.#notPositive === 1 ? ' is' : 's are'} not above zero (first: ${first.column} ${first.value} on row ${first.line}); ${this.#positiveNames.join(', ')} must be`
             : `every ${this.#positiveNames.join(', ')} given is above zero`,
         ),
       );

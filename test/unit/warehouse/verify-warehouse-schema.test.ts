@@ -13,7 +13,7 @@ describe('the columns the code writes', () => {
     const written = writtenColumns();
     for (const definition of REPORT_TABLES) expect(written.get(definition.table)).toEqual(rowColumns(definition));
     expect(written.get('report_loads')).toEqual(Object.keys(ledgerRow(1, 'index', '2024-03-01', 'loaded')));
-    expect([...written.keys()]).toEqual([...REPORT_TABLES.map((definition) => definition.table), 'report_loads']);
+    expect([...written.keys()]).toEqual([...REPORT_TABLES.map((definition) => definition.table), 'report_loads', 'slice_checks']);
     expect([...written.keys()].slice(0, 2)).toEqual(['index_report', 'constituent_report']);
   });
 });
