@@ -13,7 +13,7 @@ function tally(records: Record<string, string>[], settings: CheckSettings = DEFA
   const definition = REPORT_REGISTRY[slice.reportType];
   const build = createRowValuesBuilder(definition, slice, 'test.zip');
   const checks = new SliceCheckTally(definition, slice, settings);
-  records.forEach((values, i) => checks.observe(build({ values, where: `line ${i + 2}` }, i + 1)));
+  for (const [i, values] of records.entries()) checks.observe(build({ values, where: `line ${i + 2}` }, i + 1));
   return new Map(checks.evaluate(previous).map((result) => [result.check, result]));
 }
 
