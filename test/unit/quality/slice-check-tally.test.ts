@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { settingsSchema } from '../../../src/config/settings-schema.js';
 import { createRowValuesBuilder } from '../../../src/extract/row-builder.js';
-import { SliceCheckTally, type CheckSettings } from '../../../src/quality/slice-check-tally.js';
+import { SliceCheckTally, type CheckSettings, type RepeatedValues } from '../../../src/quality/slice-check-tally.js';
 import { REPORT_REGISTRY } from '../../../src/reports/report-registry.js';
 import type { Slice } from '../../../src/slice.js';
 
@@ -9,12 +9,12 @@ const slice: Slice = { portfolioId: 1001, reportType: 'constituent.close', repor
 const DEFAULTS: CheckSettings = settingsSchema.parse({}).checks;
 
 /** Tallies constituent records (CSV header names) as the pipeline types them, then evaluates. */
-function tally(records: Record<string, string>[], settings: CheckSettings = DEFAULTS, previous?: { reportDate: string; rowCount: number }) {
+function tally(records: Record<string, string>[], settings: CheckSettings = DEFAULTS, previous?: { reportDate: string; rowCount: number }, repeated?: RepeatedValues) {
   const definition = REPORT_REGISTRY[slice.reportType];
   const build = createRowValuesBuilder(definition, slice, 'test.zip');
   const checks = new SliceCheckTally(definition, slice, settings);
   for (const [i, values] of records.entries()) checks.observe(build({ values, where: `line ${i + 2}` }, i + 1));
-  return new Map(checks.evaluate(previous).map((result) => [result.check, result]));
+  return new Map(checks.evaluate({ previous, repeated }).map((result) => [result.check, result]));
 }
 
 const row = (isin: string, weight: string, extra: Record<string, string> = {}) => ({
@@ -39,11 +39,15 @@ describe('SliceCheckTally', () => {
     );
   });
 
-  it('counts repeated ISINs, quoting the first one printable', () => {
-    const result = tally([row('A', '0.5'), row('B\u001b[31m', '0.25'), row('B\u001b[31m', '0.25')]).get('duplicateIsin')!;
+  it('takes the repeats the database counted once two rows share a hash, quoting the first one printable', () => {
+    const rows = [row('A', '0.5'), row('B\u001b[31m', '0.25'), row('B\u001b[31m', '0.25')];
+    const result = tally(rows, DEFAULTS, undefined, { rows: 1, example: { value: 'B\u001b[31m', row: 3 } }).get('duplicateIsin')!;
     expect(result).toMatchObject({ outcome: 'fail', measured: 1, threshold: 0 });
     expect(result.message).not.toContain('\u001b');
     expect(result.message).toContain('on row 3');
+    // Distinct values share no hash, so what the database would say is never asked for.
+    const distinct = Array.from({ length: 20_000 }, (_, i) => row(`XS${String(i).padStart(10, '0')}`, '0.00005'));
+    expect(tally(distinct, DEFAULTS, undefined, { rows: 99 }).get('duplicateIsin')).toMatchObject({ outcome: 'pass', measured: 0 });
   });
 
   it('measures the drop in rows against the previous loaded date, and passes with none to compare with', () => {
