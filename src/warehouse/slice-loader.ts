@@ -2,12 +2,13 @@ import { CompiledQuery, type Kysely } from 'kysely';
 import { SyncError } from '../errors.js';
 import { QualityCheckError } from '../quality/quality-check-error.js';
 import type { SliceCheckResult } from '../quality/slice-check-result.js';
-import type { RepeatedValues, SliceCheckTally } from '../quality/slice-check-tally.js';
+import type { SliceCheckTally } from '../quality/slice-check-tally.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
 import { rowColumns, type RowValues, type WarehouseRow } from '../extract/row-builder.js';
 import type { ExportFormat } from '../reports/report-types.js';
 import { describeSlice, type Slice } from '../slice.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
+import { countRepeatedValues } from './count-repeated-values.js';
 import { Ledger } from './ledger.js';
 import type { ExportFileFacts, LedgerWriter } from './ledger-writer.js';
 import type { WarehouseHandle } from './open-warehouse.js';
@@ -179,7 +180,7 @@ export class SliceLoader {
     let results: readonly SliceCheckResult[] = [];
     if (checks) {
       const previous = checks.comparesRowCount ? await this.#ledger.previousLoad(trx, slice) : undefined;
-      const repeated = checks.uniqueColumn !== undefined && checks.mayRepeat ? await this.#countRepeats(trx, definition, slice, checks.uniqueColumn) : undefined;
+      const repeated = checks.uniqueColumn !== undefined && checks.mayRepeat ? await countRepeatedValues(trx, definition, sliceKey(slice), checks.uniqueColumn) : undefined;
       results = checks.evaluate({ previous, repeated });
       if (results.some((result) => result.outcome === 'fail')) throw new QualityCheckError(slice, file.fileName, results);
     }
@@ -199,47 +200,6 @@ export class SliceLoader {
   ): Promise<void> {
     await trx.executeQuery(this.#deleteRows(definition).with(sliceKey(slice)));
     await this.#ledger.recordNoData(trx, slice, now, attempts, durationMs, format);
-  }
-
-  /**
-   * The rows just written that repeat a value of `column`, and the first repeat, counted by the
-   * database in the slice's rows: asked only when the tally saw a repeated hash, so an ordinary
-   * file costs no query and a collision no false refusal.
-   */
-  async #countRepeats(trx: Kysely<Warehouse>, definition: ReportDefinition, slice: Slice, column: string): Promise<RepeatedValues> {
-    const db = trx as unknown as Kysely<Record<string, Record<string, string | number | null>>>;
-    const key = sliceKey(slice);
-    let rows = db.selectFrom(definition.table).where('portfolio_id', '=', key.portfolio_id).where('report_date', '=', key.report_date);
-    if (definition.storesReportType) rows = rows.where('report_type', '=', key.report_type);
-    const groups = rows
-      .select((eb) => [eb.ref(column).as('value'), eb.fn.countAll<number | string>().as('rows')])
-      .groupBy(column)
-      .having((eb) => eb.fn.countAll(), '>', 1);
-    const total = await db
-      .selectFrom(groups.as('repeated'))
-      .select((eb) => eb.fn.sum<number | string | null>(eb('rows', '-', 1)).as('repeats'))
-      .executeTakeFirst();
-    const repeats = Number(total?.repeats ?? 0);
-    if (repeats === 0 || !definition.storesLineNumber) return { rows: repeats };
-    // The first row that repeats an earlier one: the smallest second line number of any value.
-    const first = await rows
-      .innerJoin(
-        db
-          .selectFrom(definition.table)
-          .where('portfolio_id', '=', key.portfolio_id)
-          .where('report_date', '=', key.report_date)
-          .$if(definition.storesReportType, (query) => query.where('report_type', '=', key.report_type))
-          .select((eb) => [eb.ref(column).as('first_value'), eb.fn.min('line_number').as('first_line')])
-          .groupBy(column)
-          .as('firsts'),
-        (join) => join.onRef(`firsts.first_value`, '=', column as never),
-      )
-      .whereRef('line_number', '>', 'firsts.first_line')
-      .select((eb) => [eb.ref(column).as('value'), eb.ref('line_number').as('line')])
-      .orderBy('line_number')
-      .limit(1)
-      .executeTakeFirst();
-    return { rows: repeats, example: first ? { value: String(first.value), row: Number(first.line) } : undefined };
   }
 
   /** The DELETE of a slice's rows from the definition's table. */
