@@ -200,6 +200,8 @@ export class SliceLoader {
   ): Promise<void> {
     await trx.executeQuery(this.#deleteRows(definition).with(sliceKey(slice)));
     await this.#ledger.recordNoData(trx, slice, now, attempts, durationMs, format);
+    // The checks of rows that are gone would describe nothing the warehouse holds.
+    await this.#ledger.recordChecks(trx, slice, now, []);
   }
 
   /** The DELETE of a slice's rows from the definition's table. */

@@ -356,6 +356,18 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
     });
   });
 
+  it('an empty answer believed as a restatement removes the rows and their checks with them', async () => {
+    const slice: Slice = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
+    await serveConstituents(slice.portfolioId, MONDAY, evenLines(3));
+    expect((await run(slice.portfolioId, slice.reportType, MONDAY)).code).toBe(0);
+    expect((await checks(slice)).size).toBe(5);
+    files.delete(key(slice.portfolioId, slice.reportType, MONDAY));
+    const emptied = await run(slice.portfolioId, slice.reportType, MONDAY, { warehouse: { acceptEmptyRestatements: true } });
+    expect(emptied.code, emptied.stdout).toBe(0);
+    expect(await ledger(slice)).toMatchObject({ status: 'no_data', row_count: 0 });
+    expect((await checks(slice)).size).toBe(0);
+  });
+
   describe('shown by status, check and the dashboard', () => {
     let warned: Slice;
     let refused: Slice;
