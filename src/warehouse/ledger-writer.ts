@@ -6,7 +6,8 @@ import type { Slice } from '../slice.js';
 import { LEDGER_COLUMNS } from './ledger-columns.js';
 import { errorCodeOf } from './ledger-error.js';
 import { ReusableStatement } from './reusable-statement.js';
-import type { ReportLoadsRow, Warehouse } from './warehouse-schema.js';
+import { SLICE_CHECK_COLUMNS } from './slice-check-columns.js';
+import type { ReportLoadsRow, SliceChecksRow, Warehouse } from './warehouse-schema.js';
 
 /** What is known about a downloaded export file, for the ledger. */
 export interface ExportFileFacts {
@@ -28,8 +29,28 @@ export class LedgerWriter {
   readonly #select: ReusableStatement<SliceKey>;
   readonly #upsert: ReusableStatement<ReportLoadsRow>;
   readonly #touch: ReusableStatement<SliceKey & Pick<ReportLoadsRow, 'checked_at' | 'attempts' | 'duration_ms'>>;
+  readonly #previousLoad: ReusableStatement<SliceKey>;
+  readonly #deleteChecks: ReusableStatement<SliceKey>;
+  /** The INSERT of a slice's check results, per number of results (a report table's checks are a fixed few). */
+  readonly #insertChecks = new Map<number, ReusableStatement<Record<string, unknown>>>();
+  readonly #db: Kysely<Warehouse>;
 
   constructor(db: Kysely<Warehouse>) {
+    this.#db = db;
+    this.#previousLoad = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) =>
+      db
+        .selectFrom('report_loads')
+        .select(['report_date', 'row_count'])
+        .where('portfolio_id', '=', key.portfolio_id)
+        .where('report_type', '=', key.report_type)
+        .where('report_date', '<', key.report_date)
+        .where('status', '=', 'loaded')
+        .orderBy('report_date', 'desc')
+        .limit(1),
+    );
+    this.#deleteChecks = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) =>
+      db.deleteFrom('slice_checks').where('portfolio_id', '=', key.portfolio_id).where('report_type', '=', key.report_type).where('report_date', '=', key.report_date),
+    );
     this.#select = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) =>
       db.selectFrom('report_loads').selectAll().where('portfolio_id', '=', key.portfolio_id).where('report_type', '=', key.report_type).where('report_date', '=', key.report_date),
     );
@@ -146,44 +167,46 @@ export class LedgerWriter {
    * report type, with its rows (what `rowCountDrop` compares with): one read along the ledger's key.
    */
   async previousLoad(trx: Kysely<Warehouse>, slice: Slice): Promise<PreviousLoad | undefined> {
-    const row = await trx
-      .selectFrom('report_loads')
-      .select(['report_date', 'row_count'])
-      .where('portfolio_id', '=', slice.portfolioId)
-      .where('report_type', '=', slice.reportType)
-      .where('report_date', '<', slice.reportDate)
-      .where('status', '=', 'loaded')
-      .orderBy('report_date', 'desc')
-      .limit(1)
-      .executeTakeFirst();
+    const result = await trx.executeQuery(this.#previousLoad.with<Pick<ReportLoadsRow, 'report_date' | 'row_count'>>(ledgerKey(slice)));
+    const row = result.rows[0];
     return row && { reportDate: String(row.report_date), rowCount: Number(row.row_count) };
   }
 
   /** Replaces the slice's data-quality results (`slice_checks`) with those of the file just checked. */
   async recordChecks(trx: Kysely<Warehouse>, slice: Slice, now: string, results: readonly SliceCheckResult[]): Promise<void> {
     const key = ledgerKey(slice);
-    await trx
-      .deleteFrom('slice_checks')
-      .where('portfolio_id', '=', key.portfolio_id)
-      .where('report_type', '=', key.report_type)
-      .where('report_date', '=', key.report_date)
-      .execute();
+    await trx.executeQuery(this.#deleteChecks.with(key));
     if (results.length === 0) return;
-    await trx
-      .insertInto('slice_checks')
-      .values(
-        results.map((result) => ({
-          ...key,
-          check_name: result.check,
-          severity: result.severity,
-          outcome: result.outcome,
-          measured: result.measured,
-          threshold: result.threshold,
-          message: result.message,
-          checked_at: now,
-        })),
-      )
-      .execute();
+    const values: Record<string, unknown> = {};
+    results.forEach((result, i) => {
+      const row: SliceChecksRow = {
+        ...key,
+        check_name: result.check,
+        severity: result.severity,
+        outcome: result.outcome,
+        measured: result.measured,
+        threshold: result.threshold,
+        message: result.message,
+        checked_at: now,
+      };
+      for (const column of SLICE_CHECK_COLUMNS) values[`${column}${i}`] = row[column];
+    });
+    await trx.executeQuery(this.#insertChecksOf(results.length).with(values));
+  }
+
+  /** The INSERT of `count` check results, compiled on first use (its values are named `<column><index>`). */
+  #insertChecksOf(count: number): ReusableStatement<Record<string, unknown>> {
+    let statement = this.#insertChecks.get(count);
+    if (statement === undefined) {
+      const names = Array.from({ length: count }, (_, i) => SLICE_CHECK_COLUMNS.map((column) => `${column}${i}`)).flat();
+      statement = ReusableStatement.compile<Record<string, unknown>>(names, (values) =>
+        this.#db
+          .insertInto('slice_checks')
+          .values(Array.from({ length: count }, (_, i) => Object.fromEntries(SLICE_CHECK_COLUMNS.map((column) => [column, values[`${column}${i}`]])) as unknown as SliceChecksRow)),
+      );
+      this.#insertChecks.set(count, statement);
+    }
+    return statement;
   }
 
   /** Upserts the slice's ledger row for a new outcome with rows (or none): no error, checked and changed now. */

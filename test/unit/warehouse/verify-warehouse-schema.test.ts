@@ -102,6 +102,14 @@ describe.each(DIALECTS)('verifyWarehouseSchema (%s)', (dialect) => {
     expect((await verifyWarehouseSchema(warehouse!))?.message).toContain('its ledger lists no loaded slice whose rows were lost');
   });
 
+  it('without slice_checks, says it is missing and that no slice needs loading again', async () => {
+    const { db } = await migrated();
+    await sql`drop table slice_checks`.execute(db);
+    const damage = await verifyWarehouseSchema(warehouse!);
+    expect(damage?.message).toContain('lacks slice_checks (table)');
+    expect(damage?.message).toContain('no slice needs loading again');
+  });
+
   it('without a ledger, says every day must be loaded again', async () => {
     const { db } = await migrated();
     await sql`drop table report_loads`.execute(db);
