@@ -143,8 +143,8 @@ export class SliceCheckTally {
   }
 
   /**
-   * The results of every check that applies, once the last row is tallied: `rowCount` rows were
-   * written, and `previous` is the slice's previous loaded date (undefined when there is none).
+   * The results of every check that applies, once the last row is tallied, with what the
+   * warehouse said inside the slice's transaction (see {@link CheckContext}).
    */
   evaluate(context: CheckContext = {}): SliceCheckResult[] {
     const { previous } = context;
