@@ -172,10 +172,11 @@ export class LedgerWriter {
     return row && { reportDate: String(row.report_date), rowCount: Number(row.row_count) };
   }
 
-  /** Replaces the slice's data-quality results (`slice_checks`) with those of the file just checked. */
-  async recordChecks(trx: Kysely<Warehouse>, slice: Slice, now: string, results: readonly SliceCheckResult[]): Promise<void> {
+  /** Replaces the slice's data-quality results (`slice_checks`) with those of the file just checked (`replace: false`: it has none yet). */
+  async recordChecks(trx: Kysely<Warehouse>, slice: Slice, now: string, results: readonly SliceCheckResult[], options: { readonly replace?: boolean } = {}): Promise<void> {
     const key = ledgerKey(slice);
-    await trx.executeQuery(this.#deleteChecks.with(key));
+    // `replace: false` when the slice has no ledger row, so no results either: one statement less.
+    if (options.replace !== false) await trx.executeQuery(this.#deleteChecks.with(key));
     if (results.length === 0) return;
     const values: Record<string, unknown> = {};
     results.forEach((result, i) => {
@@ -202,7 +203,18 @@ export class LedgerWriter {
       statement = ReusableStatement.compile<Record<string, unknown>>(names, (values) =>
         this.#db
           .insertInto('slice_checks')
-          .values(Array.from({ length: count }, (_, i) => Object.fromEntries(SLICE_CHECK_COLUMNS.map((column) => [column, values[`${column}${i}`]])) as unknown as SliceChecksRow)),
+          .values(Array.from({ length: count }, (_, i) => Object.fromEntries(SLICE_CHECK_COLUMNS.map((column) => [column, values[`${column}${i}`]])) as unknown as SliceChecksRow))
+          // Rows left by a ledger row deleted by hand (the slice then looks never attempted) are overwritten, not a conflict.
+          .onConflict((oc) =>
+            oc.columns(['portfolio_id', 'report_type', 'report_date', 'check_name']).doUpdateSet((eb) => ({
+              severity: eb.ref('excluded.severity'),
+              outcome: eb.ref('excluded.outcome'),
+              measured: eb.ref('excluded.measured'),
+              threshold: eb.ref('excluded.threshold'),
+              message: eb.ref('excluded.message'),
+              checked_at: eb.ref('excluded.checked_at'),
+            })),
+          ),
       );
       this.#insertChecks.set(count, statement);
     }

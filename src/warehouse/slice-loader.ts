@@ -77,7 +77,7 @@ export class SliceLoader {
     return this.#write(
       slice,
       `loading ${describeSlice(slice)}`,
-      async (trx, now) => (await this.#replace(trx, now, slice, definition, rows, file, attempts, null, undefined)).rowCount,
+      async (trx, now) => (await this.#replace(trx, now, slice, definition, rows, file, attempts, null, undefined, true)).rowCount,
     );
   }
 
@@ -98,8 +98,11 @@ export class SliceLoader {
     const durationMs = options.durationMs ?? null;
     return this.#write(slice, `loading ${describeSlice(slice)}`, async (trx, now) => {
       let replacedMismatch: ExportLoad['replacedMismatch'];
+      // A slice the ledger has never seen has no checks recorded either (see #replace).
+      let everAttempted = true;
       if (!options.force) {
         const previous = await this.#ledger.read(trx, slice);
+        everAttempted = previous !== undefined;
         if (previous?.status === 'loaded' && previous.content_sha256 === file.sha256) {
           const counted = await trx.executeQuery<{ rows: number | string }>(this.#countRows(definition).with(sliceKey(slice)));
           const held = Number(counted.rows[0]?.rows ?? 0);
@@ -110,7 +113,7 @@ export class SliceLoader {
           replacedMismatch = { heldRows: held, ledgerRows: previous.row_count };
         }
       }
-      const { rowCount, checks } = await this.#replace(trx, now, slice, definition, rows, file, attempts, durationMs, options.checks);
+      const { rowCount, checks } = await this.#replace(trx, now, slice, definition, rows, file, attempts, durationMs, options.checks, everAttempted);
       return { rowCount, unchanged: false, replacedMismatch, checks };
     });
   }
@@ -162,7 +165,8 @@ export class SliceLoader {
    * transaction. With `checks` (tallied as the rows stream in), the file is judged after its last
    * row and before the ledger row: a check set to `fail` that it misses throws
    * {@link QualityCheckError}, which rolls the transaction back (the earlier rows stay); otherwise
-   * the results are recorded with the ledger row.
+   * the results are recorded with the ledger row (replacing the earlier ones, unless the slice was
+   * never attempted: a night's new slices save the DELETE).
    */
   async #replace(
     trx: Kysely<Warehouse>,
@@ -174,6 +178,7 @@ export class SliceLoader {
     attempts: number,
     durationMs: number | null,
     checks: SliceCheckTally | undefined,
+    everAttempted: boolean,
   ): Promise<{ rowCount: number; checks: readonly SliceCheckResult[] }> {
     await trx.executeQuery(this.#deleteRows(definition).with(sliceKey(slice)));
     const rowCount = await this.#warehouse.rowWriter.write(trx, definition, rows, this.#batchRows);
@@ -185,7 +190,7 @@ export class SliceLoader {
       if (results.some((result) => result.outcome === 'fail')) throw new QualityCheckError(slice, file.fileName, results);
     }
     await this.#ledger.recordLoaded(trx, slice, now, attempts, durationMs, file, rowCount);
-    if (checks) await this.#ledger.recordChecks(trx, slice, now, results);
+    if (checks) await this.#ledger.recordChecks(trx, slice, now, results, { replace: everAttempted });
     return { rowCount, checks: results };
   }
 

@@ -356,6 +356,24 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
     });
   });
 
+  it('a slice whose ledger row was deleted by hand loads again, its checks overwritten', async () => {
+    const slice: Slice = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
+    await serveConstituents(slice.portfolioId, MONDAY, evenLines(4));
+    expect((await run(slice.portfolioId, slice.reportType, MONDAY)).code).toBe(0);
+    const warehouse = await rig.warehouse();
+    await warehouse.db.deleteFrom('report_loads').where('portfolio_id', '=', slice.portfolioId).execute();
+    await serveConstituents(
+      slice.portfolioId,
+      MONDAY,
+      evenLines(4).map((line) => ({ ...line, weight: '0.2' })),
+    );
+    const again = await run(slice.portfolioId, slice.reportType, MONDAY, { checks: { weightsSum: { severity: 'warn' } } });
+    expect(again.code, again.stdout).toBe(0);
+    expect(await ledger(slice)).toMatchObject({ status: 'loaded', row_count: 4 });
+    expect((await checks(slice)).get('weightsSum')).toMatchObject({ outcome: 'warn' });
+    expect((await checks(slice)).size).toBe(5);
+  });
+
   it('an empty answer believed as a restatement removes the rows and their checks with them', async () => {
     const slice: Slice = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
     await serveConstituents(slice.portfolioId, MONDAY, evenLines(3));
