@@ -56,6 +56,12 @@ export type SyncErrorCode =
    * the count of slices queued so far; the rest need more memory or a shorter range.
    */
   | 'REDIS_FULL'
+  /**
+   * The file is well-formed but fails a data-quality check set to `fail` (weights, duplicate ISINs,
+   * stale effective dates, values not above zero, a drop in rows): not loaded, the slice keeps its
+   * earlier rows. Final: the same file fails again until it is restated or the setting changed.
+   */
+  | 'QUALITY_CHECK_FAILED'
   /** A wait (for the identity provider) was cut short by a shutdown; the slice is left as it was. */
   | 'INTERRUPTED'
   /** Something report-sync did not expect: a bug to report, not trouble to retry. */

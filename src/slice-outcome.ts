@@ -20,6 +20,8 @@ export type SliceOutcome =
       readonly fileName: string | null;
       /** The file was the one already loaded: nothing was rewritten. */
       readonly unchanged: boolean;
+      /** The messages of the data-quality checks set to `warn` that the file missed (it was loaded). */
+      readonly checkWarnings: readonly string[];
     })
   | (OutcomeBase & {
       readonly status: 'no_data';

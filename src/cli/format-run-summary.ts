@@ -17,6 +17,7 @@ export function formatRunSummary(report: RunReport): string {
       [
         ['loaded', report.loaded],
         ['  of which unchanged', report.unchanged],
+        ...(report.warned ? [['  of which warned by a data-quality check', report.warned] as [string, number]] : []),
         ['no_data', report.noData],
         ['failed', report.failed],
         ['not attempted', report.notAttempted],

@@ -1,6 +1,6 @@
 import { buildCoverageGrid, choosePeriod } from '../coverage-grid.js';
 import { countIsoDates, shiftIsoDate } from '../report-date.js';
-import { Ledger, type LedgerFilter } from '../warehouse/ledger.js';
+import { Ledger, type LedgerFilter, type SliceCheckEntry } from '../warehouse/ledger.js';
 import { rangeWindows, type SliceRange } from '../plan-slices.js';
 import { retryCommand } from '../retry-command.js';
 import { shellQuote } from '../shell-quote.js';
@@ -31,6 +31,9 @@ interface PairStatus {
 
 const FAILED_LISTED = 1000;
 
+/** Missed data-quality checks listed under the grid; `--json` lists up to {@link FAILED_LISTED}. */
+const CHECK_MISSES_LISTED = 20;
+
 /**
  * `report-sync status`: per portfolio and report type, how many slices of the range are
  * loaded, no_data, failed and missing (never attempted), the coverage grid (one character per
@@ -56,6 +59,7 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
     }
     const counts = await ledger.countByStatus(filter);
     const failed = await ledger.entries(filter, { status: 'failed', limit: FAILED_LISTED });
+    const checks = await readCheckMisses(ledger, filter, options.json ? FAILED_LISTED : CHECK_MISSES_LISTED, io);
 
     // The configured pairs always show (a pair with nothing loaded is all missing); pairs the
     // ledger knows beyond them show too, unless flags narrowed the question.
@@ -98,6 +102,7 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
               error: entry.error,
               updatedAt: entry.updated_at,
             })),
+            checks,
           },
           null,
           2,
@@ -125,6 +130,7 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
     // Failures grouped under the grid: a thousand slices of one forbidden portfolio are one line.
     const summary = await ledger.failureSummary(filter);
     if (summary.total > 0) lines.push('', ...failureLines(summary, filter, options));
+    if (checks.total > 0) lines.push('', ...checkMissLines(checks, filter));
     io.stdout.write(`${lines.join('\n')}\n`);
     return 0;
   } finally {
@@ -179,5 +185,29 @@ function failureLines(summary: FailureSummary, filter: LedgerFilter, options: St
   lines.push(
     `Every one of them: report-sync status --failed --json --from ${filter.from} --to ${filter.to}${codes}${options.config ? ` --config ${shellQuote(options.config)}` : ''}`,
   );
+  return lines;
+}
+
+/**
+ * The data-quality checks the latest files of the range missed (`warn`: loaded with the warning;
+ * `fail`: refused, the slice failed). A warehouse not yet migrated to hold them has none to show:
+ * said once on stderr, as damage is.
+ */
+async function readCheckMisses(ledger: Ledger, filter: LedgerFilter, limit: number, io: CliIo): Promise<{ total: number; misses: SliceCheckEntry[] }> {
+  try {
+    return await ledger.checkMisses(filter, limit);
+  } catch (error) {
+    io.stderr.write(`report-sync: warning: ${(error as Error).message}\n`);
+    return { total: 0, misses: [] };
+  }
+}
+
+/** One line per missed check: the slice, the outcome and what was found. */
+function checkMissLines(checks: { total: number; misses: readonly SliceCheckEntry[] }, filter: LedgerFilter): string[] {
+  const lines = [`Data-quality checks missed (${checks.total}; warn: loaded with the warning, fail: refused, the slice keeps its earlier rows):`];
+  for (const miss of checks.misses) lines.push(`  ${miss.outcome.padEnd(4)}  ${miss.portfolioId} ${miss.reportType} ${miss.reportDate}  ${miss.message}`);
+  if (checks.total > checks.misses.length) {
+    lines.push(`  … ${checks.total - checks.misses.length} more: report-sync status --json --from ${filter.from} --to ${filter.to} (its "checks")`);
+  }
   return lines;
 }

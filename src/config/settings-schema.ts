@@ -6,6 +6,8 @@ import { EXPORT_FORMATS, REPORT_TYPES } from '../reports/report-types.js';
 const positiveInt = z.number().int().min(1);
 const nonNegativeInt = z.number().int().min(0);
 const portfolioId = z.number().int().min(1).max(2_147_483_647);
+/** What a data-quality check does when a file does not pass it. */
+const checkSeverity = z.enum(['fail', 'warn', 'off']);
 
 /** Why a cron pattern is refused, in the words of the parser BullMQ's job scheduler uses; undefined when it is fine. */
 function cronProblem(pattern: string): string | undefined {
@@ -230,6 +232,58 @@ export const settingsSchema = z
         port: z.number().int().min(0).max(65_535).nullable().default(9464),
         /** Interface they listen on: 127.0.0.1 on a shared host, 0.0.0.0 in a container Prometheus scrapes. */
         host: z.string().min(1).default('127.0.0.1'),
+      })
+      .strict()
+      .prefault({}),
+    /**
+     * Data-quality checks run on every file loaded, while its rows stream into the slice's
+     * transaction. `fail` refuses the file (the slice keeps its earlier rows and is `failed` with
+     * QUALITY_CHECK_FAILED), `warn` loads it and records the warning, `off` skips the check. What
+     * each check looks at is the report definition's (see `ReportDefinition.checks`).
+     */
+    checks: z
+      .object({
+        /**
+         * The weights of a constituent file sum to 1 (or to 100, detected) within `tolerance`
+         * (of the scale: 0.001 is 0.1 % of the total). Fails by default: weights that do not add up
+         * are a cut or mixed file, whatever the day.
+         */
+        weightsSum: z
+          .object({ severity: checkSeverity.default('fail'), tolerance: z.number().min(0).max(1).default(0.001) })
+          .strict()
+          .prefault({}),
+        /** No ISIN twice in one constituent file. Fails by default: a duplicate double-counts a security. */
+        duplicateIsin: z
+          .object({ severity: checkSeverity.default('fail') })
+          .strict()
+          .prefault({}),
+        /**
+         * The file has at most `maxDropShare` fewer rows than the previous loaded date of the same
+         * portfolio and report type (0.25: a quarter fewer). Warns by default: a heuristic, and a
+         * portfolio may really shrink; refusing would block every following night's load of it.
+         */
+        rowCountDrop: z
+          .object({ severity: checkSeverity.default('warn'), maxDropShare: z.number().min(0).max(1).default(0.25) })
+          .strict()
+          .prefault({}),
+        /**
+         * Every row's effective date is the report date or at most `maxBusinessDaysBefore` business
+         * days (Monday to Friday, no holiday calendar) before it, never after. Fails by default: a
+         * stale file loaded under a new date passes old data off as current.
+         */
+        effectiveDate: z
+          .object({ severity: checkSeverity.default('fail'), maxBusinessDaysBefore: nonNegativeInt.max(366).default(5) })
+          .strict()
+          .prefault({}),
+        /**
+         * Prices, FX rates, shares (constituent files) and index values, market values and divisors
+         * (index files) are above zero where given. Fails by default: a negative price or rate is
+         * never a market fact.
+         */
+        positiveValues: z
+          .object({ severity: checkSeverity.default('fail') })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),

@@ -1,5 +1,5 @@
 import type { Slice } from '../slice.js';
-import type { Ledger } from '../warehouse/ledger.js';
+import type { Ledger, SliceCheckEntry } from '../warehouse/ledger.js';
 import type { QueueView } from './queue-view.js';
 
 /** One slice's ledger row as the dashboard shows it; `status` is `missing` when it has none. */
@@ -21,6 +21,8 @@ export interface SliceView {
   readonly durationMs: number | null;
   readonly errorCode: string | null;
   readonly error: string | null;
+  /** The data-quality checks of the slice's latest checked file (a refused one's included); none before it had any. */
+  readonly checks: readonly SliceCheckEntry[];
   /** The slice's job, when the queue holds one: `waiting`, `active`, `delayed`…; null otherwise or with no queue. */
   readonly job: string | null;
 }
@@ -28,6 +30,8 @@ export interface SliceView {
 /** The ledger row of one slice, and the state of its job when a queue is configured and answers. */
 export async function sliceView(ledger: Ledger, slice: Slice, queue?: QueueView): Promise<SliceView> {
   const row = await ledger.row(slice);
+  // A warehouse the next sync will migrate has no checks yet: the ledger row still shows.
+  const checks = row ? await ledger.sliceChecks(slice).catch(() => []) : [];
   let job: string | null = null;
   if (queue) job = (await queue.jobState(slice).catch(() => undefined)) ?? null;
   return {
@@ -45,6 +49,7 @@ export async function sliceView(ledger: Ledger, slice: Slice, queue?: QueueView)
     durationMs: row?.duration_ms ?? null,
     errorCode: row?.error_code ?? null,
     error: row?.error ?? null,
+    checks,
     job,
   };
 }

@@ -18,6 +18,12 @@ export const constituentReport = {
     { name: 'index_shares', kind: 'decimal' },
     { name: 'index_weighting', kind: 'decimal' },
   ],
+  checks: {
+    weightColumn: 'index_weighting',
+    uniqueColumn: 'isin',
+    effectiveDateColumn: 'effective_date',
+    positiveColumns: ['closing_price', 'closing_fx', 'index_shares'],
+  },
 } as const satisfies ReportDefinition;
 
 /** A row of `constituent_report`: one line of a `constituent.*` export (one security). */

@@ -17,6 +17,11 @@ export const indexReport = {
     { name: 'close_divisor', kind: 'decimal' },
     { name: 'open_divisor', kind: 'decimal' },
   ],
+  // An index file has no weights and no ISINs: its dates and its levels are what can be checked.
+  checks: {
+    effectiveDateColumn: 'effective_date',
+    positiveColumns: ['index_value', 'close_market_value', 'open_market_value', 'close_divisor', 'open_divisor'],
+  },
 } as const satisfies ReportDefinition;
 
 /** A row of `index_report`: one record of an `index` export (one index of the portfolio). */

@@ -28,4 +28,21 @@ export interface ReportDefinition {
   readonly storesLineNumber: boolean;
   /** The typed columns, in the spec's order; fields not listed here go to `extra`. */
   readonly columns: readonly ReportColumn[];
+  /** Which columns the data-quality checks look at; a check with no column here does not apply. */
+  readonly checks: ReportChecks;
+}
+
+/**
+ * The columns each data-quality check reads in a report table's rows (each a name of `columns`).
+ * The row-count check applies to every table.
+ */
+export interface ReportChecks {
+  /** The weights that sum to 1 (or 100) over a file (`weightsSum`). */
+  readonly weightColumn?: string;
+  /** The column no two rows of a file share (`duplicateIsin`). */
+  readonly uniqueColumn?: string;
+  /** The date each row is effective at, the report date or a few business days before (`effectiveDate`). */
+  readonly effectiveDateColumn?: string;
+  /** Decimals that must be above zero where given (`positiveValues`). */
+  readonly positiveColumns: readonly string[];
 }

@@ -37,6 +37,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRep
   const tally = {
     loaded: 0,
     unchanged: 0,
+    warned: 0,
     noData: 0,
     noDataAgain: 0,
     failed: 0,
@@ -81,6 +82,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRep
       tally.loaded += 1;
       tally.bytes += outcome.bytes;
       if (outcome.unchanged) tally.unchanged += 1;
+      if (outcome.checkWarnings.length > 0) tally.warned += 1;
       else tally.rowsWritten[REPORT_REGISTRY[outcome.slice.reportType].table] += outcome.rowCount;
     } else if (outcome.status === 'no_data') {
       tally.noData += 1;
@@ -108,6 +110,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRep
     planned: options.planned,
     loaded: tally.loaded,
     unchanged: tally.unchanged,
+    warned: tally.warned,
     noData: tally.noData,
     noDataAgain: tally.noDataAgain,
     failed: tally.failed,

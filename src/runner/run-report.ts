@@ -11,6 +11,8 @@ export interface RunReport {
   readonly loaded: number;
   /** Of `loaded`: the file was the one already in the warehouse. */
   readonly unchanged: number;
+  /** Of `loaded`: the file missed a data-quality check set to `warn` (counted by the in-process runner only). */
+  readonly warned?: number;
   readonly noData: number;
   /** Of `noData`: the slice had no data already. */
   readonly noDataAgain: number;

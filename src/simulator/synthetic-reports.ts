@@ -151,7 +151,8 @@ function indexSample({ portfolioId, date, revision, sizes, seed, fileBaseName }:
           indexValue: i === 0 ? `${1000 + (portfolioId % 1000)}.${digits(random, 17)}` : decimal(random, 5, 8),
           currency: CURRENCIES[i % CURRENCIES.length]!,
           closeMarketValue: decimal(random, 9, 2),
-          openMarketValue: i === 1 ? `-${decimal(random, 3, 4)}` : decimal(random, 9, 2),
+          // Above zero, as an index's values are (the data-quality checks refuse others).
+          openMarketValue: i === 1 ? `0.${digits(random, 4)}` : decimal(random, 9, 2),
           closeDivisor: decimal(random, 4, 12),
           openDivisor: decimal(random, 4, 12),
           indexType: i % 2 === 0 ? 'PRICE' : 'TOTAL_RETURN',
@@ -174,6 +175,17 @@ function constituentSample({ portfolioId, reportType, date, revision, sizes, see
     rowCount,
     *rows() {
       const random = seededRandom(seed);
+      // The weights of a file sum to exactly 1, as a real index's do, yet each differs: rows pair
+      // up, the second of a pair giving back what the first got over the even share (up to half of
+      // it), and the first row takes the units the even share leaves over. Nothing needs a look
+      // at the other rows, so a million-row file still streams.
+      const share = Math.floor(WEIGHT_UNITS / rowCount);
+      let pairJitter = 0;
+      const weightUnits = (i: number): number => {
+        if (i % 2 === 1) return share - pairJitter;
+        pairJitter = i + 1 < rowCount ? Math.floor(random() * (share / 2)) : 0;
+        return share + pairJitter + (i === 0 ? WEIGHT_UNITS - share * rowCount : 0);
+      };
       for (let i = 0; i < rowCount; i += 1) {
         const row: Record<string, string> = {
           'Effective Date': date,
@@ -184,8 +196,8 @@ function constituentSample({ portfolioId, reportType, date, revision, sizes, see
           'Closing Price': i === 0 ? `${100 + (portfolioId % 7)}.${digits(random, 17)}` : decimal(random, 3, 6),
           Currency: CURRENCIES[i % CURRENCIES.length]!,
           'Closing Fx': i % 3 === 0 ? '1' : `1.${digits(random, 10)}`,
-          'Index Shares': i % 11 === 10 ? `-${decimal(random, 4, 3)}` : decimal(random, 6, 3),
-          'Index Weighting': `0.0${digits(random, 12)}`,
+          'Index Shares': i % 11 === 10 ? `0.${digits(random, 6)}` : `${1 + Math.floor(random() * 9)}${decimal(random, 5, 3)}`,
+          'Index Weighting': weightText(weightUnits(i)),
         };
         if (extra) row[extra.csv] = i % 4 === 0 ? 'split 2:1, effective' : '';
         yield row;
@@ -215,6 +227,13 @@ function digits(random: () => number, count: number): string {
   for (let i = 0; i < count; i += 1) text += Math.floor(random() * 10);
   // A trailing digit of 0 would read as fewer significant digits; keep the last one non-zero.
   return text.slice(0, -1) + String(1 + Math.floor(random() * 9));
+}
+
+/** Weights are written in units of 10^-12: the largest total, 10^12, is exact as a double. */
+const WEIGHT_UNITS = 1e12;
+
+function weightText(units: number): string {
+  return `${Math.floor(units / WEIGHT_UNITS)}.${String(units % WEIGHT_UNITS).padStart(12, '0')}`;
 }
 
 function decimal(random: () => number, integerDigits: number, fractionDigits: number): string {

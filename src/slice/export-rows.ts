@@ -1,9 +1,11 @@
 import type { ExportContent } from '../extract/open-export-records.js';
 import { readZipRowsOnWorker } from '../extract/read-zip-rows-on-worker.js';
 import { createRowValuesBuilder, type RowValues } from '../extract/row-builder.js';
+import type { SliceCheckTally } from '../quality/slice-check-tally.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
 import type { Slice } from '../slice.js';
 import { numberedRows } from './numbered-rows.js';
+import { observedRows } from './observed-rows.js';
 
 /** How {@link exportRows} reads a file. */
 export interface ExportRowsOptions {
@@ -13,6 +15,8 @@ export interface ExportRowsOptions {
   readonly maxUncompressedBytes: number;
   /** A ZIP body of at least this many bytes is read on a worker thread (see THREADED_PARSE_BYTES). */
   readonly threadedParseBytes: number;
+  /** The slice's data-quality tally, shown every row on this thread whichever thread typed it. */
+  readonly checks?: SliceCheckTally;
 }
 
 /**
@@ -27,8 +31,10 @@ export function exportRows(
   options: ExportRowsOptions,
 ): { readonly rows: AsyncIterable<RowValues>; readonly onWorker: boolean } {
   const { fileName } = options;
+  const { checks } = options;
   if (content.zip && options.bytes >= options.threadedParseBytes) {
-    return { rows: readZipRowsOnWorker({ zip: content.zip, fileName, maxUncompressedBytes: options.maxUncompressedBytes, slice }), onWorker: true };
+    const rows = readZipRowsOnWorker({ zip: content.zip, fileName, maxUncompressedBytes: options.maxUncompressedBytes, slice });
+    return { rows: checks ? observedRows(rows, checks) : rows, onWorker: true };
   }
-  return { rows: numberedRows(content.records, createRowValuesBuilder(definition, slice, fileName)), onWorker: false };
+  return { rows: numberedRows(content.records, createRowValuesBuilder(definition, slice, fileName), checks), onWorker: false };
 }

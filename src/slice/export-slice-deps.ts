@@ -8,7 +8,7 @@ import type { SliceLoader } from '../warehouse/slice-loader.js';
 export interface ExportSliceDeps {
   readonly client: ExportClient;
   readonly loader: SliceLoader;
-  readonly settings: Pick<Settings, 'formats' | 'defaultFormat' | 'limits' | 'warehouse'>;
+  readonly settings: Pick<Settings, 'formats' | 'defaultFormat' | 'limits' | 'warehouse' | 'checks'>;
   readonly logger: Logger;
   /** Counts outcomes and retries, when the process exposes metrics. */
   readonly metrics?: SyncMetrics;

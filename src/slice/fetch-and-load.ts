@@ -2,6 +2,7 @@ import { openExportRecords } from '../extract/open-export-records.js';
 import type { Logger } from '../logger.js';
 import { REPORT_REGISTRY } from '../reports/report-registry.js';
 import type { ExportFormat } from '../reports/report-types.js';
+import { SliceCheckTally } from '../quality/slice-check-tally.js';
 import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
 import type { Slice } from '../slice.js';
 import type { ExportSliceDeps } from './export-slice-deps.js';
@@ -48,14 +49,18 @@ export async function fetchAndLoad(
     }
 
     const facts = { format: content.format, fileName: download.fileName, bytes: body.bytes, sha256: body.sha256 };
+    const checks = new SliceCheckTally(definition, slice, settings.checks);
     const { rows, onWorker } = exportRows(content, slice, definition, {
       fileName,
       bytes: body.bytes,
       maxUncompressedBytes: settings.limits.maxUncompressedBytes,
       threadedParseBytes: deps.threadedParseBytes ?? THREADED_PARSE_BYTES,
+      checks,
     });
     if (onWorker) log.debug({ bytes: body.bytes }, 'reading the file on a worker thread while its rows are written');
-    const load = await loader.loadExport(slice, definition, rows, facts, attempt.number, { force: options.force, durationMs: elapsed() });
+    const load = await loader.loadExport(slice, definition, rows, facts, attempt.number, { force: options.force, durationMs: elapsed(), checks });
+    const checkWarnings = (load.checks ?? []).filter((result) => result.outcome === 'warn').map((result) => result.message);
+    if (checkWarnings.length > 0) log.warn({ checks: checkWarnings }, 'the file misses data-quality checks set to warn; loaded, with the warnings recorded in slice_checks');
     if (load.replacedMismatch) {
       log.warn(
         { heldRows: load.replacedMismatch.heldRows, ledgerRows: load.replacedMismatch.ledgerRows },
@@ -73,6 +78,7 @@ export async function fetchAndLoad(
       format: content.format,
       fileName: download.fileName,
       unchanged: load.unchanged,
+      checkWarnings,
     };
   } finally {
     await body.dispose();

@@ -1,4 +1,5 @@
 import { SyncError, toSyncError } from '../errors.js';
+import { QualityCheckError } from '../quality/quality-check-error.js';
 import type { SliceAttempt } from '../slice-outcome.js';
 import { sliceLogFields, type Slice } from '../slice.js';
 import type { ExportSliceDeps } from './export-slice-deps.js';
@@ -10,7 +11,9 @@ import type { ExportSliceDeps } from './export-slice-deps.js';
  */
 export async function recordFinalFailure(slice: Slice, error: SyncError, attempt: SliceAttempt, deps: ExportSliceDeps, durationMs: number): Promise<SyncError> {
   try {
-    await deps.loader.recordFailure(slice, `${error.code}: ${error.message}`, attempt.number, durationMs);
+    // A file refused by a data-quality check leaves its results beside the failure.
+    const checks = error instanceof QualityCheckError ? error.results : undefined;
+    await deps.loader.recordFailure(slice, `${error.code}: ${error.message}`, attempt.number, durationMs, checks);
     return error;
   } catch (ledgerError) {
     const warehouseError = toSyncError(ledgerError);

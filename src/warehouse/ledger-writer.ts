@@ -1,10 +1,13 @@
 import { sql, type Kysely } from 'kysely';
+import type { PreviousLoad } from '../quality/slice-check-tally.js';
+import type { SliceCheckResult } from '../quality/slice-check-result.js';
 import type { ExportFormat } from '../reports/report-types.js';
 import type { Slice } from '../slice.js';
 import { LEDGER_COLUMNS } from './ledger-columns.js';
 import { errorCodeOf } from './ledger-error.js';
 import { ReusableStatement } from './reusable-statement.js';
-import type { ReportLoadsRow, Warehouse } from './warehouse-schema.js';
+import { SLICE_CHECK_COLUMNS } from './slice-check-columns.js';
+import type { ReportLoadsRow, SliceChecksRow, Warehouse } from './warehouse-schema.js';
 
 /** What is known about a downloaded export file, for the ledger. */
 export interface ExportFileFacts {
@@ -26,8 +29,28 @@ export class LedgerWriter {
   readonly #select: ReusableStatement<SliceKey>;
   readonly #upsert: ReusableStatement<ReportLoadsRow>;
   readonly #touch: ReusableStatement<SliceKey & Pick<ReportLoadsRow, 'checked_at' | 'attempts' | 'duration_ms'>>;
+  readonly #previousLoad: ReusableStatement<SliceKey>;
+  readonly #deleteChecks: ReusableStatement<SliceKey>;
+  /** The INSERT of a slice's check results, per number of results (a report table's checks are a fixed few). */
+  readonly #insertChecks = new Map<number, ReusableStatement<Record<string, unknown>>>();
+  readonly #db: Kysely<Warehouse>;
 
   constructor(db: Kysely<Warehouse>) {
+    this.#db = db;
+    this.#previousLoad = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) =>
+      db
+        .selectFrom('report_loads')
+        .select(['report_date', 'row_count'])
+        .where('portfolio_id', '=', key.portfolio_id)
+        .where('report_type', '=', key.report_type)
+        .where('report_date', '<', key.report_date)
+        .where('status', '=', 'loaded')
+        .orderBy('report_date', 'desc')
+        .limit(1),
+    );
+    this.#deleteChecks = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) =>
+      db.deleteFrom('slice_checks').where('portfolio_id', '=', key.portfolio_id).where('report_type', '=', key.report_type).where('report_date', '=', key.report_date),
+    );
     this.#select = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) =>
       db.selectFrom('report_loads').selectAll().where('portfolio_id', '=', key.portfolio_id).where('report_type', '=', key.report_type).where('report_date', '=', key.report_date),
     );
@@ -157,6 +180,65 @@ export class LedgerWriter {
         }),
       )
       .execute();
+  }
+
+  /**
+   * The latest date before the slice's that the ledger records `loaded` for the same portfolio and
+   * report type, with its rows (what `rowCountDrop` compares with): one read along the ledger's key.
+   */
+  async previousLoad(trx: Kysely<Warehouse>, slice: Slice): Promise<PreviousLoad | undefined> {
+    const result = await trx.executeQuery(this.#previousLoad.with<Pick<ReportLoadsRow, 'report_date' | 'row_count'>>(ledgerKey(slice)));
+    const row = result.rows[0];
+    return row && { reportDate: String(row.report_date), rowCount: Number(row.row_count) };
+  }
+
+  /** Replaces the slice's data-quality results (`slice_checks`) with those of the file just checked (`replace: false`: it has none yet). */
+  async recordChecks(trx: Kysely<Warehouse>, slice: Slice, now: string, results: readonly SliceCheckResult[], options: { readonly replace?: boolean } = {}): Promise<void> {
+    const key = ledgerKey(slice);
+    // `replace: false` when the slice has no ledger row, so no results either: one statement less.
+    if (options.replace !== false) await trx.executeQuery(this.#deleteChecks.with(key));
+    if (results.length === 0) return;
+    const values: Record<string, unknown> = {};
+    results.forEach((result, i) => {
+      const row: SliceChecksRow = {
+        ...key,
+        check_name: result.check,
+        severity: result.severity,
+        outcome: result.outcome,
+        measured: result.measured,
+        threshold: result.threshold,
+        message: result.message,
+        checked_at: now,
+      };
+      for (const column of SLICE_CHECK_COLUMNS) values[`${column}${i}`] = row[column];
+    });
+    await trx.executeQuery(this.#insertChecksOf(results.length).with(values));
+  }
+
+  /** The INSERT of `count` check results, compiled on first use (its values are named `<column><index>`). */
+  #insertChecksOf(count: number): ReusableStatement<Record<string, unknown>> {
+    let statement = this.#insertChecks.get(count);
+    if (statement === undefined) {
+      const names = Array.from({ length: count }, (_, i) => SLICE_CHECK_COLUMNS.map((column) => `${column}${i}`)).flat();
+      statement = ReusableStatement.compile<Record<string, unknown>>(names, (values) =>
+        this.#db
+          .insertInto('slice_checks')
+          .values(Array.from({ length: count }, (_, i) => Object.fromEntries(SLICE_CHECK_COLUMNS.map((column) => [column, values[`${column}${i}`]])) as unknown as SliceChecksRow))
+          // Rows left by a ledger row deleted by hand (the slice then looks never attempted) are overwritten, not a conflict.
+          .onConflict((oc) =>
+            oc.columns(['portfolio_id', 'report_type', 'report_date', 'check_name']).doUpdateSet((eb) => ({
+              severity: eb.ref('excluded.severity'),
+              outcome: eb.ref('excluded.outcome'),
+              measured: eb.ref('excluded.measured'),
+              threshold: eb.ref('excluded.threshold'),
+              message: eb.ref('excluded.message'),
+              checked_at: eb.ref('excluded.checked_at'),
+            })),
+          ),
+      );
+      this.#insertChecks.set(count, statement);
+    }
+    return statement;
   }
 
   /** Upserts the slice's ledger row for a new outcome with rows (or none): no error, checked and changed now. */

@@ -1,11 +1,12 @@
 import { PostgresIntrospector, sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { EXAMPLES_PER_GROUP, NO_FAILURES, summariseFailures, type FailureGroup, type FailureSummary } from '../failure-groups.js';
+import { SLICE_CHECK_NAMES } from '../quality/slice-check-result.js';
 import type { ReportType } from '../reports/report-types.js';
 import type { Slice } from '../slice.js';
 import { ledgerError } from './ledger-error.js';
 import { LedgerWriter } from './ledger-writer.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
-import type { ReportLoadsRow, SliceStatus, Warehouse } from './warehouse-schema.js';
+import type { ReportLoadsRow, SliceChecksRow, SliceStatus, Warehouse } from './warehouse-schema.js';
 
 /** Which ledger rows a question is about. Dates are inclusive. */
 export interface LedgerFilter {
@@ -56,6 +57,20 @@ export interface OutcomesSince {
   readonly rowsWritten: number;
   /** Attempts after the first it took these slices to reach their outcome. */
   readonly retries: number;
+}
+
+/** One data-quality check of a slice's latest checked file, as `slice_checks` records it. */
+export interface SliceCheckEntry {
+  readonly portfolioId: number;
+  readonly reportType: string;
+  readonly reportDate: string;
+  readonly check: string;
+  readonly severity: string;
+  readonly outcome: string;
+  readonly measured: number;
+  readonly threshold: number;
+  readonly message: string;
+  readonly checkedAt: string;
 }
 
 /** Failure groups whose example slices are read; the rest are counted only. */
@@ -302,6 +317,45 @@ export class Ledger {
     }
   }
 
+  /**
+   * The data-quality checks inside the filter that the slices' latest checked files missed
+   * (`warn` or `fail`), oldest first, at most `limit`, and how many there are in all.
+   */
+  async checkMisses(filter: LedgerFilter, limit: number): Promise<{ total: number; misses: SliceCheckEntry[] }> {
+    try {
+      const missed = () => {
+        let query = this.#db.selectFrom('slice_checks').where('report_date', '>=', filter.from).where('report_date', '<=', filter.to).where('outcome', 'in', ['warn', 'fail']);
+        if (filter.portfolios?.length) query = query.where('portfolio_id', 'in', [...filter.portfolios]);
+        if (filter.reportTypes?.length) query = query.where('report_type', 'in', [...filter.reportTypes]);
+        return query;
+      };
+      const counted = await missed()
+        .select(({ fn }) => fn.countAll<number | string>().as('misses'))
+        .executeTakeFirst();
+      const rows = await missed().selectAll().orderBy('report_date').orderBy('portfolio_id').orderBy('report_type').orderBy('check_name').limit(limit).execute();
+      return { total: Number(counted?.misses ?? 0), misses: rows.map(checkEntry) };
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the data-quality checks');
+    }
+  }
+
+  /** Every data-quality check of the slice's latest checked file, in the order they run. */
+  async sliceChecks(slice: Slice): Promise<SliceCheckEntry[]> {
+    try {
+      const rows = await this.#db
+        .selectFrom('slice_checks')
+        .selectAll()
+        .where('portfolio_id', '=', slice.portfolioId)
+        .where('report_type', '=', slice.reportType)
+        .where('report_date', '=', slice.reportDate)
+        .execute();
+      const order: readonly string[] = SLICE_CHECK_NAMES;
+      return rows.map(checkEntry).sort((a, b) => order.indexOf(a.check) - order.indexOf(b.check));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the data-quality checks');
+    }
+  }
+
   #where<O>(query: SelectQueryBuilder<Warehouse, 'report_loads', O>, filter: LedgerFilter): SelectQueryBuilder<Warehouse, 'report_loads', O> {
     let scoped = query.where('report_date', '>=', filter.from).where('report_date', '<=', filter.to);
     if (filter.portfolios?.length) scoped = scoped.where('portfolio_id', 'in', [...filter.portfolios]);
@@ -309,6 +363,21 @@ export class Ledger {
     if (filter.errorCodes?.length) scoped = scoped.where('error_code', 'in', [...filter.errorCodes]);
     return scoped;
   }
+}
+
+function checkEntry(row: SliceChecksRow): SliceCheckEntry {
+  return {
+    portfolioId: Number(row.portfolio_id),
+    reportType: row.report_type,
+    reportDate: String(row.report_date),
+    check: row.check_name,
+    severity: row.severity,
+    outcome: row.outcome,
+    measured: Number(row.measured),
+    threshold: Number(row.threshold),
+    message: row.message,
+    checkedAt: String(row.checked_at),
+  };
 }
 
 /** The first day of a slice's period, as YYYY-MM-DD text, in SQLite (dates are stored as that text). */

@@ -6,6 +6,7 @@ import { ledgerErrorCode } from './migrations/0002-ledger-error-code.js';
 import { indexReportLineNumber } from './migrations/0003-index-report-line-number.js';
 import { ledgerDuration } from './migrations/0004-ledger-duration.js';
 import { lineageAndAnalytics } from './migrations/0005-lineage-and-analytics.js';
+import { sliceChecks } from './migrations/0006-slice-checks.js';
 import type { WarehouseDialect, WarehouseHandle } from './open-warehouse.js';
 import { readMigrationHistory } from './read-migration-history.js';
 import { verifyWarehouseSchema } from './verify-warehouse-schema.js';
@@ -22,6 +23,7 @@ function migrationsFor(dialect: WarehouseDialect): Record<string, Migration> {
     '0003-index-report-line-number': indexReportLineNumber(dialect),
     '0004-ledger-duration': ledgerDuration(),
     '0005-lineage-and-analytics': lineageAndAnalytics(dialect),
+    '0006-slice-checks': sliceChecks(dialect),
   };
 }
 

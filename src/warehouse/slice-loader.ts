@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { CompiledQuery, type Kysely } from 'kysely';
 import { SyncError } from '../errors.js';
+import { QualityCheckError } from '../quality/quality-check-error.js';
+import type { SliceCheckResult } from '../quality/slice-check-result.js';
+import type { SliceCheckTally } from '../quality/slice-check-tally.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
 import { rowColumns, type RowValues, type WarehouseRow } from '../extract/row-builder.js';
 import type { ExportFormat } from '../reports/report-types.js';
 import { describeSlice, type Slice } from '../slice.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
+import { countRepeatedValues } from './count-repeated-values.js';
 import { Ledger } from './ledger.js';
 import type { ExportFileFacts, LedgerWriter } from './ledger-writer.js';
 import type { WarehouseHandle } from './open-warehouse.js';
@@ -71,7 +75,11 @@ export class SliceLoader {
    * @returns the number of rows written
    */
   async replaceRowValues(slice: Slice, definition: ReportDefinition, rows: AsyncIterable<RowValues>, file: ExportFileFacts, attempts: number): Promise<number> {
-    return this.#write(slice, `loading ${describeSlice(slice)}`, (trx, now) => this.#replace(trx, now, slice, definition, rows, file, attempts, null));
+    return this.#write(
+      slice,
+      `loading ${describeSlice(slice)}`,
+      async (trx, now) => (await this.#replace(trx, now, slice, definition, rows, file, attempts, null, undefined, true)).rowCount,
+    );
   }
 
   /**
@@ -86,13 +94,16 @@ export class SliceLoader {
     rows: AsyncIterable<RowValues>,
     file: ExportFileFacts,
     attempts: number,
-    options: { readonly force?: boolean; readonly durationMs?: number } = {},
+    options: { readonly force?: boolean; readonly durationMs?: number; readonly checks?: SliceCheckTally } = {},
   ): Promise<ExportLoad> {
     const durationMs = options.durationMs ?? null;
     return this.#write(slice, `loading ${describeSlice(slice)}`, async (trx, now) => {
       let replacedMismatch: ExportLoad['replacedMismatch'];
+      // A slice the ledger has never seen has no checks recorded either (see #replace).
+      let everAttempted = true;
       if (!options.force) {
         const previous = await this.#ledger.read(trx, slice);
+        everAttempted = previous !== undefined;
         if (previous?.status === 'loaded' && previous.content_sha256 === file.sha256) {
           const counted = await trx.executeQuery<{ rows: number | string }>(this.#countRows(definition).with(sliceKey(slice)));
           const held = Number(counted.rows[0]?.rows ?? 0);
@@ -103,8 +114,8 @@ export class SliceLoader {
           replacedMismatch = { heldRows: held, ledgerRows: previous.row_count };
         }
       }
-      const rowCount = await this.#replace(trx, now, slice, definition, rows, file, attempts, durationMs);
-      return { rowCount, unchanged: false, replacedMismatch };
+      const { rowCount, checks } = await this.#replace(trx, now, slice, definition, rows, file, attempts, durationMs, options.checks, everAttempted);
+      return { rowCount, unchanged: false, replacedMismatch, checks };
     });
   }
 
@@ -140,16 +151,25 @@ export class SliceLoader {
 
   /**
    * Records `failed` with its reason (`CODE: what to check`, the code also kept in `error_code`);
-   * rows loaded earlier, and the ledger's facts about them, stay.
+   * rows loaded earlier, and the ledger's facts about them, stay. `checks` are the data-quality
+   * results of a file refused by one (QUALITY_CHECK_FAILED), recorded in the same transaction.
    */
-  async recordFailure(slice: Slice, reason: string, attempts: number, durationMs: number | null = null): Promise<void> {
-    await this.#write(slice, `recording the failure of ${describeSlice(slice)}`, (trx, now) => this.#ledger.recordFailure(trx, slice, now, reason, attempts, durationMs));
+  async recordFailure(slice: Slice, reason: string, attempts: number, durationMs: number | null = null, checks?: readonly SliceCheckResult[]): Promise<void> {
+    await this.#write(slice, `recording the failure of ${describeSlice(slice)}`, async (trx, now) => {
+      await this.#ledger.recordFailure(trx, slice, now, reason, attempts, durationMs);
+      if (checks) await this.#ledger.recordChecks(trx, slice, now, checks);
+    });
   }
 
   /**
    * Deletes the slice's rows, writes the new ones and the ledger row, inside the caller's locked
    * transaction: a new load, whose id the rows and the ledger row share (`load_id`). A UUID made
-   * here rather than a database sequence: SQLite has none, and it needs no round trip.
+   * here rather than a database sequence: SQLite has none, and it needs no round trip. With
+   * `checks` (tallied as the rows stream in), the file is judged after its last row and before the
+   * ledger row: a check set to `fail` that it misses throws {@link QualityCheckError}, which rolls
+   * the transaction back (the earlier rows stay); otherwise the results are recorded with the
+   * ledger row (replacing the earlier ones, unless the slice was never attempted: a night's new
+   * slices save the DELETE).
    */
   async #replace(
     trx: Kysely<Warehouse>,
@@ -160,12 +180,22 @@ export class SliceLoader {
     file: ExportFileFacts,
     attempts: number,
     durationMs: number | null,
-  ): Promise<number> {
+    checks: SliceCheckTally | undefined,
+    everAttempted: boolean,
+  ): Promise<{ rowCount: number; checks: readonly SliceCheckResult[] }> {
     const loadId = randomUUID();
     await trx.executeQuery(this.#deleteRows(definition).with(sliceKey(slice)));
     const rowCount = await this.#warehouse.rowWriter.write(trx, definition, rows, this.#batchRows, loadId);
+    let results: readonly SliceCheckResult[] = [];
+    if (checks) {
+      const previous = checks.comparesRowCount ? await this.#ledger.previousLoad(trx, slice) : undefined;
+      const repeated = checks.uniqueColumn !== undefined && checks.mayRepeat ? await countRepeatedValues(trx, definition, sliceKey(slice), checks.uniqueColumn) : undefined;
+      results = checks.evaluate({ previous, repeated });
+      if (results.some((result) => result.outcome === 'fail')) throw new QualityCheckError(slice, file.fileName, results);
+    }
     await this.#ledger.recordLoaded(trx, slice, now, attempts, durationMs, file, rowCount, loadId);
-    return rowCount;
+    if (checks) await this.#ledger.recordChecks(trx, slice, now, results, { replace: everAttempted });
+    return { rowCount, checks: results };
   }
 
   async #replaceWithNoData(
@@ -179,6 +209,8 @@ export class SliceLoader {
   ): Promise<void> {
     await trx.executeQuery(this.#deleteRows(definition).with(sliceKey(slice)));
     await this.#ledger.recordNoData(trx, slice, now, attempts, durationMs, format);
+    // The checks of rows that are gone would describe nothing the warehouse holds.
+    await this.#ledger.recordChecks(trx, slice, now, []);
   }
 
   /** The DELETE of a slice's rows from the definition's table. */
@@ -256,6 +288,8 @@ export interface ExportLoad {
    * records (deleted, or an older backup restored), so it was loaded again.
    */
   readonly replacedMismatch?: { readonly heldRows: number; readonly ledgerRows: number };
+  /** The file's data-quality results (none when it was unchanged, or loaded without checks); none of them `fail`. */
+  readonly checks?: readonly SliceCheckResult[];
 }
 
 /** What {@link SliceLoader.recordEmptyAnswer} did. */

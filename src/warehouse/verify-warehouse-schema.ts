@@ -59,6 +59,10 @@ export async function verifyWarehouseSchema(warehouse: WarehouseHandle): Promise
  * a plain run would skip each file as unchanged: that takes `--force`.
  */
 async function reloadAdvice(db: Kysely<Warehouse>, damaged: ReadonlySet<string>, ledger: ReadonlySet<string> | undefined, force: boolean): Promise<string> {
+  // The data-quality results are no rows of a slice: each load writes its file's again.
+  if ([...damaged].every((table) => table === 'slice_checks')) {
+    return 'run report-sync migrate to check: no slice needs loading again (slice_checks holds the data-quality results each load writes; a run with --force checks the loaded files again)';
+  }
   const forceFlag = force ? ' --force' : '';
   const everything = `load every day the warehouse should hold again: report-sync run --from <first day> --to <last day>${forceFlag}`;
   if (!ledger || !LEDGER_COLUMNS_READ.every((column) => ledger.has(column))) return `${everything} (its ledger cannot say which days it held)`;

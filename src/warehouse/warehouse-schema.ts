@@ -46,8 +46,33 @@ export interface ReportLoadsRow {
 }
 
 /**
+ * A row of `slice_checks`: one data-quality check of the latest file checked for a slice (see
+ * `SliceCheckResult`). `measured` above `threshold` is a miss (for `effectiveDate`, a negative
+ * `measured` too: a date after the report date).
+ */
+export interface SliceChecksRow {
+  portfolio_id: number;
+  report_type: string;
+  report_date: string;
+  /** The check's setting under `checks`: `weightsSum`, `duplicateIsin`, `rowCountDrop`, `effectiveDate`, `positiveValues`. */
+  check_name: string;
+  /** What a miss does: `fail` or `warn`. */
+  severity: string;
+  /** `pass`, `warn` or `fail`. */
+  outcome: string;
+  measured: number;
+  threshold: number;
+  message: string;
+  /** When the file was checked (the warehouse's clock, as the ledger's `checked_at`). */
+  checked_at: string;
+}
+
+/**
  * The warehouse as Kysely sees it: every report table of the registry with the row type its
  * definition derives (`index_report: IndexReportRow`…), and the ledger. Decimal columns are
  * written as exact text.
  */
-export type Warehouse = { [Definition in RegisteredReport as Definition['table']]: ReportRow<Definition> } & { report_loads: ReportLoadsRow };
+export type Warehouse = { [Definition in RegisteredReport as Definition['table']]: ReportRow<Definition> } & {
+  report_loads: ReportLoadsRow;
+  slice_checks: SliceChecksRow;
+};

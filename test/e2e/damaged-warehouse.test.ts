@@ -111,7 +111,7 @@ describe.each(DIALECTS)('a damaged warehouse (%s)', (dialect) => {
     const rig = await loadedThenDamaged("delete from kysely_migration where name = '0002-ledger-error-code'");
     const migrate = await rig.cli(['migrate']);
     expect(migrate.code).toBe(2);
-    expect(migrate.stderr).toMatch(/it lacks 0002-ledger-error-code, though it lists the later 0005-\S+, so the table was edited/);
+    expect(migrate.stderr).toMatch(/it lacks 0002-ledger-error-code, though it lists the later 00\d\d-\S+, so the table was edited/);
     expect(migrate.stderr).toMatch(/insert into kysely_migration \(name, timestamp\) values \('0002-ledger-error-code', '[^']+'\)/);
     await expectStatusWarns(rig, /it lacks 0002-ledger-error-code/);
 

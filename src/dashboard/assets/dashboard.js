@@ -263,9 +263,42 @@ function showDetail(slice) {
     element('h2', { text: `${slice.portfolioId} ${slice.reportType} ${slice.reportDate}` }),
     slice.status === 'missing' ? element('p', { text: 'The ledger has no row for this slice: it was never attempted.' }) : '',
     list,
+    checksTable(slice.checks ?? []),
     close,
   );
   detail.hidden = false;
+}
+
+/** The data-quality checks of the slice's latest checked file: one row per check, its outcome, measure and limit. */
+function checksTable(checks) {
+  if (checks.length === 0) return '';
+  const table = element(
+    'table',
+    { class: 'checks' },
+    element(
+      'tr',
+      {},
+      element('th', { text: 'check' }),
+      element('th', { text: 'outcome' }),
+      element('th', { text: 'measured' }),
+      element('th', { text: 'limit' }),
+      element('th', { text: 'finding' }),
+    ),
+  );
+  for (const check of checks) {
+    table.append(
+      element(
+        'tr',
+        { class: `check-${check.outcome}`, 'data-check': check.check },
+        element('td', { text: check.check }),
+        element('td', { text: check.outcome === 'pass' ? 'pass' : `${check.outcome} (${check.severity})` }),
+        element('td', { text: String(check.measured) }),
+        element('td', { text: String(check.threshold) }),
+        element('td', { text: check.message }),
+      ),
+    );
+  }
+  return element('div', {}, element('h3', { text: 'Data-quality checks of the latest file' }), table);
 }
 
 async function loadFailures(params) {

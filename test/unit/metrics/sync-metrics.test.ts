@@ -19,6 +19,7 @@ function loaded(overrides: { slice?: Slice; rowCount?: number; bytes?: number; u
     format: 'json',
     fileName: null,
     unchanged: overrides.unchanged ?? false,
+    checkWarnings: [],
   };
 }
 

@@ -10,7 +10,19 @@ const retry = { attempts: 3, baseDelayMs: 1, maxDelayMs: 2, maxRetryAfterMs: 50 
 const slices = () => [...planSlices({ from: '2024-01-01', to: '2024-01-10', portfolios: [1, 2], reportTypes: ['index'] })];
 
 function loaded(slice: Slice, attempt: SliceAttempt): SliceOutcome {
-  return { status: 'loaded', final: true, slice, attempt: attempt.number, durationMs: 1, rowCount: 2, bytes: 10, format: 'json', fileName: null, unchanged: false };
+  return {
+    status: 'loaded',
+    final: true,
+    slice,
+    attempt: attempt.number,
+    durationMs: 1,
+    rowCount: 2,
+    bytes: 10,
+    format: 'json',
+    fileName: null,
+    unchanged: false,
+    checkWarnings: [],
+  };
 }
 
 describe('runInProcess', () => {

@@ -43,7 +43,7 @@ describe.each(DIALECTS)('migrating a warehouse made by the previous release (%s)
     await db.insertInto('report_loads').values(rows).execute();
 
     const { applied } = await migrateWarehouse(warehouse);
-    expect(applied).toEqual(['0002-ledger-error-code', '0003-index-report-line-number', '0004-ledger-duration', '0005-lineage-and-analytics']);
+    expect(applied).toEqual(['0002-ledger-error-code', '0003-index-report-line-number', '0004-ledger-duration', '0005-lineage-and-analytics', '0006-slice-checks']);
     const after = await warehouse.db.selectFrom('report_loads').select(['portfolio_id', 'status', 'row_count', 'error', 'error_code']).orderBy('portfolio_id').execute();
     expect(after).toEqual([
       { portfolio_id: 1, status: 'loaded', row_count: 3, error: null, error_code: null },
@@ -91,7 +91,7 @@ describe.each(DIALECTS)('migrating a warehouse made by the previous release (%s)
       .execute();
 
     const { applied } = await migrateWarehouse(warehouse);
-    expect(applied).toEqual(['0003-index-report-line-number', '0004-ledger-duration', '0005-lineage-and-analytics']);
+    expect(applied).toEqual(['0003-index-report-line-number', '0004-ledger-duration', '0005-lineage-and-analytics', '0006-slice-checks']);
     const after = await db
       .selectFrom('index_report')
       .select(['portfolio_id', 'report_date', 'line_number', 'index_id'])

@@ -90,7 +90,7 @@ describe.each(DIALECTS)('readMigrationHistory (%s)', (dialect) => {
 
   it('an emptied history beside complete tables: the rows that record every migration', async () => {
     const history = await readMigrationHistory(await withHistory([]), KNOWN);
-    expect(history.damage?.message).toContain("is empty, though the warehouse has report-sync's tables (index_report, constituent_report, report_loads)");
+    expect(history.damage?.message).toContain("is empty, though the warehouse has report-sync's tables (index_report, constituent_report, report_loads, slice_checks)");
     expect(history.damage?.message).toMatch(/insert into kysely_migration \(name, timestamp\) values \('0001-a', '([^']+)'\), \('0002-b', '\1'\), \('0003-c', '\1'\)/);
   });
 
@@ -98,7 +98,7 @@ describe.each(DIALECTS)('readMigrationHistory (%s)', (dialect) => {
     warehouse = await createTempWarehouse(dialect);
     expect(await migrateWarehouse(warehouse, { dryRun: true })).toEqual({ applied: [], pending: [] });
     await sql`delete from kysely_migration where name = '0001-create-tables'`.execute(warehouse.db);
-    await expect(migrateWarehouse(warehouse, { dryRun: true })).rejects.toThrow(/it lacks 0001-create-tables, though it lists the later 0005-lineage-and-analytics/);
+    await expect(migrateWarehouse(warehouse, { dryRun: true })).rejects.toThrow(/it lacks 0001-create-tables, though it lists the later 0006-slice-checks/);
     await expect(migrateWarehouse(warehouse)).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining('it lacks 0001-create-tables') });
   });
 });

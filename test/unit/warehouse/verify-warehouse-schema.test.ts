@@ -13,7 +13,7 @@ describe('the columns the code writes', () => {
     const written = writtenColumns();
     for (const definition of REPORT_TABLES) expect(written.get(definition.table)).toEqual([...rowColumns(definition), 'load_id']);
     expect(written.get('report_loads')).toEqual(Object.keys(ledgerRow(1, 'index', '2024-03-01', 'loaded')));
-    expect([...written.keys()]).toEqual([...REPORT_TABLES.map((definition) => definition.table), 'report_loads']);
+    expect([...written.keys()]).toEqual([...REPORT_TABLES.map((definition) => definition.table), 'report_loads', 'slice_checks']);
     expect([...written.keys()].slice(0, 2)).toEqual(['index_report', 'constituent_report']);
   });
 });
@@ -110,6 +110,14 @@ describe.each(DIALECTS)('verifyWarehouseSchema (%s)', (dialect) => {
       .execute();
     await sql`drop table index_report`.execute(db);
     expect((await verifyWarehouseSchema(warehouse!))?.message).toContain('its ledger lists no loaded slice whose rows were lost');
+  });
+
+  it('without slice_checks, says it is missing and that no slice needs loading again', async () => {
+    const { db } = await migrated();
+    await sql`drop table slice_checks`.execute(db);
+    const damage = await verifyWarehouseSchema(warehouse!);
+    expect(damage?.message).toContain('lacks slice_checks (table)');
+    expect(damage?.message).toContain('no slice needs loading again');
   });
 
   it('without a ledger, says every day must be loaded again', async () => {

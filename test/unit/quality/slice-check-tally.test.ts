@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { settingsSchema } from '../../../src/config/settings-schema.js';
+import { createRowValuesBuilder } from '../../../src/extract/row-builder.js';
+import { SliceCheckTally, type CheckSettings, type RepeatedValues } from '../../../src/quality/slice-check-tally.js';
+import { REPORT_REGISTRY } from '../../../src/reports/report-registry.js';
+import type { Slice } from '../../../src/slice.js';
+
+const slice: Slice = { portfolioId: 1001, reportType: 'constituent.close', reportDate: '2024-05-06' };
+const DEFAULTS: CheckSettings = settingsSchema.parse({}).checks;
+
+/** Tallies constituent records (CSV header names) as the pipeline types them, then evaluates. */
+function tally(records: Record<string, string>[], settings: CheckSettings = DEFAULTS, previous?: { reportDate: string; rowCount: number }, repeated?: RepeatedValues) {
+  const definition = REPORT_REGISTRY[slice.reportType];
+  const build = createRowValuesBuilder(definition, slice, 'test.zip');
+  const checks = new SliceCheckTally(definition, slice, settings);
+  for (const [i, values] of records.entries()) checks.observe(build({ values, where: `line ${i + 2}` }, i + 1));
+  return new Map(checks.evaluate({ previous, repeated }).map((result) => [result.check, result]));
+}
+
+const row = (isin: string, weight: string, extra: Record<string, string> = {}) => ({
+  'Effective Date': '2024-05-06',
+  ISIN: isin,
+  'Closing Price': '10',
+  'Closing Fx': '1',
+  'Index Shares': '5',
+  'Index Weighting': weight,
+  ...extra,
+});
+
+describe('SliceCheckTally', () => {
+  it('passes a file whose weights sum to 1 within the tolerance, and to 100 as percentages', () => {
+    expect(tally([row('A', '0.3333'), row('B', '0.3333'), row('C', '0.3334')]).get('weightsSum')).toMatchObject({ outcome: 'pass' });
+    expect(tally([row('A', '60'), row('B', '39.95')]).get('weightsSum')).toMatchObject({ outcome: 'pass', threshold: 0.001 });
+    const off = tally([row('A', '60'), row('B', '39.8')]).get('weightsSum')!;
+    expect(off).toMatchObject({ outcome: 'fail', severity: 'fail' });
+    expect(off.measured).toBeCloseTo(0.002, 12);
+    expect(off.message).toBe(
+      "weightsSum: the weights (index_weighting) of 2 rows sum to 99.8, 0.2 % away from 100 (checks.weightsSum.tolerance allows 0.1 %) (checks.weightsSum.severity 'warn' would load it with a warning)",
+    );
+  });
+
+  it('takes the repeats the database counted once two rows share a hash, quoting the first one printable', () => {
+    const rows = [row('A', '0.5'), row('B\u001b[31m', '0.25'), row('B\u001b[31m', '0.25')];
+    const result = tally(rows, DEFAULTS, undefined, { rows: 1, example: { value: 'B\u001b[31m', row: 3 } }).get('duplicateIsin')!;
+    expect(result).toMatchObject({ outcome: 'fail', measured: 1, threshold: 0 });
+    expect(result.message).not.toContain('\u001b');
+    expect(result.message).toContain('on row 3');
+    // Distinct values share no hash, so what the database would say is never asked for.
+    const distinct = Array.from({ length: 20_000 }, (_, i) => row(`XS${String(i).padStart(10, '0')}`, '0.00005'));
+    expect(tally(distinct, DEFAULTS, undefined, { rows: 99 }).get('duplicateIsin')).toMatchObject({ outcome: 'pass', measured: 0 });
+  });
+
+  it('measures the drop in rows against the previous loaded date, and passes with none to compare with', () => {
+    const rows = [row('A', '0.5'), row('B', '0.5')];
+    expect(tally(rows, DEFAULTS, { reportDate: '2024-05-03', rowCount: 4 }).get('rowCountDrop')).toMatchObject({ outcome: 'warn', severity: 'warn', measured: 0.5 });
+    expect(tally(rows, DEFAULTS, { reportDate: '2024-05-03', rowCount: 2 }).get('rowCountDrop')).toMatchObject({ outcome: 'pass', measured: 0 });
+    expect(tally(rows, DEFAULTS, { reportDate: '2024-05-03', rowCount: 1 }).get('rowCountDrop')).toMatchObject({ outcome: 'pass', measured: 0 });
+    expect(tally(rows, DEFAULTS, undefined).get('rowCountDrop')).toMatchObject({ outcome: 'pass', measured: 0 });
+  });
+
+  it('holds effective dates to the report date and the business days before it', () => {
+    const dated = (date: string) => [row('A', '0.5', { 'Effective Date': date }), row('B', '0.5')];
+    expect(tally(dated('2024-04-29')).get('effectiveDate')).toMatchObject({ outcome: 'pass', measured: 5, threshold: 5 });
+    expect(tally(dated('2024-04-26')).get('effectiveDate')).toMatchObject({ outcome: 'fail', measured: 6 });
+    expect(tally(dated('2024-05-07')).get('effectiveDate')).toMatchObject({ outcome: 'fail', measured: -1 });
+  });
+
+  it('finds values not above zero in the columns the definition names, leaving empty cells alone', () => {
+    const result = tally([row('A', '0.5', { 'Closing Price': '0.000' }), row('B', '0.5', { 'Closing Fx': '' }), row('C', '0', { 'Index Shares': '-1' })]).get('positiveValues')!;
+    expect(result).toMatchObject({ outcome: 'fail', measured: 2 });
+    expect(result.message).toContain('first: closing_price 0.000 on row 1');
+  });
+
+  it('records nothing for a check set to off, and a warn for one set to warn', () => {
+    const settings = settingsSchema.parse({ checks: { weightsSum: { severity: 'warn' }, duplicateIsin: { severity: 'off' }, rowCountDrop: { severity: 'off' } } }).checks;
+    const results = tally([row('A', '0.4'), row('A', '0.4')], settings);
+    expect([...results.keys()]).toEqual(['weightsSum', 'effectiveDate', 'positiveValues']);
+    expect(results.get('weightsSum')).toMatchObject({ outcome: 'warn', severity: 'warn' });
+  });
+});
