@@ -158,6 +158,13 @@ export const settingsSchema = z
         maxUncompressedBytes: positiveInt.default(8 * 1024 ** 3),
         /** Bodies up to this size stay in memory; larger ones spool to a temporary file. */
         spoolMemoryBytes: nonNegativeInt.default(4 * 1024 ** 2),
+        /**
+         * A ZIP body of at least this many bytes is inflated, parsed and typed on a worker thread
+         * while the slice's transaction writes its rows; a smaller one stays on the one thread,
+         * where a worker's start (about 30 ms and 10 MB) would cost more than it saves. 8 MiB of
+         * ZIP is about 250,000 rows of a constituent report. @defaultValue 8388608
+         */
+        threadedParseBytes: nonNegativeInt.default(8 * 1024 ** 2),
         /** Deepest nesting accepted inside a JSON record. */
         maxJsonDepth: positiveInt.max(1_000).default(64),
       })

@@ -180,7 +180,7 @@ export class SliceCheckTally {
           repeats,
           0,
           repeats > 0
-            ? `${repeats} row${repeats === 1 ? ' repeats' : 's repeat'} a ${checks.uniqueColumn} of an earlier row` +
+            ? `${repeats} row${repeats === 1 ? ' repeats' : 's repeat'} the ${checks.uniqueColumn} of an earlier row` +
                 `${first ? ` (first: ${JSON.stringify(printableText(first.value, 40))} on row ${first.row})` : ''}; none may`
             : `the ${this.#rows} rows have ${this.#rows} different ${checks.uniqueColumn} values`,
         ),

@@ -13,7 +13,7 @@ export interface ExportRowsOptions {
   /** The body's size in bytes. */
   readonly bytes: number;
   readonly maxUncompressedBytes: number;
-  /** A ZIP body of at least this many bytes is read on a worker thread (see THREADED_PARSE_BYTES). */
+  /** A ZIP body of at least this many bytes is read on a worker thread (`limits.threadedParseBytes`). */
   readonly threadedParseBytes: number;
   /** The slice's data-quality tally, shown every row on this thread whichever thread typed it. */
   readonly checks?: SliceCheckTally;

@@ -12,9 +12,4 @@ export interface ExportSliceDeps {
   readonly logger: Logger;
   /** Counts outcomes and retries, when the process exposes metrics. */
   readonly metrics?: SyncMetrics;
-  /**
-   * A ZIP body of at least this many bytes is parsed on a worker thread.
-   * @defaultValue THREADED_PARSE_BYTES (8 MiB)
-   */
-  readonly threadedParseBytes?: number;
 }

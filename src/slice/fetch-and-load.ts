@@ -7,7 +7,6 @@ import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
 import type { Slice } from '../slice.js';
 import type { ExportSliceDeps } from './export-slice-deps.js';
 import type { ExportSliceOptions } from './export-slice-options.js';
-import { THREADED_PARSE_BYTES } from './threaded-parse-bytes.js';
 import { exportRows } from './export-rows.js';
 import { recordEmptyAnswer } from './record-empty-answer.js';
 
@@ -54,7 +53,7 @@ export async function fetchAndLoad(
       fileName,
       bytes: body.bytes,
       maxUncompressedBytes: settings.limits.maxUncompressedBytes,
-      threadedParseBytes: deps.threadedParseBytes ?? THREADED_PARSE_BYTES,
+      threadedParseBytes: settings.limits.threadedParseBytes,
       checks,
     });
     if (onWorker) log.debug({ bytes: body.bytes }, 'reading the file on a worker thread while its rows are written');

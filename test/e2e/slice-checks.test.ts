@@ -220,7 +220,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
       const bad = [...lines.slice(0, 3), { ...lines[3]!, isin: lines[1]!.isin }];
       const { recorded, after } = await expectRefusedKeepingEarlierRows(slice, bad, 'duplicateIsin');
       expect(recorded.get('duplicateIsin')).toMatchObject({ measured: 1, threshold: 0 });
-      expect(after.error).toContain(`1 row repeats a isin of an earlier row (first: "${lines[1]!.isin}" on row 4)`);
+      expect(after.error).toContain(`1 row repeats the isin of an earlier row (first: "${lines[1]!.isin}" on row 4)`);
     });
 
     it('passes a file of distinct ISINs', async () => {
@@ -354,6 +354,20 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
       expect((await checks(off)).has('positiveValues')).toBe(false);
       expect(await constituentRows(off)).toHaveLength(4);
     });
+  });
+
+  it('checks the rows a worker thread typed too (limits.threadedParseBytes 0): a duplicate ISIN refused, earlier rows kept; a good file passes', async () => {
+    const threaded: SettingsInput = { limits: { threadedParseBytes: 0 } };
+    const slice: Slice = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
+    const bad = [...evenLines(3).map((line) => ({ ...line, weight: '0.25' })), { isin: 'XS0000000000', weight: '0.25' }];
+    const { recorded } = await expectRefusedKeepingEarlierRows(slice, bad, 'duplicateIsin', threaded);
+    expect(recorded.get('duplicateIsin')!.measured).toBe(1);
+    const fine: Slice = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
+    await serveConstituents(fine.portfolioId, fine.reportDate, evenLines(5));
+    const loaded = await run(fine.portfolioId, fine.reportType, fine.reportDate, { ...threaded, log: { level: 'debug' } });
+    expect(loaded.code, loaded.stdout + loaded.logs).toBe(0);
+    expect(loaded.logs).toContain('reading the file on a worker thread while its rows are written');
+    expect([...(await checks(fine)).values()].every((result) => result.outcome === 'pass')).toBe(true);
   });
 
   it('a slice whose ledger row was deleted by hand loads again, its checks overwritten', async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderZip } from '../../src/simulator/render-export.js';
 import { createGatewaySimulator, simulatorEnvironment, type GatewaySimulator } from '../../src/simulator/gateway-simulator.js';
 import { lazySyntheticReport } from '../../src/simulator/synthetic-reports.js';
-import { THREADED_PARSE_BYTES } from '../../src/slice/threaded-parse-bytes.js';
+import { settingsSchema } from '../../src/config/settings-schema.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
 import { startCliProcess } from '../helpers/cli-process.js';
 import { createTempDatabase, DIALECTS } from '../helpers/temp-warehouse.js';
@@ -20,7 +20,7 @@ import { createTempDatabase, DIALECTS } from '../helpers/temp-warehouse.js';
  */
 
 const SLICE = { portfolioId: 1001, reportType: 'constituent.close', reportDate: '2024-03-01' } as const;
-// About 12 MB of ZIP, over THREADED_PARSE_BYTES, and a few seconds of writing: room to be caught mid-write.
+// About 12 MB of ZIP, over limits.threadedParseBytes, and a few seconds of writing: room to be caught mid-write.
 const BIG_ROWS = 400_000;
 const OLD_ROWS = 250;
 
@@ -65,7 +65,7 @@ describe.each(DIALECTS)('report-sync run killed (SIGKILL) while a threaded big l
     });
 
   it('leaves the slice wholly old: its earlier rows, and its ledger row unchanged', async () => {
-    expect(bigZip.length).toBeGreaterThanOrEqual(THREADED_PARSE_BYTES);
+    expect(bigZip.length).toBeGreaterThanOrEqual(settingsSchema.parse({}).limits.threadedParseBytes);
     const database = dialect === 'sqlite' ? undefined : await createTempDatabase('postgres');
     const sqlitePath = join(dir, 'warehouse.sqlite');
     const databaseUrl = database?.databaseUrl ?? `sqlite:${sqlitePath}`;
