@@ -18,7 +18,10 @@ const HEADER = 'Effective Date,ISIN,Security Name,Security Ticker,Exchange Code,
 
 /** A constituent.close file whose one security of interest closes at `price`. */
 async function constituentFile(price: string): Promise<Buffer> {
-  const lines = [`${DAY},XS0000000001,Acme Corp,ACME,XLON,10.25,GBP,1,100,0.99987654321098765433,A1`, `${DAY},${ISIN},Globex Inc,GBX,XNYS,${price},USD,1.0825,2500,0.00012345678901234567,B2`];
+  const lines = [
+    `${DAY},XS0000000001,Acme Corp,ACME,XLON,10.25,GBP,1,100,0.99987654321098765433,A1`,
+    `${DAY},${ISIN},Globex Inc,GBX,XNYS,${price},USD,1.0825,2500,0.00012345678901234567,B2`,
+  ];
   return makeZip({ 'close.csv': `${HEADER}\r\n${lines.join('\r\n')}\r\n` });
 }
 
