@@ -3,6 +3,7 @@ import { planNightly } from '../../src/plan-nightly.js';
 import { shiftIsoDate, todayIn, weekdayOf } from '../../src/report-date.js';
 import { Ledger } from '../../src/warehouse/ledger.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
+import { ledgerRow } from '../helpers/ledger-row.js';
 
 describe('nightly', () => {
   let rig: SyncRig;
@@ -38,57 +39,9 @@ describe('nightly', () => {
     await warehouse.db
       .insertInto('report_loads')
       .values([
-        {
-          portfolio_id: 1001,
-          report_type: 'index',
-          report_date: '2024-03-11',
-          status: 'loaded',
-          row_count: 1,
-          attempts: 1,
-          updated_at: 'x',
-          checked_at: 'x',
-          format: null,
-          file_name: null,
-          bytes: null,
-          content_sha256: null,
-          error: null,
-          error_code: null,
-          first_loaded_at: null,
-        },
-        {
-          portfolio_id: 1001,
-          report_type: 'index',
-          report_date: '2024-03-10',
-          status: 'no_data',
-          row_count: 0,
-          attempts: 1,
-          updated_at: 'x',
-          checked_at: 'x',
-          format: null,
-          file_name: null,
-          bytes: null,
-          content_sha256: null,
-          error: null,
-          error_code: null,
-          first_loaded_at: null,
-        },
-        {
-          portfolio_id: 1001,
-          report_type: 'index',
-          report_date: '2024-03-09',
-          status: 'failed',
-          row_count: 0,
-          attempts: 1,
-          updated_at: 'x',
-          checked_at: 'x',
-          format: null,
-          file_name: null,
-          bytes: null,
-          content_sha256: null,
-          error: 'x',
-          error_code: 'UNEXPECTED',
-          first_loaded_at: null,
-        },
+        ledgerRow(1001, 'index', '2024-03-11', 'loaded'),
+        ledgerRow(1001, 'index', '2024-03-10', 'no_data'),
+        ledgerRow(1001, 'index', '2024-03-09', 'failed', { error: 'UNEXPECTED: x' }),
       ])
       .execute();
     const plan = await planNightly({ ledger: new Ledger(warehouse.db), portfolios: [1001], reportTypes: ['index'], timeZone: 'UTC', lookbackDays: 3, now });

@@ -10,6 +10,7 @@ import { makeZip } from '../helpers/make-zip.js';
 import { startSyncRig, type CliResult, type SyncRig } from '../helpers/sync-rig.js';
 import { DIALECTS } from '../helpers/temp-warehouse.js';
 import { until } from '../helpers/until.js';
+import { Ledger } from '../../src/warehouse/ledger.js';
 
 /*
  * Files that are well-formed but wrong (weights that do not add up, a duplicate ISIN, a halved day,
@@ -108,14 +109,9 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
   }
 
   async function ledger(slice: Slice) {
-    const warehouse = await rig.warehouse();
-    return warehouse.db
-      .selectFrom('report_loads')
-      .selectAll()
-      .where('portfolio_id', '=', slice.portfolioId)
-      .where('report_type', '=', slice.reportType)
-      .where('report_date', '=', slice.reportDate)
-      .executeTakeFirstOrThrow();
+    const row = await new Ledger((await rig.warehouse()).db).row(slice);
+    if (!row) throw new Error(`no ledger row for ${slice.portfolioId} ${slice.reportType} ${slice.reportDate}`);
+    return row;
   }
 
   async function checks(slice: Slice) {
