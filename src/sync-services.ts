@@ -117,7 +117,7 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
       metrics,
       warehouse,
       ledger,
-      loader: new SliceLoader({ warehouse, ledger, batchRows: settings.warehouse.batchRows }),
+      loader: new SliceLoader({ warehouse, ledger, batchRows: settings.warehouse.batchRows, slicesPerCommit: settings.warehouse.slicesPerCommit }),
       client,
       tokens,
       close: async () => {

@@ -174,6 +174,11 @@ export const settingsSchema = z
       .object({
         /** Rows per INSERT statement while loading a slice. */
         batchRows: positiveInt.max(2_000).default(500),
+        /**
+         * Most slices committed in one transaction, each in a savepoint of its own (one bad slice
+         * rolls back alone); slices that become ready together share a commit. 1: a transaction each.
+         */
+        slicesPerCommit: positiveInt.max(1_000).default(50),
         /** SQLite: how long a writer waits for a lock held by another process. */
         busyTimeoutMs: nonNegativeInt.default(10_000),
         /**

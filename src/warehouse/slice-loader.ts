@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CompiledQuery, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { SyncError } from '../errors.js';
 import { QualityCheckError } from '../quality/quality-check-error.js';
 import type { SliceCheckResult } from '../quality/slice-check-result.js';
@@ -9,6 +9,7 @@ import { rowColumns, type RowValues, type WarehouseRow } from '../extract/row-bu
 import type { ExportFormat } from '../reports/report-types.js';
 import { describeSlice, type Slice } from '../slice.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
+import { CommitGroups } from './commit-groups.js';
 import { countRepeatedValues } from './count-repeated-values.js';
 import { Ledger } from './ledger.js';
 import type { ExportFileFacts, LedgerWriter } from './ledger-writer.js';
@@ -23,15 +24,18 @@ export interface SliceLoaderOptions {
   readonly ledger?: Ledger;
   /** Rows per INSERT (SQLite), or per chunk of COPY data (Postgres). @defaultValue 500 */
   readonly batchRows?: number;
+  /** Most slices one transaction commits together (see {@link CommitGroups}); 1, a transaction each. @defaultValue 50 */
+  readonly slicesPerCommit?: number;
 }
 
 /**
- * Writes slices and their ledger rows. Each write is one transaction holding the slice's rows
- * and its ledger row together, so a crash leaves a slice either as it was or wholly new; and
- * each starts by taking the slice's lock (see `SliceLock`: Postgres, an advisory lock keyed
- * by the slice; SQLite, the database's write lock), so two processes that reach the same slice
- * write it one after the other: the second sees the ledger as the first left it, and decides
- * (the same file again, no data again) from that.
+ * Writes slices and their ledger rows. A slice's rows and its ledger row are written together in
+ * one transaction (with other slices' writes, each in a savepoint of its own: see
+ * {@link CommitGroups}), so a crash leaves a slice either as it was or wholly new; and each write
+ * starts by taking the slice's lock (see `SliceLock`: Postgres, an advisory lock keyed by the
+ * slice; SQLite, the database's write lock), so two processes that reach the same slice write it
+ * one after the other: the second sees the ledger as the first left it, and decides (the same
+ * file again, no data again) from that.
  *
  * Rows go through the warehouse's `RowWriter` (SQLite: multi-row INSERTs; Postgres: COPY);
  * the ledger's statements are the `LedgerWriter`'s. The slice's DELETE and row count are
@@ -43,6 +47,7 @@ export class SliceLoader {
   readonly #warehouse: SliceLoaderOptions['warehouse'];
   readonly #ledger: LedgerWriter;
   readonly #batchRows: number;
+  readonly #groups: CommitGroups;
   /** The slice's DELETE per table, compiled once. */
   readonly #deletes = new Map<string, ReusableStatement<SliceKey>>();
   /** The count of a slice's rows per table, compiled once. */
@@ -53,6 +58,15 @@ export class SliceLoader {
     this.#db = options.warehouse.db;
     this.#ledger = (options.ledger ?? new Ledger(this.#db)).writer;
     this.#batchRows = options.batchRows ?? 500;
+    const { sliceLock } = options.warehouse;
+    this.#groups = new CommitGroups({
+      db: this.#db,
+      sliceLock,
+      maxSlices: options.slicesPerCommit ?? 50,
+      maxOpenMs: MAX_OPEN_MS,
+      // SQLite has one writer at a time; on Postgres a second transaction writes while the first waits on the server.
+      parallel: sliceLock.oneWriterAtATime ? 1 : 2,
+    });
   }
 
   /**
@@ -249,26 +263,13 @@ export class SliceLoader {
   }
 
   /**
-   * Runs `work` in a transaction of its own that first takes the slice's lock (see the class
-   * comment); the lock is released by the COMMIT or ROLLBACK. Kysely's `transaction()` cannot
-   * begin SQLite's IMMEDIATE kind, hence the explicit statements on one connection. `work` is
+   * Runs `work` with the slice's lock held, in a transaction it may share with other slices'
+   * writes (see {@link CommitGroups}); resolves once that transaction has committed. `work` is
    * given the warehouse's clock, read under the lock (see `warehouseNow`).
    */
   async #write<T>(slice: Slice, action: string, work: (trx: Kysely<Warehouse>, now: string) => Promise<T>): Promise<T> {
     try {
-      return await this.#db.connection().execute(async (connection) => {
-        try {
-          const now = await this.#warehouse.sliceLock.begin(connection, slice);
-          const result = await work(connection, now);
-          await connection.executeQuery(COMMIT);
-          return result;
-        } catch (error) {
-          // The error that ended the work (or the lock) is the one to report; a rollback on a broken
-          // connection, or with no transaction begun, adds nothing.
-          await connection.executeQuery(ROLLBACK).catch(() => undefined);
-          throw error;
-        }
-      });
+      return await this.#groups.write(slice, work);
     } catch (error) {
       // A bad record thrown from the row stream is the file's fault, not the database's.
       if (error instanceof SyncError) throw error;
@@ -298,8 +299,8 @@ export type EmptyAnswerRecord =
   /** The warehouse holds rows of the slice, kept: `previous` is their ledger row. */
   | { readonly kind: 'refused'; readonly previous: ReportLoadsRow };
 
-const COMMIT = CompiledQuery.raw('commit');
-const ROLLBACK = CompiledQuery.raw('rollback');
+/** A transaction takes no more slices once open this long, so another process's writer is not kept waiting. */
+const MAX_OPEN_MS = 250;
 
 /** A slice as the warehouse's columns name it. */
 type SliceKey = Pick<ReportLoadsRow, 'portfolio_id' | 'report_type' | 'report_date'>;

@@ -3,14 +3,19 @@ import type { Slice } from '../slice.js';
 import type { Warehouse } from './warehouse-schema.js';
 
 /**
- * How a slice's transaction begins and takes the slice's lock, so that two processes that reach
+ * How a transaction of slices begins and takes each slice's lock, so that two processes that reach
  * the same slice write it one after the other; one per warehouse, chosen when it is opened:
- * {@link SqliteSliceLock} or {@link PostgresSliceLock}. The lock is released by COMMIT or ROLLBACK.
+ * {@link SqliteSliceLock} or {@link PostgresSliceLock}. Every lock is released by COMMIT or ROLLBACK.
  */
 export interface SliceLock {
+  /** The database admits one writing transaction at a time, whatever its slices (SQLite). */
+  readonly oneWriterAtATime: boolean;
+  /** Begins a transaction on `connection` that slices' locks can then be taken in. */
+  begin(connection: Kysely<Warehouse>): Promise<void>;
   /**
-   * Begins a transaction on `connection` holding the slice's lock.
-   * @returns the warehouse's clock, read under the lock (see `warehouseNow`)
+   * Takes the slice's lock inside the transaction `begin` opened, waiting for it when `wait`.
+   * @returns the warehouse's clock, read under the lock (see `warehouseNow`); undefined when `wait`
+   *   is false and another transaction holds the lock
    */
-  begin(connection: Kysely<Warehouse>, slice: Slice): Promise<string>;
+  lock(connection: Kysely<Warehouse>, slice: Slice, wait: boolean): Promise<string | undefined>;
 }

@@ -12,6 +12,7 @@ import { countWarehouse } from '../helpers/count-warehouse.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 import { loggedErrorMessage } from '../helpers/logged-error.js';
+import { until } from '../helpers/until.js';
 
 /*
  * A Postgres of the test's own (never the shared one) is restarted with `pg_ctl restart -m fast`
@@ -27,14 +28,6 @@ const CONSTITUENT_ROWS = 150_000;
 async function tableCounts(warehouse: WarehouseHandle) {
   const counts = await countWarehouse(warehouse.db);
   return { index: counts.index, constituent: counts.constituent, ledger: counts.ledgerRowCount };
-}
-
-async function until(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('Postgres restarted during a load', () => {
@@ -76,6 +69,7 @@ describe('Postgres restarted during a load', () => {
         )[0]!.n !== '0',
       20_000,
       'a COPY into constituent_report under way',
+      20,
     );
     await pg.restart();
     const result = await running;

@@ -3,6 +3,7 @@ import { lazySyntheticReport } from '../../src/simulator/synthetic-reports.js';
 import { countWarehouse } from '../helpers/count-warehouse.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
 import { startQueueRig, type QueueRig } from '../helpers/queue-rig.js';
+import { until } from '../helpers/until.js';
 
 /*
  * Redis killed (SIGKILL) in the middle of a backfill and started again on the same port, with a
@@ -50,14 +51,6 @@ async function settledCounts(rig: QueueRig) {
   }
 }
 
-async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 describe('Redis restarted during a backfill', () => {
   let redis: PrivateRedis | undefined;
   let rig: QueueRig | undefined;
@@ -79,7 +72,7 @@ describe('Redis restarted during a backfill', () => {
 
   /** Kills Redis once a fifth of the slices were asked for, and starts it again a second later. */
   async function restartMidway(redis: PrivateRedis, rig: QueueRig) {
-    await until(() => rig.simulator.counters.exportRequests >= SLICES / 5, 30_000, 'the backfill to get going');
+    await until(() => rig.simulator.counters.exportRequests >= SLICES / 5, 30_000, 'the backfill to get going', 20);
     await redis.crash();
     const killedAt = rig.simulator.counters.exportRequests;
     await new Promise((resolve) => setTimeout(resolve, 1_000));

@@ -11,6 +11,7 @@ import { settingsSchema } from '../../src/config/settings-schema.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
 import { startCliProcess } from '../helpers/cli-process.js';
 import { createTempDatabase, DIALECTS } from '../helpers/temp-warehouse.js';
+import { until } from '../helpers/until.js';
 
 /*
  * `kill -9` in the middle of a big load that takes the threaded path (a worker thread inflating,
@@ -26,14 +27,6 @@ const OLD_ROWS = 250;
 
 async function sliceZip(rows: number, revision: number): Promise<Buffer> {
   return buffer(renderZip(lazySyntheticReport(SLICE.portfolioId, SLICE.reportType, SLICE.reportDate, revision, { constituentRows: rows })));
-}
-
-async function until(condition: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe.each(DIALECTS)('report-sync run killed (SIGKILL) while a threaded big load writes into %s', (dialect) => {
@@ -109,6 +102,7 @@ describe.each(DIALECTS)('report-sync run killed (SIGKILL) while a threaded big l
             },
             60_000,
             'rows being written',
+            20,
           );
         } finally {
           await client?.end();

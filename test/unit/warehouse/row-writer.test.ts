@@ -47,7 +47,7 @@ describe.each(DIALECTS)('the row writer openWarehouse chose on %s', (dialect) =>
 
   it('writes every row in batches that leave a tail, inside the caller’s transaction, each with the load’s id, and counts them', async () => {
     const written = await warehouse.db.connection().execute(async (connection) => {
-      await warehouse.sliceLock.begin(connection, { portfolioId: 5, reportType: 'index', reportDate: '2024-03-01' });
+      await warehouse.sliceLock.begin(connection);
       const count = await warehouse.rowWriter.write(connection, indexReport, stream(7), 3, LOAD_ID);
       await connection.executeQuery(CompiledQuery.raw('commit'));
       return count;
@@ -62,7 +62,7 @@ describe.each(DIALECTS)('the row writer openWarehouse chose on %s', (dialect) =>
     const error = await warehouse.db
       .connection()
       .execute(async (connection) => {
-        await warehouse.sliceLock.begin(connection, { portfolioId: 5, reportType: 'index', reportDate: '2024-03-01' });
+        await warehouse.sliceLock.begin(connection);
         try {
           return await warehouse.rowWriter.write(connection, indexReport, stream(9, 6), 2, LOAD_ID);
         } finally {
