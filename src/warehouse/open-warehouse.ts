@@ -93,7 +93,7 @@ function openSqlite(rawPath: string, options: OpenWarehouseOptions): WarehouseHa
     db,
     dialect: 'sqlite',
     rowWriter: new SqliteRowWriter(),
-    sliceLock: new SqliteSliceLock(),
+    sliceLock: new SqliteSliceLock(options.busyTimeoutMs ?? 10_000),
     location: inMemory ? 'sqlite::memory:' : `sqlite:${file}`,
     close: () => db.destroy(),
   };

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../src/config/load-config.js';
@@ -13,6 +14,7 @@ import { Ledger } from '../../src/warehouse/ledger.js';
 import { migrateWarehouse } from '../../src/warehouse/migrate-warehouse.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
 import { TEST_REDIS_URL, testPrefix } from '../helpers/test-redis.js';
+import { describeCensus, takeCpuCensus } from './cpu-census.js';
 import { CLI_BIN } from '../helpers/cli-bin.js';
 
 /** Slices the fleet runs in one go, after growing to `workers` processes. */
@@ -34,6 +36,8 @@ export interface ProductWorkersOptions {
   readonly settings: SettingsInput;
   /** Give up (and fail) after this long, for all batches together. */
   readonly timeoutMs: number;
+  /** The CPU time the upstream's process has spent so far, for the census of each batch. */
+  readonly upstreamCpuMs?: () => Promise<number>;
 }
 
 export interface WorkerBatchResult {
@@ -46,6 +50,8 @@ export interface WorkerBatchResult {
   readonly loaded: number;
   /** CPU time the worker processes spent on the batch (start-up not included). */
   readonly workerCpuMs: number;
+  /** What the machine's cores did during the batch: workers, simulator, Postgres, Redis, idle (see `describeCensus`). */
+  readonly cores: string;
 }
 
 /**
@@ -94,7 +100,10 @@ export async function runProductWorkers(options: ProductWorkersOptions): Promise
       }
 
       const cpuAtStart = fleetCpuMs();
+      const upstreamAtStart = (await options.upstreamCpuMs?.()) ?? 0;
+      const censusAtStart = takeCpuCensus(SERVERS);
       await exportQueue.queue.resume();
+      const resumedAt = performance.now();
       const expected = finishedBefore + batch.slices.length;
       let counts: Record<string, number> = {};
       for (;;) {
@@ -104,6 +113,8 @@ export async function runProductWorkers(options: ProductWorkersOptions): Promise
         await sleep(100);
       }
       const workerCpuMs = fleetCpuMs() - cpuAtStart;
+      const census = takeCpuCensus(SERVERS);
+      const upstreamMs = ((await options.upstreamCpuMs?.()) ?? 0) - upstreamAtStart;
       finishedBefore = expected;
 
       const ids = new Set(batch.slices.map(sliceJobId));
@@ -119,7 +130,10 @@ export async function runProductWorkers(options: ProductWorkersOptions): Promise
         .filter((count) => count.status === 'loaded')
         .reduce((sum, count) => sum + count.slices, 0);
       const failed = jobs.filter((job) => job.finishedOn !== undefined && job.failedReason !== undefined && job.failedReason !== null).length;
-      results.push({ workers: children.length, durationMs: last - first, completed: jobs.length - failed, failed, loaded, workerCpuMs });
+      // The census spans resume to the last poll, a little longer than first job to last.
+      const spanMs = performance.now() - resumedAt;
+      const cores = describeCensus(censusAtStart, census, spanMs, cpus().length, { workers: workerCpuMs, simulator: upstreamMs });
+      results.push({ workers: children.length, durationMs: last - first, completed: jobs.length - failed, failed, loaded, workerCpuMs, cores });
     }
     await stopWorkers(children);
     return results;
@@ -132,6 +146,9 @@ export async function runProductWorkers(options: ProductWorkersOptions): Promise
     await redisScope.cleanup();
   }
 }
+
+/** The servers whose CPU a batch's census counts, by command name. */
+const SERVERS = { postgres: ['postgres'], redis: ['redis-server'] };
 
 /** Stops the workers with SIGTERM, as an operator does; whatever is still running after that is killed by the caller. */
 async function stopWorkers(children: readonly { child: ChildProcess; exited: Promise<void> }[]): Promise<void> {

@@ -8,6 +8,7 @@ import { runProductInProcess } from './run-product-in-process.js';
 import { runProductWorkers } from './run-product-workers.js';
 import { runRawJsonSlices } from './raw-json-slices.js';
 import { weekdayIndexSlices } from './weekday-index-slices.js';
+import { createTempDatabase } from '../helpers/temp-warehouse.js';
 
 const CONCURRENCY = 16;
 const RECORDS_PER_SLICE = 50;
@@ -24,6 +25,8 @@ const SETTINGS: SettingsInput = {
 
 interface Measured {
   readonly perSecond: number;
+  /** What the cores did (worker fleets only; see `describeCensus`). */
+  readonly cores?: string;
   /** CPU ms per slice of the measured process(es). */
   readonly cpuPerSlice: number;
   /** Share of one core the simulator used during the measured span. */
@@ -83,7 +86,7 @@ export const benchmark: Benchmark = {
         });
       // One fleet per round: one worker runs the benchmark's slices, then a second joins for as many
       // later dates (the same kind of slices, into the same warehouse, which by then holds the first batch).
-      const fleet = async (): Promise<[Measured, Measured]> => {
+      const fleet = async (databaseUrl?: string): Promise<[Measured, Measured]> => {
         await simulator.reset();
         const later = allSlices.slice(count);
         const [one, two] = await runProductWorkers({
@@ -93,8 +96,10 @@ export const benchmark: Benchmark = {
             { slices: later, workers: 2 },
           ],
           dir: fresh(),
+          databaseUrl,
           settings: SETTINGS,
           timeoutMs: full ? 600_000 : 60_000,
+          upstreamCpuMs: async () => (await simulator.usage()).cpuMs,
         });
         const simulatorCpuMs = (await simulator.usage()).cpuMs;
         for (const batch of [one!, two!]) {
@@ -107,8 +112,17 @@ export const benchmark: Benchmark = {
           cpuPerSlice: batch!.workerCpuMs / count,
           // Both batches together: the simulator process cannot tell them apart.
           simulatorLoad: simulatorCpuMs / (one!.durationMs + two!.durationMs),
+          cores: batch!.cores,
         });
         return [measured(one), measured(two)];
+      };
+      const postgresFleet = async (): Promise<[Measured, Measured]> => {
+        const database = await createTempDatabase('postgres');
+        try {
+          return await fleet(database.databaseUrl);
+        } finally {
+          await database.drop();
+        }
       };
 
       // JIT warm-up of the simulator and of this process, on a part of the same work.
@@ -117,12 +131,17 @@ export const benchmark: Benchmark = {
       const inProcessRuns: Measured[] = [];
       const oneWorkerRuns: Measured[] = [];
       const twoWorkerRuns: Measured[] = [];
+      const onePostgresRuns: Measured[] = [];
+      const twoPostgresRuns: Measured[] = [];
       for (let round = 0; round < rounds; round += 1) {
         rawRuns.push(await raw());
         inProcessRuns.push(await inProcess());
         const [one, two] = await fleet();
         oneWorkerRuns.push(one);
         twoWorkerRuns.push(two);
+        const [onePostgres, twoPostgres] = await postgresFleet();
+        onePostgresRuns.push(onePostgres);
+        twoPostgresRuns.push(twoPostgres);
       }
       closed = true;
       await simulator.close();
@@ -131,6 +150,9 @@ export const benchmark: Benchmark = {
       const inProcessBest = best(inProcessRuns);
       const oneBest = best(oneWorkerRuns);
       const twoBest = best(twoWorkerRuns);
+      const onePostgresBest = best(onePostgresRuns);
+      const twoPostgresBest = best(twoPostgresRuns);
+      const twoPostgresRatio = twoPostgresBest.perSecond / onePostgresBest.perSecond;
       const sizeNote = `${count.toLocaleString('en-US')} index slices × ${RECORDS_PER_SLICE} records (JSON), concurrency ${CONCURRENCY}, SQLite, simulator in its own process; best of ${rounds}`;
       const inProcessRatio = inProcessBest.perSecond / rawBest.perSecond;
       const oneRatio = oneBest.perSecond / rawBest.perSecond;
@@ -167,7 +189,16 @@ export const benchmark: Benchmark = {
           ratio: twoRatio,
           target: '> 1 × one worker',
           pass: twoRatio > 1,
-          note: `the 1-worker fleet joined by a second worker process (each concurrency ${CONCURRENCY}), ${count.toLocaleString('en-US')} slices of later dates into the same SQLite file (WAL, busy timeout). Worker CPU per slice ${cpu(twoBest)}`,
+          note: `the 1-worker fleet joined by a second worker process (each concurrency ${CONCURRENCY}), ${count.toLocaleString('en-US')} slices of later dates into the same SQLite file (WAL, busy timeout). Worker CPU per slice ${cpu(twoBest)}. One worker: ${oneBest.cores}; two: ${twoBest.cores}`,
+        },
+        {
+          benchmark: 'small slices: BullMQ on Postgres, 2 workers',
+          product: rate(twoPostgresBest),
+          baseline: `${rate(onePostgresBest)} (1 worker)`,
+          ratio: twoPostgresRatio,
+          target: '≥ 1.6 × one worker',
+          pass: twoPostgresRatio >= 1.6,
+          note: `the same fleets into a Postgres database on this machine. Worker CPU per slice: one worker ${cpu(onePostgresBest)}, two ${cpu(twoPostgresBest)}. One worker: ${onePostgresBest.cores}; two: ${twoPostgresBest.cores}`,
         },
       ] satisfies BenchResult[];
     } finally {

@@ -10,8 +10,9 @@ import { loggedErrorMessage } from '../helpers/logged-error.js';
 /*
  * Another process holds the SQLite warehouse's write lock (BEGIN EXCLUSIVE). The loader waits
  * warehouse.busyTimeoutMs, gets SQLITE_BUSY, which is WAREHOUSE_UNAVAILABLE (retryable), and the
- * slice is retried with backoff. better-sqlite3 is synchronous: a busy wait blocks the whole
- * process, so waits of concurrent slices add up rather than overlap (see durations in the report).
+ * slice is retried with backoff. The lock is tried every few milliseconds with the event loop free
+ * (better-sqlite3's own busy wait would block the process); slices queued behind the one waiting
+ * each wait their own busy timeout in turn, as SQLite admits one writer.
  */
 
 const PORTFOLIOS = [1001, 1002];
