@@ -79,6 +79,8 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
   const seenAs: (string | undefined)[] = new Array(columns.length).fill(undefined);
   // Every row of a file usually has the same effective date: check the calendar once.
   let lastGoodDate = '';
+  // The unlisted fields repeat on every record too: each name is quoted for `extra` once.
+  const quotedNames = new Map<string, string>();
 
   return (record, ordinal) => {
     values.fill(null);
@@ -151,7 +153,7 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
     row.push(slice.reportDate);
     if (storesLineNumber) row.push(ordinal);
     for (let index = 0; index < columns.length; index += 1) row.push(values[index]!);
-    row.push(extra === undefined ? null : stringifyExtra(extra));
+    row.push(extra === undefined ? null : stringifyExtra(extra, quotedNames));
     return row;
   };
 }
@@ -161,7 +163,7 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
  * when every value is flat (a string, a number, a boolean or null), as unlisted fields almost
  * always are; lossless-json's generic walk cost more than typing the rest of the row.
  */
-function stringifyExtra(extra: Record<string, unknown>): string | null {
+function stringifyExtra(extra: Record<string, unknown>, quotedNames: Map<string, string>): string | null {
   let out = '{';
   // Object.keys, as lossless-json takes them: own keys only.
   for (const key of Object.keys(extra)) {
@@ -171,7 +173,12 @@ function stringifyExtra(extra: Record<string, unknown>): string | null {
     else if (isLosslessNumber(value)) text = value.toString();
     else if (value === null || typeof value === 'boolean') text = String(value);
     else return stringify(extra) ?? null;
-    out += out.length === 1 ? `${JSON.stringify(key)}:${text}` : `,${JSON.stringify(key)}:${text}`;
+    let name = quotedNames.get(key);
+    if (name === undefined) {
+      name = JSON.stringify(key);
+      quotedNames.set(key, name);
+    }
+    out += out.length === 1 ? `${name}:${text}` : `,${name}:${text}`;
   }
   return `${out}}`;
 }

@@ -30,6 +30,7 @@ export class LedgerWriter {
   readonly #upsert: ReusableStatement<ReportLoadsRow>;
   readonly #touch: ReusableStatement<SliceKey & Pick<ReportLoadsRow, 'checked_at' | 'attempts' | 'duration_ms'>>;
   readonly #previousLoad: ReusableStatement<SliceKey>;
+  readonly #selectWithPrevious: ReusableStatement<SliceKey>;
   readonly #deleteChecks: ReusableStatement<SliceKey>;
   /** The INSERT of a slice's check results, per number of results (a report table's checks are a fixed few). */
   readonly #insertChecks = new Map<number, ReusableStatement<Record<string, unknown>>>();
@@ -47,6 +48,17 @@ export class LedgerWriter {
         .where('status', '=', 'loaded')
         .orderBy('report_date', 'desc')
         .limit(1),
+    );
+    this.#selectWithPrevious = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) =>
+      db
+        .selectFrom('report_loads')
+        .selectAll()
+        .where('portfolio_id', '=', key.portfolio_id)
+        .where('report_type', '=', key.report_type)
+        .where('report_date', '<=', key.report_date)
+        .where((eb) => eb.or([eb('report_date', '=', key.report_date), eb('status', '=', 'loaded')]))
+        .orderBy('report_date', 'desc')
+        .limit(2),
     );
     this.#deleteChecks = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) =>
       db.deleteFrom('slice_checks').where('portfolio_id', '=', key.portfolio_id).where('report_type', '=', key.report_type).where('report_date', '=', key.report_date),
@@ -94,6 +106,18 @@ export class LedgerWriter {
   async read(trx: Kysely<Warehouse>, slice: Slice): Promise<ReportLoadsRow | undefined> {
     const result = await trx.executeQuery(this.#select.with<ReportLoadsRow>(ledgerKey(slice)));
     return result.rows[0];
+  }
+
+  /**
+   * {@link read} and {@link previousLoad} in one statement (one walk down the ledger's key): the
+   * slice's ledger row, and the latest earlier date of its portfolio and report type that is `loaded`.
+   */
+  async readWithPrevious(trx: Kysely<Warehouse>, slice: Slice): Promise<{ readonly row?: ReportLoadsRow; readonly previous?: PreviousLoad }> {
+    const { rows } = await trx.executeQuery(this.#selectWithPrevious.with<ReportLoadsRow>(ledgerKey(slice)));
+    const [first, second] = rows;
+    const row = first !== undefined && String(first.report_date) === slice.reportDate ? first : undefined;
+    const earlier = row === undefined ? first : second;
+    return { row, previous: earlier && { reportDate: String(earlier.report_date), rowCount: Number(earlier.row_count) } };
   }
 
   /** The outcome stands as recorded (the same file, no data again): only `checked_at`, `attempts` and `duration_ms` move. */

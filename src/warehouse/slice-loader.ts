@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { SyncError } from '../errors.js';
 import { QualityCheckError } from '../quality/quality-check-error.js';
 import type { SliceCheckResult } from '../quality/slice-check-result.js';
-import type { SliceCheckTally } from '../quality/slice-check-tally.js';
+import type { PreviousLoad, SliceCheckTally } from '../quality/slice-check-tally.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
 import { rowColumns, type RowValues, type WarehouseRow } from '../extract/row-builder.js';
 import type { ExportFormat } from '../reports/report-types.js';
@@ -115,8 +115,18 @@ export class SliceLoader {
       let replacedMismatch: ExportLoad['replacedMismatch'];
       // A slice the ledger has never seen has no checks recorded either (see #replace).
       let everAttempted = true;
+      // What rowCountDrop compares with, read together with the slice's own ledger row when both are needed.
+      let previousLoad: PreviousLoadRead = 'unread';
       if (!options.force) {
-        const previous = await this.#ledger.read(trx, slice);
+        const comparesRowCount = options.checks?.comparesRowCount === true;
+        let previous: ReportLoadsRow | undefined;
+        if (comparesRowCount) {
+          const read = await this.#ledger.readWithPrevious(trx, slice);
+          previous = read.row;
+          previousLoad = read.previous;
+        } else {
+          previous = await this.#ledger.read(trx, slice);
+        }
         everAttempted = previous !== undefined;
         if (previous?.status === 'loaded' && previous.content_sha256 === file.sha256) {
           const counted = await trx.executeQuery<{ rows: number | string }>(this.#countRows(definition).with(sliceKey(slice)));
@@ -128,7 +138,7 @@ export class SliceLoader {
           replacedMismatch = { heldRows: held, ledgerRows: previous.row_count };
         }
       }
-      const { rowCount, checks } = await this.#replace(trx, now, slice, definition, rows, file, attempts, durationMs, options.checks, everAttempted);
+      const { rowCount, checks } = await this.#replace(trx, now, slice, definition, rows, file, attempts, durationMs, options.checks, everAttempted, previousLoad);
       return { rowCount, unchanged: false, replacedMismatch, checks };
     });
   }
@@ -196,13 +206,14 @@ export class SliceLoader {
     durationMs: number | null,
     checks: SliceCheckTally | undefined,
     everAttempted: boolean,
+    previousLoad: PreviousLoadRead = 'unread',
   ): Promise<{ rowCount: number; checks: readonly SliceCheckResult[] }> {
     const loadId = randomUUID();
     await trx.executeQuery(this.#deleteRows(definition).with(sliceKey(slice)));
     const rowCount = await this.#warehouse.rowWriter.write(trx, definition, rows, this.#batchRows, loadId);
     let results: readonly SliceCheckResult[] = [];
     if (checks) {
-      const previous = checks.comparesRowCount ? await this.#ledger.previousLoad(trx, slice) : undefined;
+      const previous = !checks.comparesRowCount ? undefined : previousLoad === 'unread' ? await this.#ledger.previousLoad(trx, slice) : previousLoad;
       const repeated = checks.uniqueColumn !== undefined && checks.mayRepeat ? await countRepeatedValues(trx, definition, sliceKey(slice), checks.uniqueColumn) : undefined;
       results = checks.evaluate({ previous, repeated });
       if (results.some((result) => result.outcome === 'fail')) throw new QualityCheckError(slice, file.fileName, results);
@@ -301,6 +312,9 @@ export type EmptyAnswerRecord =
 
 /** A transaction takes no more slices once open this long, so another process's writer is not kept waiting. */
 const MAX_OPEN_MS = 250;
+
+/** The previous load as read with the slice's ledger row (undefined: there is none), or `unread`. */
+type PreviousLoadRead = PreviousLoad | undefined | 'unread';
 
 /** A slice as the warehouse's columns name it. */
 type SliceKey = Pick<ReportLoadsRow, 'portfolio_id' | 'report_type' | 'report_date'>;
