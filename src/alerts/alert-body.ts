@@ -29,6 +29,7 @@ const JSON_GROUPS = 200;
 
 const COUNT_LABELS: readonly (readonly [keyof AlertSummary['counts'], string])[] = [
   ['loaded', 'loaded'],
+  ['warned', 'warned by a check'],
   ['unchanged', 'unchanged'],
   ['noData', 'no data'],
   ['failed', 'failed'],

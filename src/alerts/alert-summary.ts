@@ -23,6 +23,8 @@ export interface AlertSummary {
   /** Slices by outcome, from what happened. Keys absent when not applicable. */
   readonly counts: {
     readonly loaded?: number;
+    /** Of `loaded`: files that missed a data-quality check set to `warn` (loaded, with the warning recorded). */
+    readonly warned?: number;
     readonly unchanged?: number;
     readonly noData?: number;
     readonly failed?: number;

@@ -17,7 +17,14 @@ export function runAlert(kind: AlertSummary['kind'], what: string, report: RunRe
   return {
     kind,
     title: `${what}: ${problems.join(', ')}`,
-    counts: { loaded: report.loaded, unchanged: report.unchanged, noData: report.noData, failed: report.failed, notAttempted: report.notAttempted },
+    counts: {
+      loaded: report.loaded,
+      ...(report.warned ? { warned: report.warned } : {}),
+      unchanged: report.unchanged,
+      noData: report.noData,
+      failed: report.failed,
+      notAttempted: report.notAttempted,
+    },
     failures: report.failures,
     details,
     retryCommand: report.retryCommand,

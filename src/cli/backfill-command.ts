@@ -222,6 +222,7 @@ async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
     notAttempted,
     notAttemptedReason,
     retries: counts.retries,
+    warned: counts.warned,
     rowsWritten: counts.rowsWritten,
     bytes: 0,
     failures,

@@ -86,6 +86,7 @@ export async function followNight(options: FollowNightOptions): Promise<'told' |
     failed: counts.failed,
     notAttempted,
     retries: counts.retries,
+    warned: counts.warned,
   };
   const alert = runAlert('night', `report-sync nightly of ${night.reportDate} (queue ${exportQueue.queue.name})`, report);
   if (alert) {

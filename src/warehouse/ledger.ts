@@ -57,6 +57,8 @@ export interface OutcomesSince {
   readonly rowsWritten: number;
   /** Attempts after the first it took these slices to reach their outcome. */
   readonly retries: number;
+  /** Of the slices whose rows were (re)written: those whose file missed a data-quality check set to `warn`. */
+  readonly warned: number;
 }
 
 /** One data-quality check of a slice's latest checked file, as `slice_checks` records it. */
@@ -243,6 +245,30 @@ export class Ledger {
           fn.sum<number | string>(eb.case().when('updated_at', '<', since).then(1).else(0).end()).as('unchanged'),
           fn.sum<number | string>(eb.case().when('updated_at', '>=', since).then(eb.ref('row_count')).else(0).end()).as('rows_written'),
           fn.sum<number | string>(eb('attempts', '-', 1)).as('retries'),
+          fn
+            .sum<number | string>(
+              eb
+                .case()
+                .when(
+                  eb.and([
+                    eb('status', '=', 'loaded'),
+                    eb('updated_at', '>=', since),
+                    eb.exists(
+                      eb
+                        .selectFrom('slice_checks')
+                        .select('slice_checks.check_name')
+                        .whereRef('slice_checks.portfolio_id', '=', 'report_loads.portfolio_id')
+                        .whereRef('slice_checks.report_type', '=', 'report_loads.report_type')
+                        .whereRef('slice_checks.report_date', '=', 'report_loads.report_date')
+                        .where('slice_checks.outcome', '=', 'warn'),
+                    ),
+                  ]),
+                )
+                .then(1)
+                .else(0)
+                .end(),
+            )
+            .as('warned'),
         ])
         .groupBy(['status', 'report_type'])
         .execute();
@@ -253,6 +279,7 @@ export class Ledger {
         unchanged: Number(row.unchanged ?? 0),
         rowsWritten: Number(row.rows_written ?? 0),
         retries: Number(row.retries ?? 0),
+        warned: Number(row.warned ?? 0),
       }));
     } catch (error) {
       throw classifyWarehouseError(error, 'reading the ledger');

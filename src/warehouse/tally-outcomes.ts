@@ -11,16 +11,19 @@ export interface OutcomeTally {
   noDataAgain: number;
   failed: number;
   retries: number;
+  /** Of `loaded`: slices loaded anew whose file missed a data-quality check set to `warn`. */
+  warned: number;
   finished: number;
   rowsWritten: RowsPerTable;
 }
 
 /** Counts what the ledger says the slices checked since a moment came to (see {@link Ledger.outcomesSince}). */
 export function tallyOutcomes(outcomes: readonly OutcomesSince[]): OutcomeTally {
-  const counts: OutcomeTally = { loaded: 0, unchanged: 0, noData: 0, noDataAgain: 0, failed: 0, retries: 0, finished: 0, rowsWritten: rowsPerTable() };
+  const counts: OutcomeTally = { loaded: 0, unchanged: 0, noData: 0, noDataAgain: 0, failed: 0, retries: 0, warned: 0, finished: 0, rowsWritten: rowsPerTable() };
   for (const outcome of outcomes) {
     counts.finished += outcome.slices;
     counts.retries += outcome.retries;
+    counts.warned += outcome.warned;
     if (outcome.status === 'loaded') {
       counts.loaded += outcome.slices;
       counts.unchanged += outcome.unchanged;
