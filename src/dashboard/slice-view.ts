@@ -13,6 +13,9 @@ export interface SliceView {
   readonly format: string | null;
   readonly fileName: string | null;
   readonly sha256: string | null;
+  /** The load that wrote the slice's rows: the `load_id` its rows carry, and when it wrote them. */
+  readonly loadId: string | null;
+  readonly loadedAt: string | null;
   readonly attempts: number | null;
   readonly firstLoadedAt: string | null;
   readonly updatedAt: string | null;
@@ -42,6 +45,8 @@ export async function sliceView(ledger: Ledger, slice: Slice, queue?: QueueView)
     format: row?.format ?? null,
     fileName: row?.file_name ?? null,
     sha256: row?.content_sha256 ?? null,
+    loadId: row?.load_id ?? null,
+    loadedAt: row?.loaded_at ?? null,
     attempts: row?.attempts ?? null,
     firstLoadedAt: row?.first_loaded_at ?? null,
     updatedAt: row?.updated_at ?? null,

@@ -31,7 +31,7 @@ export function takeCpuCensus(groups: Readonly<Record<string, readonly string[]>
     // Not Linux: nothing to say.
   }
   const totals: Record<string, number> = Object.fromEntries(Object.keys(groups).map((name) => [name, 0]));
-  let pids: string[] = [];
+  let pids: string[];
   try {
     pids = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
   } catch {

@@ -56,6 +56,8 @@ function seedRows(): ReportLoadsRow[] {
           bytes: 4096,
           attempts: outcome === 'failed' ? 5 : 1,
           first_loaded_at: outcome === 'loaded' ? '2024-04-01T02:00:00.000Z' : null,
+          load_id: outcome === 'loaded' ? `00000000-0000-4000-8${TYPES.indexOf(reportType)}00-${portfolioId}${date.replaceAll('-', '')}` : null,
+          loaded_at: outcome === 'loaded' ? '2024-04-01T02:00:00.000Z' : null,
         });
       }
     }
@@ -166,6 +168,9 @@ describe('the coverage dashboard in a real browser', () => {
       await expect.poll(() => field('outcome')).toBe('loaded');
       expect(await field('attempt took')).toBe('1,500 ms');
       expect(await field('rows')).toBe('3');
+      // Lineage: the id its rows carry (index_report.load_id), and when that load wrote them.
+      expect(await field('load id')).toBe(`00000000-0000-4000-8${TYPES.indexOf('index')}00-100120240304`);
+      expect(await field('loaded at')).toBe('2024-04-01T02:00:00.000Z');
 
       // Failures grouped by code and portfolio, with the command that re-runs them.
       const groups = await page.$$eval('#failure-groups tr[data-code]', (rows) =>

@@ -75,7 +75,8 @@ const ALLOWED: readonly Allowed[] = [
     kind: 'concatenated-sql',
     code: 'CompiledQuery.raw(`pragma busy_timeout = ${Math.trunc(busyTimeoutMs)}`)',
     reason: 'a number from the settings (Math.trunc of a validated integer), restoring the busy wait; PRAGMA takes no parameters',
-  },  {
+  },
+  {
     file: 'src/warehouse/sqlite-slice-lock.ts',
     kind: 'raw-sql',
     code: 'CompiledQuery.raw(`pragma busy_timeout = ${Math.trunc(busyTimeoutMs)}`)',

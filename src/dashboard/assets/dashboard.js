@@ -242,6 +242,8 @@ function showDetail(slice) {
     ['format', slice.format],
     ['file name', slice.fileName],
     ['sha256', slice.sha256],
+    ['load id', slice.loadId],
+    ['loaded at', slice.loadedAt],
     ['attempts', slice.attempts],
     ['first loaded', slice.firstLoadedAt],
     ['updated', slice.updatedAt],
