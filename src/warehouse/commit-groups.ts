@@ -97,16 +97,19 @@ export class CommitGroups {
     if (current === undefined) return;
     // Set when a slice's work failed and undoing it failed too: that slice hears its own error.
     let lostIn: { error: unknown } | undefined;
+    // Slices' locks this transaction holds: a slice rolled back to its savepoint keeps its lock.
+    let locksHeld = 0;
     try {
       await sliceLock.begin(connection);
       while (current !== undefined) {
-        const now = await sliceLock.lock(connection, current.slice, committed.length === 0);
+        const now = await sliceLock.lock(connection, current.slice, locksHeld === 0);
         if (now === undefined) {
           // Another process holds this slice: commit the others first, then wait for it in a transaction of its own.
           this.#queue.unshift(current);
           current = undefined;
           break;
         }
+        locksHeld += 1;
         await connection.executeQuery(SAVEPOINT);
         try {
           const result = await current.work(connection, now);

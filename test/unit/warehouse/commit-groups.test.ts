@@ -171,5 +171,38 @@ describe.each(DIALECTS)('CommitGroups on %s', (dialect) => {
         await other.end();
       }
     });
+
+    it('never waits for a lock while it holds one, even one kept by a slice that was rolled back: no deadlock with another process', async () => {
+      const other = new pg.Client({ connectionString: warehouse.databaseUrl });
+      await other.connect();
+      const lockKey = (slice: Slice) => `report-sync slice ${slice.portfolioId} ${slice.reportType} ${slice.reportDate}`;
+      try {
+        const [failing, held, last] = [slices[0]!, slices[1]!, slices[2]!];
+        await other.query('begin');
+        await other.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [lockKey(held)]);
+        const committer = groups();
+        const started = deferred();
+        const writes = [
+          committer.write(failing, async () => {
+            started.resolve();
+            throw new Error('a bad record');
+          }),
+          committer.write(held, (trx, now) => writeLedgerRow(trx, held, now)),
+          committer.write(last, (trx, now) => writeLedgerRow(trx, last, now)),
+        ];
+        const settled = Promise.allSettled(writes);
+        await started.promise;
+        // The other process now wants the failed slice's lock, which that transaction still holds
+        // (a rollback to a savepoint keeps it): the transaction must let go rather than wait on it.
+        await other.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [lockKey(failing)]);
+        await other.query('commit');
+        const outcomes = await settled;
+        expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+        expect(((outcomes[0] as PromiseRejectedResult).reason as Error).message).toBe('a bad record');
+        expect(await ledgerPortfolios()).toEqual([1002, 1003]);
+      } finally {
+        await other.end();
+      }
+    });
   }
 });
