@@ -1,6 +1,6 @@
-import { parse } from 'csv-parse';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { FileFormatError } from '../errors.js';
+import { CsvRecordSplitter } from './csv-record-splitter.js';
 import type { SourceRecord } from './source-record.js';
 
 export interface CsvRecordsOptions {
@@ -19,77 +19,53 @@ export interface CsvRecordsOptions {
 export async function* readCsvRecords(input: AsyncIterable<Buffer | string> | Readable, options: CsvRecordsOptions): AsyncGenerator<SourceRecord> {
   const label = options.entryName ? `${options.fileName}, ${options.entryName}` : options.fileName;
   const wherePrefix = options.entryName ? `${options.entryName} line ` : 'line ';
-  const source = input instanceof Readable ? input : Readable.from(input, { objectMode: false });
-  // No `skip_empty_lines` and no `info`: csv-parse's per-record info object costs more than the
-  // rest of the parsing, so lines are counted here (one per record, plus the line breaks kept
-  // inside quoted values), and blank lines, which csv-parse then hands on as one empty cell, are
-  // skipped here (csv-parse's own line counter also miscounts CRLF inside quoted fields).
-  const parser = source.pipe(parse({ bom: true, relax_column_count: true }));
-  // Node does not pass a source's error down a pipe: forward it, or the loop would wait forever.
-  source.once('error', (error) => parser.destroy(error));
-  // The parser's error is read from `parser.errored` by nextBatch (thrown from the loop below); it
-  // may come while no batch is awaited, when it would otherwise be an uncaught 'error' event.
-  parser.on('error', () => {});
+  const splitter = new CsvRecordSplitter(label);
+  // Fatal: bytes that are not UTF-8 fail the file rather than load as U+FFFD ("Soci�t�" for a Latin-1 "Société").
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const decode = (chunk: Buffer | string, stream: boolean): string => {
+    if (typeof chunk === 'string') return chunk;
+    try {
+      return decoder.decode(chunk, { stream });
+    } catch (error) {
+      throw new FileFormatError(`${label} is not UTF-8 text (Latin-1 or Windows-1252, perhaps): ask for the export in UTF-8`, { cause: error });
+    }
+  };
+  // A batch of records per chunk of text: one await per chunk, not per record.
+  async function* batches(): AsyncGenerator<string[][]> {
+    let records: string[][] = [];
+    for await (const chunk of input as AsyncIterable<Buffer | string>) {
+      splitter.push(decode(chunk, true), records);
+      if (records.length > 0) {
+        yield records;
+        records = [];
+      }
+    }
+    splitter.push(decode(Buffer.alloc(0), false), records);
+    splitter.end(records);
+    if (records.length > 0) yield records;
+  }
 
   let header: string[] | undefined;
   let nextLine = 1;
-  try {
-    for (let batch = await nextBatch(parser); batch !== null; batch = await nextBatch(parser))
-      for (const record of batch) {
-        const line = nextLine;
-        nextLine += 1;
-        for (let i = 0; i < record.length; i += 1) if (record[i]!.includes('\n')) nextLine += countNewlines(record[i]!);
-        if (record.length === 1 && record[0] === '') continue;
+  for await (const batch of batches())
+    for (const record of batch) {
+      const line = nextLine;
+      nextLine += 1;
+      for (let i = 0; i < record.length; i += 1) if (record[i]!.includes('\n')) nextLine += countNewlines(record[i]!);
+      // A blank line.
+      if (record.length === 1 && record[0] === '') continue;
 
-        if (header === undefined) {
-          header = readHeader(record, label, line);
-          continue;
-        }
-        if (record.length !== header.length) {
-          throw new FileFormatError(`${label} line ${line}: expected ${header.length} columns (as in the header), found ${record.length}`);
-        }
-        const values: Record<string, string> = {};
-        for (let i = 0; i < header.length; i += 1) values[header[i]!] = record[i]!;
-        yield { where: `${wherePrefix}${line}`, values };
+      if (header === undefined) {
+        header = readHeader(record, label, line);
+        continue;
       }
-  } catch (error) {
-    if (error instanceof FileFormatError) throw error;
-    const err = error as Error & { code?: string; lines?: number };
-    if (typeof err.code === 'string' && err.code.startsWith('CSV_')) {
-      throw new FileFormatError(`${label} is not valid CSV near line ${err.lines ?? nextLine}: ${err.message}`, { cause: err });
+      if (record.length !== header.length) {
+        throw new FileFormatError(`${label} line ${line}: expected ${header.length} columns (as in the header), found ${record.length}`);
+      }
+      const values: Record<string, string> = {};
+      for (let i = 0; i < header.length; i += 1) values[header[i]!] = record[i]!;
+      yield { where: `${wherePrefix}${line}`, values };
     }
-    throw error;
-  } finally {
-    parser.destroy();
-    source.destroy();
-  }
-}
-
-/**
- * The records the parser holds now, waiting for some if it holds none; `null` once it has ended.
- * Read this way rather than with `for await` over the stream, which costs an await per record
- * where this costs one per batch; the parser's error, if it fails, is thrown.
- */
-async function nextBatch(parser: Readable): Promise<string[][] | null> {
-  for (;;) {
-    if (parser.errored) throw parser.errored;
-    const batch: string[][] = [];
-    for (let record = parser.read() as string[] | null; record !== null; record = parser.read() as string[] | null) batch.push(record);
-    if (batch.length > 0) return batch;
-    if (parser.errored) throw parser.errored;
-    if (parser.readableEnded || parser.destroyed) return null;
-    await new Promise<void>((resolve, reject) => {
-      const done = () => {
-        parser.off('readable', done).off('end', done).off('close', done).off('error', failed);
-        resolve();
-      };
-      const failed = (error: Error) => {
-        parser.off('readable', done).off('end', done).off('close', done).off('error', failed);
-        reject(error);
-      };
-      parser.once('readable', done).once('end', done).once('close', done).once('error', failed);
-    });
-  }
 }
 
 function readHeader(record: string[], label: string, line: number): string[] {

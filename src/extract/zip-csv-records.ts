@@ -123,7 +123,7 @@ async function* countInflated(inflated: AsyncIterable<Buffer>, entry: ZipEntry, 
     crc = crc32(chunk, crc);
     const text = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
     const whole = completeLength(text);
-    // csv-parse would quietly turn bytes that are not UTF-8 into U+FFFD, storing "Soci�t�" for a Latin-1 "Société".
+    // The CSV reader's decoder would refuse such bytes too, but could not say where: this names the byte.
     if (!isUtf8(text.subarray(0, whole))) throw notUtf8(fileName, entry.path, bytes - chunk.length - pending.length);
     pending = text.subarray(whole);
     yield chunk;
