@@ -11,7 +11,7 @@ export interface CsvRecordsOptions {
 }
 
 /**
- * Streams the records of a CSV whose first row is the header: values keyed by header cell,
+ * Streams the records of a CSV whose first row is the header: the header as every record's names,
  * `where` naming the physical line the record starts on. Handles a BOM, CRLF or LF, quoted
  * fields with commas, doubled quotes and line breaks, and blank lines. A row with another
  * number of cells than the header fails, naming its line.
@@ -62,9 +62,7 @@ export async function* readCsvRecords(input: AsyncIterable<Buffer | string> | Re
       if (record.length !== header.length) {
         throw new FileFormatError(`${label} line ${line}: expected ${header.length} columns (as in the header), found ${record.length}`);
       }
-      const values: Record<string, string> = {};
-      for (let i = 0; i < header.length; i += 1) values[header[i]!] = record[i]!;
-      yield { where: `${wherePrefix}${line}`, values };
+      yield { where: `${wherePrefix}${line}`, names: header, values: record };
     }
 }
 

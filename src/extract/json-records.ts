@@ -1,6 +1,6 @@
 import { FileFormatError } from '../errors.js';
 import { parseJsonRecord } from './parse-json-record.js';
-import type { SourceRecord } from './source-record.js';
+import { objectRecord, type SourceRecord } from './source-record.js';
 
 export interface JsonRecordsOptions {
   /** Named in every error. */
@@ -46,7 +46,7 @@ export async function* readJsonRecords(input: AsyncIterable<Buffer | string> | B
     const whole = input;
     const records = whole.length <= AT_ONCE_MAX_BYTES ? parseAtOnce(whole, maxDepth) : undefined;
     if (records !== undefined) {
-      for (let i = 0; i < records.length; i += 1) yield { where: `record ${i + 1}`, values: records[i]! };
+      for (let i = 0; i < records.length; i += 1) yield objectRecord(`record ${i + 1}`, records[i]!);
       return;
     }
     input = (async function* () {
@@ -141,7 +141,7 @@ export async function* readJsonRecords(input: AsyncIterable<Buffer | string> | B
     } catch (error) {
       fail(`record ${number} is not valid JSON: ${(error as Error).message}`);
     }
-    return { where: `record ${number}`, values: values as Record<string, unknown> };
+    return objectRecord(`record ${number}`, values as Record<string, unknown>);
   };
 
   const decode = (chunk: Buffer | string, stream: boolean): string => {

@@ -1,10 +1,16 @@
 import { Worker } from 'node:worker_threads';
 import { ExportError, FileFormatError, type SyncErrorCode } from '../errors.js';
+import type { SliceCheckTally } from '../quality/slice-check-tally.js';
+import { CopyTextRows } from '../warehouse/copy-text-rows.js';
 import type { RowValues } from './row-builder.js';
 import type { ZipRowsJob, ZipRowsMessage } from './zip-rows-job.js';
 
-/** What {@link readZipRowsOnWorker} reads: the job of its worker thread. */
-export type ZipRowsOnWorkerOptions = Omit<ZipRowsJob, 'batchRows' | 'batchesAhead'> & Partial<Pick<ZipRowsJob, 'batchRows' | 'batchesAhead'>>;
+/** What {@link readZipRowsOnWorker} and {@link readZipCopyTextOnWorker} read: the job of their worker thread. */
+export type ZipRowsOnWorkerOptions = Omit<ZipRowsJob, 'batchRows' | 'batchesAhead' | 'form' | 'checks'> &
+  Partial<Pick<ZipRowsJob, 'batchRows' | 'batchesAhead'>> & {
+    /** The slice's data-quality tally: tallied on the worker, and what it saw adopted here when the rows end. */
+    readonly checks?: SliceCheckTally;
+  };
 
 /**
  * The typed rows of a ZIP export, numbered from 1, as `numberedRows(readZipCsvRecords(…), …)`
@@ -15,9 +21,26 @@ export type ZipRowsOnWorkerOptions = Omit<ZipRowsJob, 'batchRows' | 'batchesAhea
  * The worker starts on the first read and is terminated when the rows end, however they end.
  */
 export async function* readZipRowsOnWorker(options: ZipRowsOnWorkerOptions): AsyncGenerator<RowValues> {
+  for await (const message of workerBatches(options, { kind: 'values' })) if (message.kind === 'rows') yield* message.rows;
+}
+
+/**
+ * {@link readZipRowsOnWorker} for a Postgres COPY: the worker also writes the rows as COPY text,
+ * each line ended by the load's `lineEnd`; this thread,
+ * which only sends them, is left free for the database's own work on the other core.
+ */
+export function readZipCopyTextOnWorker(options: ZipRowsOnWorkerOptions): CopyTextRows {
+  return new CopyTextRows(async function* (lineEnd) {
+    for await (const message of workerBatches(options, { kind: 'copy-text', lineEnd })) if (message.kind === 'copy-text') yield message;
+  });
+}
+
+/** The worker's batches, in order; its failure thrown; the tally's findings adopted at the end. */
+async function* workerBatches(options: ZipRowsOnWorkerOptions, form: ZipRowsJob['form']): AsyncGenerator<Extract<ZipRowsMessage, { kind: 'rows' | 'copy-text' }>> {
+  const { checks, ...rest } = options;
   // Each message costs both threads a fixed time on top of its rows' (about 0.5 ms on a busy
   // machine: 500-row batches spent a second of the worker's time in postMessage over 1,000,000 rows).
-  const job: ZipRowsJob = { batchRows: 2_000, batchesAhead: 4, ...options };
+  const job: ZipRowsJob = { batchRows: 2_000, batchesAhead: 4, ...rest, form, checks: checks?.settings };
   const worker = startWorker(job);
   const inbox: ZipRowsMessage[] = [];
   let failure: Error | undefined;
@@ -50,11 +73,14 @@ export async function* readZipRowsOnWorker(options: ZipRowsOnWorkerOptions): Asy
         await new Promise<void>((resolve) => (notify = resolve));
         message = inbox.shift();
       }
-      if (message.kind === 'end') return;
+      if (message.kind === 'end') {
+        if (checks && message.tallied) checks.adopt(message.tallied);
+        return;
+      }
       if (message.kind === 'error') throw rebuiltError(message);
       // The credit goes back at once, so the worker parses the next batch while this one is written.
       worker.postMessage(0);
-      yield* message.rows;
+      yield message;
     }
   } finally {
     await worker.terminate();
@@ -65,6 +91,7 @@ export async function* readZipRowsOnWorker(options: ZipRowsOnWorkerOptions): Asy
  * The worker's young generation, paid in RSS on top of the main thread's. The rows waiting
  * between the threads live through scavenges: at 8 MiB the worker spent 15% of its time in GC
  * (at 16, 8%; at 32, 6%); V8's default (larger) took the process to 242 MB, near the 250 MB budget.
+ * (Writing COPY text, 48 MiB was no faster than 16 once its messages were kept small.)
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 16 };
 

@@ -74,42 +74,66 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
   const kinds = columns.map((column) => column.kind);
   const { storesReportType, storesLineNumber } = definition;
   // Scratch space reused by every record of the file: a million-row file must not allocate
-  // two arrays per row. Nothing keeps a reference to them between calls.
+  // an array per row for it. Nothing keeps a reference to it between calls.
   const values: (string | null)[] = new Array(columns.length).fill(null);
-  const seenAs: (string | undefined)[] = new Array(columns.length).fill(undefined);
+  // The names of the last record and where each goes (a column's index, or -1 for `extra`), and
+  // which source name each column was given by: a CSV's records share their names, a JSON file's
+  // almost always have the same ones, so this is worked out once per file, not per record.
+  let lastNames: readonly string[] = [];
+  let targets: number[] = [];
+  let givenBy: (string | undefined)[] = new Array(columns.length).fill(undefined);
+  const mapNames = (names: readonly string[], where: string): void => {
+    const mapped: number[] = new Array(names.length);
+    const seenAs: (string | undefined)[] = new Array(columns.length).fill(undefined);
+    for (let field = 0; field < names.length; field += 1) {
+      const index = indexOf(names[field]!);
+      mapped[field] = index;
+      if (index < 0) continue;
+      if (seenAs[index] !== undefined) {
+        throw new FileFormatError(`${fileName}, ${where}: fields "${seenAs[index]}" and "${names[field]}" both name column ${columns[index]!.name}; the file is ambiguous`);
+      }
+      seenAs[index] = names[field];
+    }
+    lastNames = names;
+    targets = mapped;
+    givenBy = seenAs;
+  };
   // Every row of a file usually has the same effective date: check the calendar once.
   let lastGoodDate = '';
   // The unlisted fields repeat on every record too: each name is quoted for `extra` once.
   const quotedNames = new Map<string, string>();
 
   return (record, ordinal) => {
+    const { names } = record;
+    if (names !== lastNames && !sameNames(names, lastNames)) mapNames(names, record.where);
     values.fill(null);
-    seenAs.fill(undefined);
     let extra: Record<string, unknown> | undefined;
 
-    for (const sourceName in record.values) {
-      const value = record.values[sourceName];
-      const index = indexOf(sourceName);
+    for (let field = 0; field < names.length; field += 1) {
+      const value = record.values[field];
+      const index = targets[field]!;
       if (index < 0) {
         // No prototype: a field named "__proto__" must be kept as data, not set the prototype.
         extra ??= Object.create(null) as Record<string, unknown>;
-        extra[sourceName] = value;
+        extra[names[field]!] = value;
         continue;
       }
-      if (seenAs[index] !== undefined) {
-        throw new FileFormatError(`${fileName}, ${record.where}: fields "${seenAs[index]}" and "${sourceName}" both name column ${columns[index]!.name}; the file is ambiguous`);
-      }
-      seenAs[index] = sourceName;
       if (value === null || value === undefined) continue;
       if (kinds[index] === 'decimal' && isLosslessNumber(value)) {
         // A JSON number, already checked against JSON's grammar (stricter than a decimal's): only
         // the finiteness check of toDecimalText can still fail it.
         values[index] =
           finiteNumberText(value.toString()) ??
-          fail(columns[index]!, sourceName, fileName, record.where, `${quote(value.toString())} is not a decimal number (expected digits, an optional sign, point and exponent)`);
+          fail(
+            columns[index]!,
+            names[field]!,
+            fileName,
+            record.where,
+            `${quote(value.toString())} is not a decimal number (expected digits, an optional sign, point and exponent)`,
+          );
         continue;
       }
-      const text = typeof value === 'string' ? value : textOf(value, columns[index]!, sourceName, fileName, record.where);
+      const text = typeof value === 'string' ? value : textOf(value, columns[index]!, names[field]!, fileName, record.where);
       if (text === '') continue;
       switch (kinds[index]) {
         case 'text':
@@ -122,7 +146,7 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
             toDecimalText(text) ??
             (text.trim() === ''
               ? null
-              : fail(columns[index]!, sourceName, fileName, record.where, `${quote(text)} is not a decimal number (expected digits, an optional sign, point and exponent)`));
+              : fail(columns[index]!, names[field]!, fileName, record.where, `${quote(text)} is not a decimal number (expected digits, an optional sign, point and exponent)`));
           break;
         case 'date': {
           if (text === lastGoodDate) {
@@ -131,7 +155,7 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
           }
           const date = text.trim();
           if (date === '') continue;
-          if (!isIsoDate(date)) fail(columns[index]!, sourceName, fileName, record.where, `${quote(text)} is not a date in YYYY-MM-DD form`);
+          if (!isIsoDate(date)) fail(columns[index]!, names[field]!, fileName, record.where, `${quote(text)} is not a date in YYYY-MM-DD form`);
           if (date === text) lastGoodDate = date;
           values[index] = date;
           break;
@@ -142,7 +166,7 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
     for (const index of keyIndexes) {
       if (values[index] === null) {
         const column = columns[index]!;
-        const state = seenAs[index] === undefined ? 'is missing' : `("${seenAs[index]}") is empty`;
+        const state = givenBy[index] === undefined ? 'is missing' : `("${givenBy[index]}") is empty`;
         throw new FileFormatError(`${fileName}, ${record.where}: key column ${column.name} ${state}; every record needs it`);
       }
     }
@@ -181,6 +205,13 @@ function stringifyExtra(extra: Record<string, unknown>, quotedNames: Map<string,
     out += out.length === 1 ? `${name}:${text}` : `,${name}:${text}`;
   }
   return `${out}}`;
+}
+
+/** Whether two records name the same fields in the same order (JSON keys are interned: mostly a pointer compare). */
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i += 1) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** The text of a JSON number if it is finite as a double (see {@link toDecimalText}), else undefined. */

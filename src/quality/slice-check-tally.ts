@@ -31,6 +31,22 @@ export interface CheckContext {
 }
 
 /**
+ * What a tally saw of a file's rows: all {@link SliceCheckTally.evaluate} needs of them. Plain
+ * data, so a tally on the thread that typed the rows can hand it to the slice's own tally (see
+ * {@link SliceCheckTally.tallied} and {@link SliceCheckTally.adopt}).
+ */
+export interface SliceCheckTallied {
+  readonly rows: number;
+  readonly weightSum: number;
+  readonly weightsGiven: number;
+  readonly mayRepeat: boolean;
+  readonly oldestDate: string | undefined;
+  readonly newestDate: string | undefined;
+  readonly notPositive: number;
+  readonly firstNotPositive: { readonly column: string; readonly value: string; readonly line: number } | undefined;
+}
+
+/**
  * The data-quality checks of one file, tallied while its rows stream into the slice's transaction
  * ({@link SliceCheckTally.observe}, a few comparisons per row: no second pass over a million rows)
  * and judged once the last row is written ({@link SliceCheckTally.evaluate}), before the commit.
@@ -79,6 +95,11 @@ export class SliceCheckTally {
     this.#positiveIndexes = positive.map((name) => columns.indexOf(name));
   }
 
+  /** The settings the tally was made with (a tally on another thread is made with the same). */
+  get settings(): CheckSettings {
+    return this.#settings;
+  }
+
   /** Whether {@link evaluate} needs the previous loaded date's row count (a ledger read). */
   get comparesRowCount(): boolean {
     return this.#settings.rowCountDrop.severity !== 'off';
@@ -107,6 +128,37 @@ export class SliceCheckTally {
       this.#hashes = new Float64Array(0);
     }
     return this.#mayRepeat;
+  }
+
+  /** What this tally saw, once every row is tallied (see {@link adopt}). */
+  tallied(): SliceCheckTallied {
+    return {
+      rows: this.#rows,
+      weightSum: this.#weightSum,
+      weightsGiven: this.#weightsGiven,
+      mayRepeat: this.mayRepeat,
+      oldestDate: this.#oldestDate,
+      newestDate: this.#newestDate,
+      notPositive: this.#notPositive,
+      firstNotPositive: this.#firstNotPositive,
+    };
+  }
+
+  /**
+   * Takes on what another tally of the same file, settings and definition saw (on the thread that
+   * typed the rows), as if this one had observed the rows itself.
+   */
+  adopt(seen: SliceCheckTallied): void {
+    if (this.#rows > 0) throw new Error('SliceCheckTally.adopt: this tally has already observed rows of its own');
+    this.#rows = seen.rows;
+    this.#weightSum = seen.weightSum;
+    this.#weightsGiven = seen.weightsGiven;
+    this.#mayRepeat = seen.mayRepeat;
+    this.#hashes = new Float64Array(0);
+    this.#oldestDate = seen.oldestDate;
+    this.#newestDate = seen.newestDate;
+    this.#notPositive = seen.notPositive;
+    this.#firstNotPositive = seen.firstNotPositive;
   }
 
   /** Tallies one row's values (in `rowColumns` order), before it is written. */

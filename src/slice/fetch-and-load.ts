@@ -55,6 +55,7 @@ export async function fetchAndLoad(
       maxUncompressedBytes: settings.limits.maxUncompressedBytes,
       threadedParseBytes: settings.limits.threadedParseBytes,
       checks,
+      copyText: loader.takesCopyText,
     });
     if (onWorker) log.debug({ bytes: body.bytes }, 'reading the file on a worker thread while its rows are written');
     const load = await loader.loadExport(slice, definition, rows, facts, attempt.number, { force: options.force, durationMs: elapsed(), checks });

@@ -40,3 +40,11 @@ function escapedRow(values: readonly (string | number | null | undefined)[], end
   }
   return line + end;
 }
+
+/**
+ * The end of every line of one load's COPY text: its `load_id` (the last column, the same on every
+ * row; see `tableColumns`) and the line feed, for {@link copyTextRow}'s `end`.
+ */
+export function copyLineEnd(loadId: string): string {
+  return `\t${copyTextRow([loadId])}`;
+}

@@ -1,9 +1,10 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { ReportDefinition } from '../reports/report-definition.js';
-import { tableColumns, type RowValues } from '../extract/row-builder.js';
+import { tableColumns } from '../extract/row-builder.js';
 import { CopyFromStdin } from './copy-from-stdin.js';
-import { copyTextRow } from './copy-text-row.js';
-import type { RowWriter } from './row-writer.js';
+import { copyLineEnd, copyTextRow } from './copy-text-row.js';
+import { CopyTextRows } from './copy-text-rows.js';
+import type { RowWriter, SliceRows } from './row-writer.js';
 import type { Warehouse } from './warehouse-schema.js';
 
 /**
@@ -13,12 +14,21 @@ import type { Warehouse } from './warehouse-schema.js';
  * (see `copyingPostgresPool`).
  */
 export class PostgresRowWriter implements RowWriter {
-  async write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: AsyncIterable<RowValues>, batchRows: number, loadId: string): Promise<number> {
+  readonly takesCopyText = true;
+
+  async write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: SliceRows, batchRows: number, loadId: string): Promise<number> {
     const columns = tableColumns(definition);
     // load_id, the last column, is the same on every row: written once, as the text after each row's values.
-    const lineEnd = `\t${copyTextRow([loadId])}`;
+    const lineEnd = copyLineEnd(loadId);
     let rowCount = 0;
     async function* chunks(): AsyncGenerator<string> {
+      if (rows instanceof CopyTextRows) {
+        for await (const batch of rows.batches(lineEnd)) {
+          rowCount += batch.rows;
+          yield batch.text;
+        }
+        return;
+      }
       let chunk = '';
       let inChunk = 0;
       for await (const row of rows) {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ReportDefinition } from '../reports/report-definition.js';
 import type { RowValues } from '../extract/row-builder.js';
+import type { CopyTextRows } from './copy-text-rows.js';
 import type { Warehouse } from './warehouse-schema.js';
 
 /**
@@ -10,11 +11,21 @@ import type { Warehouse } from './warehouse-schema.js';
  */
 export interface RowWriter {
   /**
-   * Writes `rows` (each in the order of `rowColumns(definition)`, read once and not kept) inside
+   * Whether {@link write} also takes rows already written as COPY text ({@link CopyTextRows}), so a
+   * thread that types rows can format them too (Postgres).
+   */
+  readonly takesCopyText: boolean;
+
+  /**
+   * Writes `rows` (each in the order of `rowColumns(definition)`, read once and not kept; or, where
+   * {@link takesCopyText}, the lines of a {@link CopyTextRows}) inside
    * the caller's transaction, `batchRows` at a time, each with `loadId` as its `load_id` (see
    * `tableColumns`). A row that throws (a bad record) ends the write with that error; the
    * caller's rollback then leaves the table as it was.
    * @returns the number of rows written
    */
-  write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: AsyncIterable<RowValues>, batchRows: number, loadId: string): Promise<number>;
+  write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: SliceRows, batchRows: number, loadId: string): Promise<number>;
 }
+
+/** A slice's rows as a row writer takes them: typed values, or (see {@link RowWriter.takesCopyText}) COPY text. */
+export type SliceRows = AsyncIterable<RowValues> | CopyTextRows;

@@ -15,6 +15,7 @@ import { Ledger } from './ledger.js';
 import type { ExportFileFacts, LedgerWriter } from './ledger-writer.js';
 import type { WarehouseHandle } from './open-warehouse.js';
 import { ReusableStatement } from './reusable-statement.js';
+import type { SliceRows } from './row-writer.js';
 import type { ReportLoadsRow, Warehouse } from './warehouse-schema.js';
 
 export interface SliceLoaderOptions {
@@ -69,6 +70,11 @@ export class SliceLoader {
     });
   }
 
+  /** Whether the warehouse also takes rows already written as COPY text (see `RowWriter.takesCopyText`). */
+  get takesCopyText(): boolean {
+    return this.#warehouse.rowWriter.takesCopyText;
+  }
+
   /**
    * Replaces the slice's rows with `rows` and records it `loaded`. If `rows` throws (a bad
    * record), nothing of the file is written and the earlier rows stay.
@@ -105,7 +111,7 @@ export class SliceLoader {
   async loadExport(
     slice: Slice,
     definition: ReportDefinition,
-    rows: AsyncIterable<RowValues>,
+    rows: SliceRows,
     file: ExportFileFacts,
     attempts: number,
     options: { readonly force?: boolean; readonly durationMs?: number; readonly checks?: SliceCheckTally } = {},
@@ -200,7 +206,7 @@ export class SliceLoader {
     now: string,
     slice: Slice,
     definition: ReportDefinition,
-    rows: AsyncIterable<RowValues>,
+    rows: SliceRows,
     file: ExportFileFacts,
     attempts: number,
     durationMs: number | null,

@@ -1,7 +1,8 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { ReportDefinition } from '../reports/report-definition.js';
-import { tableColumns, type RowValues, type WarehouseRow } from '../extract/row-builder.js';
-import type { RowWriter } from './row-writer.js';
+import { tableColumns, type WarehouseRow } from '../extract/row-builder.js';
+import { CopyTextRows } from './copy-text-rows.js';
+import type { RowWriter, SliceRows } from './row-writer.js';
 import type { Warehouse } from './warehouse-schema.js';
 
 /**
@@ -9,13 +10,16 @@ import type { Warehouse } from './warehouse-schema.js';
  * Kysely once and executed again with every batch's values (the warehouse keeps it prepared).
  */
 export class SqliteRowWriter implements RowWriter {
+  readonly takesCopyText = false;
+
   /**
    * The SQL of an INSERT per table and row count, compiled on first use. At most `batchRows` texts
    * per table: full batches, and the last, shorter batch of each slice (usually of a few sizes).
    */
   readonly #insertSql = new Map<string, string>();
 
-  async write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: AsyncIterable<RowValues>, batchRows: number, loadId: string): Promise<number> {
+  async write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: SliceRows, batchRows: number, loadId: string): Promise<number> {
+    if (rows instanceof CopyTextRows) throw new Error('SqliteRowWriter was handed COPY text rows, which only Postgres reads: a bug in whoever chose the rows');
     const columns = tableColumns(definition);
     // Each row's values are the table's columns but the last, load_id, which is the load's.
     const valuesPerRow = columns.length - 1;

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { readCsvRecords } from '../../../src/extract/csv-records.js';
+import { valuesByName } from '../../helpers/values-by-name.js';
 
 async function wheres(csv: string): Promise<string[]> {
   const found: string[] = [];
@@ -17,7 +18,7 @@ describe('readCsvRecords line numbers', () => {
   it('counts the line breaks inside quoted values, and keeps empty cells as empty strings', async () => {
     const records: Record<string, unknown>[] = [];
     for await (const record of readCsvRecords(Readable.from([Buffer.from('a,b\n"x\n\ny",\n,"2"\n')]), { fileName: 'x.csv' }))
-      records.push({ where: record.where, ...record.values });
+      records.push({ where: record.where, ...valuesByName(record) });
     expect(records).toEqual([
       { where: 'line 2', a: 'x\n\ny', b: '' },
       { where: 'line 5', a: '', b: '2' },

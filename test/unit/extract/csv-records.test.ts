@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { FileFormatError } from '../../../src/errors.js';
 import { readCsvRecords } from '../../../src/extract/csv-records.js';
 import type { SourceRecord } from '../../../src/extract/source-record.js';
+import { valuesByName } from '../../helpers/values-by-name.js';
 
 const fixture = new URL('../../fixtures/constituent-bom-crlf.csv', import.meta.url);
 
@@ -21,9 +22,9 @@ describe('readCsvRecords', () => {
     const records = await read(createReadStream(fixture));
     expect(records.map((r) => r.where)).toEqual(['data.csv line 2', 'data.csv line 4']);
     const [sap, diageo] = records as [SourceRecord, SourceRecord];
-    expect(Object.keys(sap.values)[0]).toBe('Effective Date');
-    expect(sap.values).toMatchObject({ ISIN: 'DE0007164600', 'Security Name': 'SAP, SE', 'Closing Price': '1234.56789012345678901' });
-    expect(diageo.values).toMatchObject({ 'Security Name': 'Diageo\r\nOrdinary "Shares"', 'Exchange Code': '', 'Index Shares': '-250.75' });
+    expect(sap.names[0]).toBe('Effective Date');
+    expect(valuesByName(sap)).toMatchObject({ ISIN: 'DE0007164600', 'Security Name': 'SAP, SE', 'Closing Price': '1234.56789012345678901' });
+    expect(valuesByName(diageo)).toMatchObject({ 'Security Name': 'Diageo\r\nOrdinary "Shares"', 'Exchange Code': '', 'Index Shares': '-250.75' });
   });
 
   it('counts physical lines after multi-line fields, with LF and with CRLF', async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { FileFormatError } from '../../../src/errors.js';
 import { readJsonRecords } from '../../../src/extract/json-records.js';
 import type { SourceRecord } from '../../../src/extract/source-record.js';
+import { valuesByName } from '../../helpers/values-by-name.js';
 
 async function read(text: string | Buffer, chunkSize = 1 << 16, maxDepth?: number): Promise<SourceRecord[]> {
   const bytes = Buffer.isBuffer(text) ? text : Buffer.from(text);
@@ -28,12 +29,12 @@ describe('readJsonRecords', () => {
     const records = await read(file, chunkSize);
     expect(records.map((r) => r.where)).toEqual(['record 1', 'record 2']);
     const [first, second] = records as [SourceRecord, SourceRecord];
-    expect(isLosslessNumber(first.values.indexValue)).toBe(true);
-    expect(String(first.values.indexValue)).toBe('1234.56789012345678901');
-    expect(first.values.name).toBe('a "q" ] }');
-    expect(JSON.parse(JSON.stringify(first.values.nested, (_k, v) => (isLosslessNumber(v) ? Number(v) : v)))).toEqual({ a: [1, { b: 2 }] });
-    expect(String(second.values.indexValue)).toBe('-1.5E-7');
-    expect(second.values.emoji).toBe('€ 😀');
+    expect(isLosslessNumber(valuesByName(first).indexValue)).toBe(true);
+    expect(String(valuesByName(first).indexValue)).toBe('1234.56789012345678901');
+    expect(valuesByName(first).name).toBe('a "q" ] }');
+    expect(JSON.parse(JSON.stringify(valuesByName(first).nested, (_k, v) => (isLosslessNumber(v) ? Number(v) : v)))).toEqual({ a: [1, { b: 2 }] });
+    expect(String(valuesByName(second).indexValue)).toBe('-1.5E-7');
+    expect(valuesByName(second).emoji).toBe('€ 😀');
   });
 
   it('finds string ends across chunk boundaries, whatever the run of backslashes before a quote', async () => {
@@ -41,8 +42,8 @@ describe('readJsonRecords', () => {
     const text = `[${strings.map((value, n) => JSON.stringify({ n, value, after: '}]' })).join(',')}]`;
     for (let chunkSize = 1; chunkSize <= 12; chunkSize += 1) {
       const records = await read(text, chunkSize);
-      expect(records.map((record) => record.values.value)).toEqual(strings);
-      expect(records.every((record) => record.values.after === '}]')).toBe(true);
+      expect(records.map((record) => valuesByName(record).value)).toEqual(strings);
+      expect(records.every((record) => valuesByName(record).after === '}]')).toBe(true);
     }
   });
 
@@ -99,7 +100,7 @@ describe('readJsonRecords given a whole file in memory', () => {
     return records;
   }
   const plain = (records: SourceRecord[]) =>
-    records.map((record) => ({ where: record.where, values: JSON.stringify(record.values, (_k, v: unknown) => (isLosslessNumber(v) ? `#${String(v)}` : v)) }));
+    records.map((record) => ({ where: record.where, values: JSON.stringify(valuesByName(record), (_k, v: unknown) => (isLosslessNumber(v) ? `#${String(v)}` : v)) }));
 
   it.each([
     '\uFEFF [\n {"effectiveDate":"2024-03-01","indexValue":1234.56789012345678901,"name":"a \\"q\\" ] }","nested":{"a":[1,{"b":2}]}},\r\n\t{"indexValue":-1.5E-7,"emoji":"€ 😀"} ] \n',

@@ -4,15 +4,20 @@ import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExportError, FileFormatError } from '../../../src/errors.js';
-import { readZipRowsOnWorker } from '../../../src/extract/read-zip-rows-on-worker.js';
+import { readZipCopyTextOnWorker, readZipRowsOnWorker } from '../../../src/extract/read-zip-rows-on-worker.js';
 import { createRowValuesBuilder, type RowValues } from '../../../src/extract/row-builder.js';
 import { readZipCsvRecords } from '../../../src/extract/zip-csv-records.js';
+import { settingsSchema } from '../../../src/config/settings-schema.js';
+import { SliceCheckTally } from '../../../src/quality/slice-check-tally.js';
 import { REPORT_REGISTRY } from '../../../src/reports/report-registry.js';
 import { renderZip } from '../../../src/simulator/render-export.js';
 import { lazySyntheticReport } from '../../../src/simulator/synthetic-reports.js';
 import { exportRows } from '../../../src/slice/export-rows.js';
 import { numberedRows } from '../../../src/slice/numbered-rows.js';
 import type { Slice } from '../../../src/slice.js';
+import { copyLineEnd, copyTextRow } from '../../../src/warehouse/copy-text-row.js';
+import { CopyTextRows } from '../../../src/warehouse/copy-text-rows.js';
+import type { SliceRows } from '../../../src/warehouse/row-writer.js';
 import { SliceLoader } from '../../../src/warehouse/slice-loader.js';
 import { makeZip } from '../../helpers/make-zip.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
@@ -41,8 +46,19 @@ function onWorker(zip: Zip, maxUncompressedBytes = LIMIT, batchRows?: number): A
   return readZipRowsOnWorker({ zip, fileName: 'export.zip', maxUncompressedBytes, slice, ...(batchRows ? { batchRows } : {}) });
 }
 
-async function failure(rows: AsyncIterable<RowValues>): Promise<Error> {
-  const error = await collect(rows).catch((thrown: unknown) => thrown);
+/** The COPY text of rows typed on a worker, each line ended by `lineEnd`, and the rows each batch said it held. */
+async function copyText(rows: CopyTextRows, lineEnd: string): Promise<{ text: string; rows: number }> {
+  let text = '';
+  let count = 0;
+  for await (const batch of rows.batches(lineEnd)) {
+    text += batch.text;
+    count += batch.rows;
+  }
+  return { text, rows: count };
+}
+
+async function failure(rows: AsyncIterable<RowValues> | (() => Promise<unknown>)): Promise<Error> {
+  const error = await (typeof rows === 'function' ? rows() : collect(rows)).catch((thrown: unknown) => thrown);
   expect(error).toBeInstanceOf(Error);
   return error as Error;
 }
@@ -127,6 +143,54 @@ describe('readZipRowsOnWorker', () => {
   });
 });
 
+describe('readZipCopyTextOnWorker', () => {
+  const lineEnd = copyLineEnd('0b7e4d1c-3a52-4f0e-9d61-6c1f2a8b9e07');
+  const tallyOf = () => new SliceCheckTally(definition, slice, settingsSchema.parse({}).checks);
+
+  it('writes the COPY text of the rows the single-threaded reader types, in batches whose counts add up, and nothing before it is read', async () => {
+    const synthetic = await syntheticZip(3_001);
+    const expected = await collect(onThisThread({ buffer: synthetic }));
+    const rows = readZipCopyTextOnWorker({ zip: { buffer: synthetic }, fileName: 'export.zip', maxUncompressedBytes: LIMIT, slice, batchRows: 7 });
+    expect(await workersStartedBy(async () => rows)).toBe(0);
+    const written = await copyText(rows, lineEnd);
+    expect(written.rows).toBe(3_001);
+    expect(written.text).toBe(expected.map((row) => copyTextRow(row, lineEnd)).join(''));
+    // The simulator's awkward values need COPY's escapes: a line break inside a security name.
+    expect(written.text).toContain('\\n');
+  });
+
+  it('tallies the data-quality checks on the worker to the same results as a tally of the rows on this thread', async () => {
+    const zip = await makeZip({
+      'data.csv': constituentCsv(['2024-03-01,DE0007164600,SAP SE,123.45,EUR', '2024-02-01,DE0007164600,SAP SE,-1,EUR', '2024-03-01,US0378331005,Apple,0,USD']),
+    });
+    const here = tallyOf();
+    for await (const row of onThisThread({ buffer: zip })) here.observe(row);
+    const there = tallyOf();
+    await copyText(readZipCopyTextOnWorker({ zip: { buffer: zip }, fileName: 'export.zip', maxUncompressedBytes: LIMIT, slice, checks: there }), lineEnd);
+    const context = { previous: { reportDate: '2024-02-29', rowCount: 10 }, repeated: { rows: 1, example: { value: 'DE0007164600', row: 2 } } };
+    expect(there.mayRepeat).toBe(true);
+    expect(there.evaluate(context)).toEqual(here.evaluate(context));
+    expect(
+      there
+        .evaluate(context)
+        .filter((result) => result.outcome !== 'pass')
+        .map((result) => result.check),
+    ).toEqual(expect.arrayContaining(['duplicateIsin', 'rowCountDrop', 'effectiveDate', 'positiveValues']));
+    // The worker's tally of a file with typed rows agrees too (the path SQLite takes).
+    const typed = tallyOf();
+    await collect(readZipRowsOnWorker({ zip: { buffer: zip }, fileName: 'export.zip', maxUncompressedBytes: LIMIT, slice, checks: typed }));
+    expect(typed.evaluate(context)).toEqual(here.evaluate(context));
+  });
+
+  it('fails a bad decimal as the single-threaded reader does', async () => {
+    const zip = await makeZip({ 'data.csv': constituentCsv(['2024-03-01,DE0007164600,SAP SE,123.45,EUR', '2024-03-01,US0378331005,Apple,12x.5,USD']) });
+    const expected = await failure(onThisThread({ buffer: zip }));
+    const error = await failure(() => copyText(readZipCopyTextOnWorker({ zip: { buffer: zip }, fileName: 'export.zip', maxUncompressedBytes: LIMIT, slice }), lineEnd));
+    expect(error).toBeInstanceOf(FileFormatError);
+    expect(error.message).toBe(expected.message);
+  });
+});
+
 describe('exportRows', () => {
   const content = (zip: Buffer) => ({
     kind: 'records' as const,
@@ -137,17 +201,32 @@ describe('exportRows', () => {
 
   it('reads a ZIP below the threshold on this thread, and one at or above it on a worker, to the same rows', async () => {
     const zip = await syntheticZip(500);
-    const options = { fileName: 'export.zip', bytes: zip.length, maxUncompressedBytes: LIMIT };
+    const options = { fileName: 'export.zip', bytes: zip.length, maxUncompressedBytes: LIMIT, copyText: false };
     let small: RowValues[] = [];
     let big: RowValues[] = [];
-    expect(await workersStartedBy(async () => (small = await collect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length + 1 }).rows)))).toBe(
-      0,
-    );
-    expect(await workersStartedBy(async () => (big = await collect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length }).rows)))).toBe(1);
+    expect(
+      await workersStartedBy(
+        async () => (small = await collect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length + 1 }).rows as AsyncIterable<RowValues>)),
+      ),
+    ).toBe(0);
+    expect(
+      await workersStartedBy(
+        async () => (big = await collect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length }).rows as AsyncIterable<RowValues>)),
+      ),
+    ).toBe(1);
     expect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length + 1 }).onWorker).toBe(false);
     expect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length }).onWorker).toBe(true);
     expect(small).toHaveLength(500);
     expect(big).toEqual(small);
+  });
+
+  it('hands a big ZIP on as COPY text when the warehouse takes it, and a small one as values all the same', async () => {
+    const zip = await syntheticZip(50);
+    const options = { fileName: 'export.zip', bytes: zip.length, maxUncompressedBytes: LIMIT, copyText: true };
+    expect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length }).rows).toBeInstanceOf(CopyTextRows);
+    const small = exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length + 1 }).rows;
+    expect(small).not.toBeInstanceOf(CopyTextRows);
+    expect(await collect(small as AsyncIterable<RowValues>)).toHaveLength(50);
   });
 });
 
@@ -171,10 +250,20 @@ describe.each(DIALECTS)('a slice loaded from a worker thread on %s', (dialect) =
         .execute()
     ).map((row) => [Number(row.line_number), row.isin, String(row.closing_price)]);
 
+  /** The rows as the slice's loader is handed them for this warehouse: COPY text where it takes it (Postgres). */
+  const fromWorker = (zip: Zip, batchRows?: number): SliceRows =>
+    warehouse.rowWriter.takesCopyText
+      ? readZipCopyTextOnWorker({ zip, fileName: 'export.zip', maxUncompressedBytes: LIMIT, slice, ...(batchRows ? { batchRows } : {}) })
+      : onWorker(zip, LIMIT, batchRows);
+
+  it('takes COPY text from the worker on Postgres only', () => {
+    expect(warehouse.rowWriter.takesCopyText).toBe(dialect === 'postgres');
+  });
+
   it('loads every row; a bad decimal or a bad CRC found by the worker rolls the load back, leaving the earlier rows and ledger row', async () => {
     const loader = new SliceLoader({ warehouse, batchRows: 100 });
     const good = await syntheticZip(1_200);
-    const loaded = await loader.loadExport(slice, definition, onWorker({ buffer: good }, LIMIT, 50), facts(good, 'a'.repeat(64)), 1);
+    const loaded = await loader.loadExport(slice, definition, fromWorker({ buffer: good }, 50), facts(good, 'a'.repeat(64)), 1);
     expect(loaded.rowCount).toBe(1_200);
     const before = await heldRows();
     expect(before).toHaveLength(1_200);
@@ -187,7 +276,7 @@ describe.each(DIALECTS)('a slice loaded from a worker thread on %s', (dialect) =
       [badDecimal, 'b'.repeat(64)],
       [badCrc, 'c'.repeat(64)],
     ] as const) {
-      const error = await loader.loadExport(slice, definition, onWorker({ buffer: zip }), facts(zip, sha256), 2).catch((thrown: unknown) => thrown);
+      const error = await loader.loadExport(slice, definition, fromWorker({ buffer: zip }), facts(zip, sha256), 2).catch((thrown: unknown) => thrown);
       expect(error).toBeInstanceOf(FileFormatError);
       expect(await heldRows()).toEqual(before);
       expect(await warehouse.db.selectFrom('report_loads').selectAll().execute()).toEqual(ledgerBefore);

@@ -4,6 +4,7 @@ import { FileFormatError } from '../../../src/errors.js';
 import { constituentReport } from '../../../src/reports/constituent-report.js';
 import { indexReport } from '../../../src/reports/index-report.js';
 import { createRowBuilder } from '../../../src/extract/row-builder.js';
+import { objectRecord } from '../../../src/extract/source-record.js';
 
 const indexSlice = { portfolioId: 5, reportType: 'index' as const, reportDate: '2024-03-01' };
 const closeSlice = { portfolioId: 5, reportType: 'constituent.close' as const, reportDate: '2024-03-01' };
@@ -14,7 +15,7 @@ describe('createRowBuilder', () => {
       '{"effectiveDate":"2024-03-01","indexId":"a-1","indexName":"Alpha","indexValue":1234.56789012345678901,"currency":"EUR",' +
         '"closeMarketValue":-1.5e3,"openMarketValue":0,"closeDivisor":2,"openDivisor":null,"indexType":"TR","weights":[1.10,2]}',
     ) as Record<string, unknown>;
-    const row = createRowBuilder(indexReport, indexSlice, 'f.json')({ where: 'record 1', values }, 1);
+    const row = createRowBuilder(indexReport, indexSlice, 'f.json')(objectRecord('record 1', values), 1);
     expect(row).toEqual({
       portfolio_id: 5,
       report_date: '2024-03-01',
@@ -37,14 +38,8 @@ describe('createRowBuilder', () => {
     const row = build(
       {
         where: 'data.csv line 3',
-        values: {
-          ISIN: 'DE0001',
-          'Effective Date': '2024-03-01',
-          'Closing Fx': '1.0000000000000000001',
-          'Exchange Code': '',
-          'Security Name': 'Acme, "Inc"',
-          'Corporate Action': 'split',
-        },
+        names: ['ISIN', 'Effective Date', 'Closing Fx', 'Exchange Code', 'Security Name', 'Corporate Action'],
+        values: ['DE0001', '2024-03-01', '1.0000000000000000001', '', 'Acme, "Inc"', 'split'],
       },
       2,
     );
@@ -65,7 +60,7 @@ describe('createRowBuilder', () => {
       constituentReport,
       closeSlice,
       'f.json',
-    )({ where: 'record 1', values: { effectiveDate: '2024-03-01', isin: new LosslessNumber('12345'), closingPrice: new LosslessNumber('0.10') } }, 1);
+    )(objectRecord('record 1', { effectiveDate: '2024-03-01', isin: new LosslessNumber('12345'), closingPrice: new LosslessNumber('0.10') }), 1);
     expect(row).toMatchObject({ isin: '12345', closing_price: '0.10' });
   });
 
@@ -81,7 +76,7 @@ describe('createRowBuilder', () => {
     const build = createRowBuilder(constituentReport, closeSlice, 'export.zip');
     let error: unknown;
     try {
-      build({ where: 'data.csv line 9', values }, 1);
+      build(objectRecord('data.csv line 9', values), 1);
     } catch (e) {
       error = e;
     }
@@ -99,7 +94,7 @@ describe('extra, as lossless-json writes it', () => {
     '{"1":"one","b":"bee","0":"zero"}',
   ])('for %s', (json) => {
     const values = { effectiveDate: '2024-03-01', indexId: 'a-1', ...(parse(json) as Record<string, unknown>) };
-    const row = createRowBuilder(indexReport, indexSlice, 'f.json')({ where: 'record 1', values }, 1);
+    const row = createRowBuilder(indexReport, indexSlice, 'f.json')(objectRecord('record 1', values), 1);
     const extra = { ...values } as Record<string, unknown>;
     delete extra.effectiveDate;
     delete extra.indexId;

@@ -6,6 +6,7 @@ import { ExportError, FileFormatError } from '../../../src/errors.js';
 import type { SourceRecord } from '../../../src/extract/source-record.js';
 import { readZipCsvRecords } from '../../../src/extract/zip-csv-records.js';
 import { makeZip } from '../../helpers/make-zip.js';
+import { valuesByName } from '../../helpers/values-by-name.js';
 
 const javaZip = readFileSync(new URL('../../fixtures/constituent-java-data-descriptor.zip', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'report-sync-zip-'));
@@ -32,9 +33,9 @@ describe('readZipCsvRecords', () => {
       const records = await read(source);
       expect(records).toHaveLength(4);
       expect(records[0]!.where).toBe('2024-03-01_Global_Equity_Index_index.csv line 2');
-      expect(records[0]!.values).toMatchObject({ 'Security Name': 'SAP, SE', 'Closing Price': '1234.56789012345678901' });
-      expect(records[1]!.values).toMatchObject({ 'Security Name': 'Apple "Classic" Inc', 'Exchange Code': '' });
-      expect(records[2]!.values['Security Name']).toBe('Diageo\r\nOrdinary Shares');
+      expect(valuesByName(records[0]!)).toMatchObject({ 'Security Name': 'SAP, SE', 'Closing Price': '1234.56789012345678901' });
+      expect(valuesByName(records[1]!)).toMatchObject({ 'Security Name': 'Apple "Classic" Inc', 'Exchange Code': '' });
+      expect(valuesByName(records[2]!)['Security Name']).toBe('Diageo\r\nOrdinary Shares');
       expect(records[3]!.where).toBe('2024-03-01_Global_Equity_Index_index.csv line 6');
     }
   });
@@ -42,7 +43,7 @@ describe('readZipCsvRecords', () => {
   it('reads a yazl stream entry (data descriptor) and ignores directories and other files', async () => {
     const zip = await makeZip({ 'folder/': '', 'readme.txt': 'hello', '__MACOSX/._data.csv': 'junk', 'folder/data.CSV': 'a,b\n1,2\n' }, { stream: true });
     const records = await read({ buffer: zip });
-    expect(records).toEqual([{ where: 'folder/data.CSV line 2', values: { a: '1', b: '2' } }]);
+    expect(records).toEqual([{ where: 'folder/data.CSV line 2', names: ['a', 'b'], values: ['1', '2'] }]);
   });
 
   it('never writes entries anywhere, so ../ names are harmless', async () => {

@@ -4,6 +4,7 @@ import { createRowValuesBuilder } from '../../../src/extract/row-builder.js';
 import { SliceCheckTally, type CheckSettings, type RepeatedValues } from '../../../src/quality/slice-check-tally.js';
 import { REPORT_REGISTRY } from '../../../src/reports/report-registry.js';
 import type { Slice } from '../../../src/slice.js';
+import { objectRecord } from '../../../src/extract/source-record.js';
 
 const slice: Slice = { portfolioId: 1001, reportType: 'constituent.close', reportDate: '2024-05-06' };
 const DEFAULTS: CheckSettings = settingsSchema.parse({}).checks;
@@ -13,7 +14,7 @@ function tally(records: Record<string, string>[], settings: CheckSettings = DEFA
   const definition = REPORT_REGISTRY[slice.reportType];
   const build = createRowValuesBuilder(definition, slice, 'test.zip');
   const checks = new SliceCheckTally(definition, slice, settings);
-  for (const [i, values] of records.entries()) checks.observe(build({ values, where: `line ${i + 2}` }, i + 1));
+  for (const [i, values] of records.entries()) checks.observe(build(objectRecord(`line ${i + 2}`, values), i + 1));
   return new Map(checks.evaluate({ previous, repeated }).map((result) => [result.check, result]));
 }
 
