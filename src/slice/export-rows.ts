@@ -1,5 +1,5 @@
 import type { ExportContent } from '../extract/open-export-records.js';
-import { readZipCopyTextOnWorker, readZipRowsOnWorker } from '../extract/read-zip-rows-on-worker.js';
+import { readZipCopyTextOnWorker, readZipRowsOnWorker } from './read-zip-rows-on-worker.js';
 import { createRowValuesBuilder } from '../extract/row-builder.js';
 import type { SliceCheckTally } from '../quality/slice-check-tally.js';
 import type { ReportDefinition } from '../reports/report-definition.js';

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { ExportError, FileFormatError, type SyncErrorCode } from '../errors.js';
 import type { SliceCheckTally } from '../quality/slice-check-tally.js';
 import { CopyTextRows } from '../warehouse/copy-text-rows.js';
-import type { RowValues } from './row-builder.js';
+import type { RowValues } from '../extract/row-builder.js';
 import type { ZipRowsJob, ZipRowsMessage } from './zip-rows-job.js';
 
 /** What {@link readZipRowsOnWorker} and {@link readZipCopyTextOnWorker} read: the job of their worker thread. */

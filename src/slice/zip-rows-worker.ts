@@ -9,9 +9,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { SliceCheckTally } from '../quality/slice-check-tally.js';
 import { REPORT_REGISTRY } from '../reports/report-registry.js';
 import { copyTextRow } from '../warehouse/copy-text-row.js';
-import { createRowValuesBuilder, type RowValues } from './row-builder.js';
+import { createRowValuesBuilder, type RowValues } from '../extract/row-builder.js';
 import type { ZipRowsJob, ZipRowsMessage } from './zip-rows-job.js';
-import { readZipCsvRecords } from './zip-csv-records.js';
+import { readZipCsvRecords } from '../extract/zip-csv-records.js';
 
 const port = parentPort;
 if (!port) throw new Error('zip-rows-worker runs only as a worker thread (see readZipRowsOnWorker)');

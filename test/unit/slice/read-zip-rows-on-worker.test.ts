@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExportError, FileFormatError } from '../../../src/errors.js';
-import { readZipCopyTextOnWorker, readZipRowsOnWorker } from '../../../src/extract/read-zip-rows-on-worker.js';
+import { readZipCopyTextOnWorker, readZipRowsOnWorker } from '../../../src/slice/read-zip-rows-on-worker.js';
 import { createRowValuesBuilder, type RowValues } from '../../../src/extract/row-builder.js';
 import { readZipCsvRecords } from '../../../src/extract/zip-csv-records.js';
 import { settingsSchema } from '../../../src/config/settings-schema.js';

@@ -1,6 +1,6 @@
 import type { CheckSettings, SliceCheckTallied } from '../quality/slice-check-tally.js';
 import type { Slice } from '../slice.js';
-import type { RowValues } from './row-builder.js';
+import type { RowValues } from '../extract/row-builder.js';
 
 /**
  * What {@link readZipRowsOnWorker} hands its worker thread (as `workerData`), and the messages
