@@ -1,5 +1,6 @@
 import type { AppConfig } from '../config/load-config.js';
 import { SyncError } from '../errors.js';
+import { missingAnalyticsObjects, restoreAnalyticsObjects } from './analytics-objects.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { migrateWarehouse } from './migrate-warehouse.js';
 import { MissingWarehouseError } from './missing-warehouse-error.js';
@@ -15,19 +16,25 @@ export interface ConnectWarehouseOptions {
    * on damage (exit 2), `read` reports it in `damage` and reads on.
    */
   readonly purpose: 'write' | 'read';
+  /**
+   * `write` only: also re-create the indexes and views the warehouse lacks (`migrate`; see
+   * {@link restoreAnalyticsObjects}). A `read` warns of them in `damage`.
+   */
+  readonly restoreAnalyticsObjects?: boolean;
 }
 
 /**
  * Opens the warehouse named by `DATABASE_URL` and makes sure it answers, within
  * `startup.timeoutMs`: a server that is down or unreachable is `SERVICE_UNREACHABLE` (exit 2, naming
  * DATABASE_URL), a database that does not exist or refuses the account is `CONFIG_INVALID`. On
- * failure nothing is left open. `applied`: the migrations this call applied; `damage` (`read` only):
- * one message per problem of the schema or of `kysely_migration`, for the command to warn of.
+ * failure nothing is left open. `applied`: the migrations this call applied; `restored`: the
+ * indexes and views it re-created; `damage` (`read` only): one message per problem of the schema or
+ * of `kysely_migration`, for the command to warn of.
  */
 export async function connectWarehouse(
   config: AppConfig,
   options: ConnectWarehouseOptions,
-): Promise<WarehouseHandle & { readonly applied: readonly string[]; readonly damage: readonly string[] }> {
+): Promise<WarehouseHandle & { readonly applied: readonly string[]; readonly restored: readonly string[]; readonly damage: readonly string[] }> {
   const { settings } = config;
   const warehouse = await openWarehouse(config.databaseUrl, {
     cwd: config.cwd,
@@ -39,14 +46,15 @@ export async function connectWarehouse(
   try {
     if (options.purpose === 'read') {
       await verifyTables(warehouse);
-      return { ...warehouse, applied: [], damage: await damageOf(warehouse) };
+      return { ...warehouse, applied: [], restored: [], damage: await damageOf(warehouse) };
     }
     const { applied } = await migrateWarehouse(warehouse);
     // A table or column dropped by hand is not something migrate notices (its row in
     // kysely_migration is still there): every slice would download its file only to fail it.
     const damage = await verifyWarehouseSchema(warehouse);
     if (damage) throw damage;
-    return { ...warehouse, applied, damage: [] };
+    const restored = options.restoreAnalyticsObjects ? await restoreAnalyticsObjects(warehouse) : [];
+    return { ...warehouse, applied, restored, damage: [] };
   } catch (error) {
     await warehouse.close().catch(() => undefined);
     throw atStart(error, warehouse.location, settings.startup.timeoutMs);
@@ -84,6 +92,13 @@ async function damageOf(warehouse: WarehouseHandle): Promise<string[]> {
   try {
     const schema = await verifyWarehouseSchema(warehouse);
     if (schema) damage.push(schema.message);
+    const missing = schema ? [] : await missingAnalyticsObjects(warehouse);
+    if (missing.length > 0) {
+      damage.push(
+        `the warehouse at ${warehouse.location} lacks ${missing.join(', ')}: nothing is lost (they hold no data of their own), but queries of a missing view fail ` +
+          `and a missing index makes them slow; run report-sync migrate to re-create ${missing.length === 1 ? 'it' : 'them'}`,
+      );
+    }
   } catch (error) {
     damage.push(classifyWarehouseError(error, `checking the schema of ${warehouse.location}`).message);
   }
