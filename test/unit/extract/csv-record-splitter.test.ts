@@ -2,6 +2,8 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { FileFormatError } from '../../../src/errors.js';
 import { CsvRecordSplitter } from '../../../src/extract/csv-record-splitter.js';
+import { renderCsv } from '../../../src/simulator/render-export.js';
+import { lazySyntheticReport } from '../../../src/simulator/synthetic-reports.js';
 
 /** The records of `text` fed to a splitter in the given chunks. */
 function split(chunks: readonly string[]): string[][] {
@@ -138,5 +140,14 @@ describe('CsvRecordSplitter', () => {
       }
       expect(actual, JSON.stringify(text)).toEqual(expected);
     }
+  });
+
+  it('agrees with csv-parse on the simulator’s 5,000-row constituent export (20-digit decimals, quoted commas, quotes, line breaks)', () => {
+    const chunks = [...renderCsv(lazySyntheticReport(1001, 'constituent.close', '2024-03-01', 0, { constituentRows: 5_000 }))];
+    const records = split(chunks);
+    expect(records).toHaveLength(5_001);
+    expect(records).toEqual(oracle(chunks.join('')));
+    expect(records.some((record) => record.some((cell) => cell.includes('\n')))).toBe(true);
+    expect(records.some((record) => record.some((cell) => cell.includes('"')))).toBe(true);
   });
 });
