@@ -26,8 +26,8 @@ export async function* readZipRowsOnWorker(options: ZipRowsOnWorkerOptions): Asy
 
 /**
  * {@link readZipRowsOnWorker} for a Postgres COPY: the worker also writes the rows as COPY text,
- * each line ended by the load's `lineEnd`; this thread,
- * which only sends them, is left free for the database's own work on the other core.
+ * each line ended by the load's `lineEnd`; this thread, which only sends them, is left free for
+ * the database's own work on the other core.
  */
 export function readZipCopyTextOnWorker(options: ZipRowsOnWorkerOptions): CopyTextRows {
   return new CopyTextRows(async function* (lineEnd) {
@@ -38,8 +38,10 @@ export function readZipCopyTextOnWorker(options: ZipRowsOnWorkerOptions): CopyTe
 /** The worker's batches, in order; its failure thrown; the tally's findings adopted at the end. */
 async function* workerBatches(options: ZipRowsOnWorkerOptions, form: ZipRowsJob['form']): AsyncGenerator<Extract<ZipRowsMessage, { kind: 'rows' | 'copy-text' }>> {
   const { checks, ...rest } = options;
-  // Each message costs both threads a fixed time on top of its rows' (about 0.5 ms on a busy
-  // machine: 500-row batches spent a second of the worker's time in postMessage over 1,000,000 rows).
+  // A message of typed rows costs both threads a fixed time on top of its rows' (about 0.5 ms on a
+  // busy machine: 500-row batches spent a second of the worker's time in postMessage over 1,000,000
+  // rows). COPY text is one string a message, cheap to pass: its messages are kept small instead
+  // (see zip-rows-worker).
   const job: ZipRowsJob = { batchRows: 2_000, batchesAhead: 4, ...rest, form, checks: checks?.settings };
   const worker = startWorker(job);
   const inbox: ZipRowsMessage[] = [];
