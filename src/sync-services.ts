@@ -59,11 +59,19 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
   // and killed processes' leftovers are gone before this one adds bodies of its own.
   const spool = await SpoolDirectory.open({ logger });
   let warehouse: WarehouseHandle;
+  let lacking: readonly string[];
   try {
-    warehouse = await connectWarehouse(config, { purpose: 'write' });
+    ({ lacking, ...warehouse } = await connectWarehouse(config, { purpose: 'write' }));
   } catch (error) {
     await spool.close();
     throw error;
+  }
+  // Not a reason to stop (nothing is lost with them), but the analysts' queries of a missing view fail.
+  if (lacking.length > 0) {
+    logger.warn(
+      { lacking },
+      `the warehouse lacks ${lacking.join(', ')}, which report-sync made: syncing goes on; run report-sync migrate to re-create ${lacking.length === 1 ? 'it' : 'them'}`,
+    );
   }
   let agent: Dispatcher | undefined;
   try {

@@ -28,13 +28,16 @@ export interface ConnectWarehouseOptions {
  * `startup.timeoutMs`: a server that is down or unreachable is `SERVICE_UNREACHABLE` (exit 2, naming
  * DATABASE_URL), a database that does not exist or refuses the account is `CONFIG_INVALID`. On
  * failure nothing is left open. `applied`: the migrations this call applied; `restored`: the
- * indexes and views it re-created; `damage` (`read` only): one message per problem of the schema or
- * of `kysely_migration`, for the command to warn of.
+ * indexes and views it re-created; `lacking` (`write` only): the indexes and views still missing,
+ * for a sync to warn of; `damage` (`read` only): one message per problem of the schema or of
+ * `kysely_migration`, for the command to warn of.
  */
 export async function connectWarehouse(
   config: AppConfig,
   options: ConnectWarehouseOptions,
-): Promise<WarehouseHandle & { readonly applied: readonly string[]; readonly restored: readonly string[]; readonly damage: readonly string[] }> {
+): Promise<
+  WarehouseHandle & { readonly applied: readonly string[]; readonly restored: readonly string[]; readonly lacking: readonly string[]; readonly damage: readonly string[] }
+> {
   const { settings } = config;
   const warehouse = await openWarehouse(config.databaseUrl, {
     cwd: config.cwd,
@@ -46,7 +49,7 @@ export async function connectWarehouse(
   try {
     if (options.purpose === 'read') {
       await verifyTables(warehouse);
-      return { ...warehouse, applied: [], restored: [], damage: await damageOf(warehouse) };
+      return { ...warehouse, applied: [], restored: [], lacking: [], damage: await damageOf(warehouse) };
     }
     const { applied } = await migrateWarehouse(warehouse);
     // A table or column dropped by hand is not something migrate notices (its row in
@@ -54,7 +57,8 @@ export async function connectWarehouse(
     const damage = await verifyWarehouseSchema(warehouse);
     if (damage) throw damage;
     const restored = options.restoreAnalyticsObjects ? await restoreAnalyticsObjects(warehouse) : [];
-    return { ...warehouse, applied, restored, damage: [] };
+    const lacking = options.restoreAnalyticsObjects ? [] : await missingAnalyticsObjects(warehouse);
+    return { ...warehouse, applied, restored, lacking, damage: [] };
   } catch (error) {
     await warehouse.close().catch(() => undefined);
     throw atStart(error, warehouse.location, settings.startup.timeoutMs);
