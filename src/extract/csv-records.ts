@@ -22,12 +22,21 @@ export async function* readCsvRecords(input: AsyncIterable<Buffer | string> | Re
   const splitter = new CsvRecordSplitter(label);
   // Fatal: bytes that are not UTF-8 fail the file rather than load as U+FFFD ("Soci�t�" for a Latin-1 "Société").
   const decoder = new TextDecoder('utf-8', { fatal: true });
+  let decodedBytes = 0;
+  // The last bytes before this chunk: a character may have begun there, waiting in the decoder.
+  let tail = Buffer.alloc(0);
   const decode = (chunk: Buffer | string, stream: boolean): string => {
     if (typeof chunk === 'string') return chunk;
     try {
-      return decoder.decode(chunk, { stream });
+      const text = decoder.decode(chunk, { stream });
+      decodedBytes += chunk.length;
+      tail = Buffer.from((chunk.length >= 3 ? chunk : Buffer.concat([tail, chunk])).subarray(-3));
+      return text;
     } catch (error) {
-      throw new FileFormatError(`${label} is not UTF-8 text (Latin-1 or Windows-1252, perhaps): ask for the export in UTF-8`, { cause: error });
+      const after = decodedBytes - tail.length + validPrefixLength(Buffer.concat([tail, chunk]));
+      throw new FileFormatError(`${label} is not UTF-8 text (an invalid byte after byte ${after} of the CSV; Latin-1 or Windows-1252, perhaps): ask for the export in UTF-8`, {
+        cause: error,
+      });
     }
   };
   // A batch of records per chunk of text: one await per chunk, not per record.
@@ -75,6 +84,34 @@ function readHeader(record: string[], label: string, line: number): string[] {
     seen.add(cell);
   });
   return header;
+}
+
+/**
+ * How many bytes at the start of `chunk` are whole UTF-8 characters before its first invalid byte:
+ * where that byte is (or, when `chunk` starts inside a character, a point before it). Only the
+ * bytes that failed to decode are searched.
+ */
+function validPrefixLength(chunk: Buffer): number {
+  const decodes = (length: number, stream: boolean) => {
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(chunk.subarray(0, length), { stream });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  // A prefix read as a stream (a character cut at its end allowed) stays valid up to the first
+  // invalid byte and never after: a binary search finds the longest.
+  let low = 0;
+  let high = chunk.length;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (decodes(middle, true)) low = middle;
+    else high = middle - 1;
+  }
+  // Then back to the end of its last whole character (at most 3 bytes).
+  while (low > 0 && !decodes(low, false)) low -= 1;
+  return low;
 }
 
 function countNewlines(text: string): number {

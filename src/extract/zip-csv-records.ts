@@ -1,4 +1,3 @@
-import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
@@ -109,8 +108,6 @@ async function* countInflated(inflated: AsyncIterable<Buffer>, entry: ZipEntry, 
   const declared = entry.uncompressedSize;
   let bytes = 0;
   let crc = 0;
-  // A character may straddle two chunks: its first bytes wait for the next chunk before the check.
-  let pending: Buffer = Buffer.alloc(0);
   for await (const chunk of inflated) {
     bytes += chunk.length;
     if (bytes > limit) throw tooLarge(fileName, entry.path, 'inflates past the limit', limit);
@@ -121,37 +118,15 @@ async function* countInflated(inflated: AsyncIterable<Buffer>, entry: ZipEntry, 
       );
     }
     crc = crc32(chunk, crc);
-    const text = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
-    const whole = completeLength(text);
-    // The CSV reader's decoder would refuse such bytes too, but could not say where: this names the byte.
-    if (!isUtf8(text.subarray(0, whole))) throw notUtf8(fileName, entry.path, bytes - chunk.length - pending.length);
-    pending = text.subarray(whole);
+    // Not UTF-8 is the CSV reader's to find: its decoder refuses such bytes, naming where.
     yield chunk;
   }
-  if (pending.length > 0) throw notUtf8(fileName, entry.path, bytes - pending.length);
   if (bytes !== declared) {
     throw new FileFormatError(`${fileName}, ${entry.path} is corrupt: it inflates to ${bytes} bytes, not the ${declared} it declares`);
   }
   if (crc >>> 0 !== entry.crc32 >>> 0) {
     throw new FileFormatError(`${fileName}, ${entry.path} is corrupt: its CRC-32 does not match its content; ask for the export again`);
   }
-}
-
-/** How many bytes of `buffer` end on a character boundary (a trailing partial UTF-8 sequence excluded). */
-function completeLength(buffer: Buffer): number {
-  for (let i = buffer.length - 1; i >= 0 && i >= buffer.length - 3; i -= 1) {
-    const byte = buffer[i]!;
-    if ((byte & 0xc0) === 0x80) continue; // a continuation byte: look further back for the lead
-    const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
-    return buffer.length - i < needed ? i : buffer.length;
-  }
-  return buffer.length;
-}
-
-function notUtf8(fileName: string, entryName: string, after: number): FileFormatError {
-  return new FileFormatError(
-    `${fileName}, ${entryName} is not UTF-8 text (an invalid byte after byte ${after} of the CSV; Latin-1 or Windows-1252, perhaps): ask for the export in UTF-8`,
-  );
 }
 
 function tooLarge(fileName: string, entryName: string, what: string, limit: number): ExportError {

@@ -54,6 +54,20 @@ describe('readCsvRecords', () => {
     expect((error as Error).message).toBe('x.zip, data.csv is not valid CSV at line 2: quoted cell 2 is not closed before the end of the file');
   });
 
+  it('refuses bytes that are not UTF-8, naming how many came before, wherever the chunks are cut', async () => {
+    const latin1 = Buffer.concat([Buffer.from('a,b\nSociété,1\n'), Buffer.from('2,Soci\xe9t\xe9\n', 'latin1')]);
+    // "a,b\nSociété,1\n2,Soci" is 22 bytes: the 23rd is the Latin-1 é.
+    for (const chunkSize of [latin1.length, 21, 7, 1]) {
+      const chunks = async function* () {
+        for (let i = 0; i < latin1.length; i += chunkSize) yield latin1.subarray(i, i + chunkSize);
+      };
+      const error = await read(chunks()).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(FileFormatError);
+      expect((error as Error).message).toMatch(/^x\.zip, data\.csv is not UTF-8 text \(an invalid byte after byte (\d+) of the CSV; Latin-1 or Windows-1252, perhaps\)/);
+      expect((error as Error).message).toContain('after byte 22 of the CSV');
+    }
+  });
+
   it('yields nothing for an empty file or a header alone', async () => {
     expect(await read(text(''))).toEqual([]);
     expect(await read(text('\uFEFFa,b\r\n'))).toEqual([]);
