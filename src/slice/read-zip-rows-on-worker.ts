@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../start-module-worker.js';
 import { ExportError, FileFormatError, type SyncErrorCode } from '../errors.js';
 import type { SliceCheckTally } from '../quality/slice-check-tally.js';
 import { CopyTextRows } from '../warehouse/copy-text-rows.js';
@@ -43,7 +43,7 @@ async function* workerBatches(options: ZipRowsOnWorkerOptions, form: ZipRowsJob[
   // rows). COPY text is one string a message, cheap to pass: its messages are kept small instead
   // (see zip-rows-worker).
   const job: ZipRowsJob = { batchRows: 2_000, batchesAhead: 4, ...rest, form, checks: checks?.settings };
-  const worker = startWorker(job);
+  const worker = startModuleWorker(import.meta.url, 'zip-rows-worker', { workerData: job, resourceLimits: WORKER_LIMITS });
   const inbox: ZipRowsMessage[] = [];
   let failure: Error | undefined;
   let exitCode: number | undefined;
@@ -96,20 +96,6 @@ async function* workerBatches(options: ZipRowsOnWorkerOptions, form: ZipRowsJob[
  * (Writing COPY text, 48 MiB was no faster than 16 once its messages were kept small.)
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 16 };
-
-/**
- * The worker, from the compiled file beside this one (`dist/`, as users run it); when this module
- * is itself the TypeScript source (tests, `tsx`), the worker's source is loaded through tsx.
- */
-function startWorker(job: ZipRowsJob): Worker {
-  const here = import.meta.url;
-  if (here.endsWith('.ts')) {
-    const source = new URL('./zip-rows-worker.ts', here).href;
-    const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}); })`;
-    return new Worker(boot, { eval: true, workerData: job, resourceLimits: WORKER_LIMITS });
-  }
-  return new Worker(new URL('./zip-rows-worker.js', here), { workerData: job, resourceLimits: WORKER_LIMITS });
-}
 
 /** The worker's error as the class the single-threaded path throws, so classification and messages match. */
 function rebuiltError(message: Extract<ZipRowsMessage, { kind: 'error' }>): Error {

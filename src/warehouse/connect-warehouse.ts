@@ -45,6 +45,7 @@ export async function connectWarehouse(
     sqliteFileMode: Number.parseInt(settings.warehouse.sqliteFileMode, 8),
     connectTimeoutMs: settings.startup.timeoutMs,
     mustExist: options.purpose === 'read',
+    checkpointOnThread: options.purpose === 'write',
   });
   try {
     if (options.purpose === 'read') {

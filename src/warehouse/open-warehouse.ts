@@ -14,6 +14,7 @@ import type { RowWriter } from './row-writer.js';
 import type { SliceLock } from './slice-lock.js';
 import { SqliteRowWriter } from './sqlite-row-writer.js';
 import { SqliteSliceLock } from './sqlite-slice-lock.js';
+import { WalCheckpointer } from './wal-checkpointer.js';
 import type { Warehouse } from './warehouse-schema.js';
 
 export type WarehouseDialect = 'sqlite' | 'postgres';
@@ -51,6 +52,11 @@ export interface OpenWarehouseOptions {
    * directories are left as they are. @defaultValue 0o600
    */
   sqliteFileMode?: number;
+  /**
+   * SQLite: checkpoint the WAL on a thread of its own (see {@link WalCheckpointer}), for a
+   * connection that writes much (syncs); closing the handle stops the thread. @defaultValue false
+   */
+  checkpointOnThread?: boolean;
 }
 
 /**
@@ -88,6 +94,7 @@ function openSqlite(rawPath: string, options: OpenWarehouseOptions): WarehouseHa
     database.close();
     throw localStorageError(error, file);
   }
+  const checkpointer = options.checkpointOnThread && !inMemory ? WalCheckpointer.start(file, database) : undefined;
   const db = new Kysely<Warehouse>({ dialect: new SqliteDialect({ database: cachingStatements(database) }) });
   return {
     db,
@@ -95,7 +102,11 @@ function openSqlite(rawPath: string, options: OpenWarehouseOptions): WarehouseHa
     rowWriter: new SqliteRowWriter(),
     sliceLock: new SqliteSliceLock(options.busyTimeoutMs ?? 10_000),
     location: inMemory ? 'sqlite::memory:' : `sqlite:${file}`,
-    close: () => db.destroy(),
+    // The thread's connection closes first, so the writer's is the last: SQLite then checkpoints the rest and removes the WAL.
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
   };
 }
 

@@ -244,7 +244,10 @@ describe('upstream faults: the files', () => {
     const own = new Set([fault.rig.dir, dirname(fault.rig.databaseUrl.replace(/^sqlite:/, ''))].map((path) => path.split('/').pop()));
     const spoolRoot = join(privateTmp, 'report-sync-spool');
     const spooled = existsSync(spoolRoot) ? readdirSync(spoolRoot).map((name) => `report-sync-spool/${name}`) : [];
-    return [...readdirSync(privateTmp).filter((name) => !own.has(name) && name !== 'report-sync-spool'), ...spooled];
+    // tsx-<uid>: tsx's cache, made when a worker thread (the WAL checkpointer) loads its TypeScript
+    // source under the tests; the built product runs JavaScript and makes none.
+    const testRuntime = (name: string) => /^tsx-\d+$/.test(name);
+    return [...readdirSync(privateTmp).filter((name) => !own.has(name) && name !== 'report-sync-spool' && !testRuntime(name)), ...spooled];
   }
 
   /** Spooled bodies this process still holds open (Linux; elsewhere nothing to check). */
