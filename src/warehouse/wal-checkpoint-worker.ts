@@ -15,11 +15,19 @@ const database = new Database(job.file, { fileMustExist: true });
 
 let pauseMs = job.minPauseMs;
 let timer: NodeJS.Timeout | undefined;
+// What the last checkpoint found: a WAL copied whole keeps its frames (and these counts) until the
+// writer's next transaction starts it over, so "no change" is what tells an idle writer.
+let lastLog = 0;
+let lastCheckpointed = 0;
 const checkpoint = () => {
-  // [busy, frames in the WAL, frames copied into the database]; -1s when not in WAL mode.
+  // Frames in the WAL and frames copied into the database; -1 when not in WAL mode.
   const [result] = database.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
-  const copied = result !== undefined && result.checkpointed > 0 && result.log > 0;
-  pauseMs = copied ? job.minPauseMs : Math.min(pauseMs * 2, job.maxPauseMs);
+  const log = result?.log ?? -1;
+  const checkpointed = result?.checkpointed ?? -1;
+  const moved = log !== lastLog || checkpointed !== lastCheckpointed;
+  lastLog = log;
+  lastCheckpointed = checkpointed;
+  pauseMs = moved ? job.minPauseMs : Math.min(pauseMs * 2, job.maxPauseMs);
   timer = setTimeout(checkpoint, pauseMs);
 };
 timer = setTimeout(checkpoint, pauseMs);
