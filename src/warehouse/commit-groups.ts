@@ -3,8 +3,24 @@ import type { Slice } from '../slice.js';
 import type { SliceLock } from './slice-lock.js';
 import type { Warehouse } from './warehouse-schema.js';
 
-/** One slice's write, run inside a transaction of the group's with the slice's lock held. */
-export type SliceWork<T> = (trx: Kysely<Warehouse>, now: string) => Promise<T>;
+/**
+ * One slice's write, run inside a transaction of the group's with the slice's lock held. `small`:
+ * the transaction is a small one (see {@link CommitGroups}); work that finds its slice is not small
+ * after all throws {@link NotASmallSlice} before it writes anything.
+ */
+export type SliceWork<T> = (trx: Kysely<Warehouse>, now: string, small: boolean) => Promise<T>;
+
+/**
+ * Thrown by a slice's work in a small transaction when the slice turns out to be big (it would
+ * replace many rows), before it has written anything: the slice is handed back and runs again in a
+ * transaction that is not small.
+ */
+export class NotASmallSlice extends Error {
+  constructor(readonly heldRows: number) {
+    super(`the slice holds ${heldRows} rows: too many for a small transaction`);
+    this.name = 'NotASmallSlice';
+  }
+}
 
 export interface CommitGroupsOptions {
   readonly db: Kysely<Warehouse>;
@@ -20,6 +36,8 @@ export interface CommitGroupsOptions {
 interface Pending {
   readonly slice: Slice;
   readonly work: SliceWork<unknown>;
+  /** What it writes is known to be small (see {@link CommitGroups.write}). */
+  readonly small: boolean;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -39,6 +57,9 @@ interface Pending {
  * Deadlock-free across processes: a transaction waits for a slice's lock only while it holds no
  * other; for each later slice it only tries, and when another process holds that lock it commits
  * what it has and starts again with that slice first.
+ *
+ * A transaction begun for a small slice is small (see `SliceLock.begin`: SQLite then keeps its
+ * savepoint journal in memory) and takes only small slices; one that is not takes any slice.
  */
 export class CommitGroups {
   readonly #options: CommitGroupsOptions;
@@ -50,10 +71,14 @@ export class CommitGroups {
     this.#options = options;
   }
 
-  /** Runs `work` for the slice in a group's transaction; resolves once that transaction has committed. */
-  write<T>(slice: Slice, work: SliceWork<T>): Promise<T> {
+  /**
+   * Runs `work` for the slice in a group's transaction; resolves once that transaction has committed.
+   * `small`: the slice writes few rows (a body held in memory, not compressed) and, as its work
+   * checks before writing (see {@link NotASmallSlice}), replaces few.
+   */
+  write<T>(slice: Slice, work: SliceWork<T>, options: { readonly small?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ slice, work, resolve: resolve as (value: unknown) => void, reject });
+      this.#queue.push({ slice, work, small: options.small === true, resolve: resolve as (value: unknown) => void, reject });
       this.#schedule();
     });
   }
@@ -95,12 +120,13 @@ export class CommitGroups {
     const openedAt = performance.now();
     let current = this.#queue.shift();
     if (current === undefined) return;
+    const small = current.small && sliceLock.hasSmallTransactions;
     // Set when a slice's work failed and undoing it failed too: that slice hears its own error.
     let lostIn: { error: unknown } | undefined;
     // Slices' locks this transaction holds: a slice rolled back to its savepoint keeps its lock.
     let locksHeld = 0;
     try {
-      await sliceLock.begin(connection);
+      await sliceLock.begin(connection, { small });
       while (current !== undefined) {
         const now = await sliceLock.lock(connection, current.slice, locksHeld === 0);
         if (now === undefined) {
@@ -112,7 +138,7 @@ export class CommitGroups {
         locksHeld += 1;
         await connection.executeQuery(SAVEPOINT);
         try {
-          const result = await current.work(connection, now);
+          const result = await current.work(connection, now, small);
           await connection.executeQuery(RELEASE);
           committed.push({ pending: current, result });
         } catch (error) {
@@ -123,9 +149,17 @@ export class CommitGroups {
             lostIn = { error };
             throw undoing;
           }
+          if (error instanceof NotASmallSlice && small) {
+            // Nothing of it was written: it goes first into the next transaction, which is not small.
+            this.#queue.unshift({ ...current, small: false });
+            current = undefined;
+            break;
+          }
           current.reject(error);
         }
-        current = committed.length < maxSlices && performance.now() - openedAt < maxOpenMs ? this.#queue.shift() : undefined;
+        const next = this.#queue[0];
+        const takesNext = next !== undefined && (next.small || !small) && committed.length < maxSlices && performance.now() - openedAt < maxOpenMs;
+        current = takesNext ? this.#queue.shift() : undefined;
       }
       await connection.executeQuery(COMMIT);
     } catch (error) {

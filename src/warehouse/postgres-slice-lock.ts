@@ -17,6 +17,7 @@ const BEGIN = CompiledQuery.raw('begin');
  */
 export class PostgresSliceLock implements SliceLock {
   readonly oneWriterAtATime = false;
+  readonly hasSmallTransactions = false;
 
   async begin(connection: Kysely<Warehouse>): Promise<void> {
     await connection.executeQuery(BEGIN);

@@ -9,7 +9,7 @@ import { rowColumns, type RowValues, type WarehouseRow } from '../extract/row-bu
 import type { ExportFormat } from '../reports/report-types.js';
 import { describeSlice, type Slice } from '../slice.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
-import { CommitGroups } from './commit-groups.js';
+import { CommitGroups, NotASmallSlice, type SliceWork } from './commit-groups.js';
 import { countRepeatedValues } from './count-repeated-values.js';
 import { Ledger } from './ledger.js';
 import type { ExportFileFacts, LedgerWriter } from './ledger-writer.js';
@@ -98,6 +98,7 @@ export class SliceLoader {
     return this.#write(
       slice,
       `loading ${describeSlice(slice)}`,
+      { small: false },
       async (trx, now) => (await this.#replace(trx, now, slice, definition, rows, file, attempts, null, undefined, true)).rowCount,
     );
   }
@@ -114,10 +115,17 @@ export class SliceLoader {
     rows: SliceRows,
     file: ExportFileFacts,
     attempts: number,
-    options: { readonly force?: boolean; readonly durationMs?: number; readonly checks?: SliceCheckTally } = {},
+    options: {
+      readonly force?: boolean;
+      readonly durationMs?: number;
+      readonly checks?: SliceCheckTally;
+      /** `rows` are few: they come from a body held in memory, not compressed (see `CommitGroups.write`). */
+      readonly small?: boolean;
+    } = {},
   ): Promise<ExportLoad> {
     const durationMs = options.durationMs ?? null;
-    return this.#write(slice, `loading ${describeSlice(slice)}`, async (trx, now) => {
+    const small = options.small === true;
+    return this.#write(slice, `loading ${describeSlice(slice)}`, { small }, async (trx, now, smallTransaction) => {
       let replacedMismatch: ExportLoad['replacedMismatch'];
       // A slice the ledger has never seen has no checks recorded either (see #replace).
       let everAttempted = true;
@@ -144,6 +152,7 @@ export class SliceLoader {
           replacedMismatch = { heldRows: held, ledgerRows: previous.row_count };
         }
       }
+      if (smallTransaction) await this.#checkHeldRowsAreFew(trx, slice, definition);
       const { rowCount, checks } = await this.#replace(trx, now, slice, definition, rows, file, attempts, durationMs, options.checks, everAttempted, previousLoad);
       return { rowCount, unchanged: false, replacedMismatch, checks };
     });
@@ -162,13 +171,14 @@ export class SliceLoader {
     options: { readonly acceptRestatement: boolean; readonly durationMs?: number },
   ): Promise<EmptyAnswerRecord> {
     const durationMs = options.durationMs ?? null;
-    return this.#write(slice, `recording no data for ${describeSlice(slice)}`, async (trx, now) => {
+    return this.#write(slice, `recording no data for ${describeSlice(slice)}`, { small: true }, async (trx, now, smallTransaction) => {
       const previous = await this.#ledger.read(trx, slice);
       if (previous && previous.row_count > 0 && !options.acceptRestatement) return { kind: 'refused', previous };
       if (previous?.status === 'no_data') {
         await this.#ledger.touch(trx, slice, now, attempts, durationMs);
         return { kind: 'unchanged' };
       }
+      if (smallTransaction) await this.#checkHeldRowsAreFew(trx, slice, definition);
       await this.#replaceWithNoData(trx, now, slice, definition, format, attempts, durationMs);
       return { kind: 'recorded' };
     });
@@ -176,7 +186,10 @@ export class SliceLoader {
 
   /** Records `no_data` (an empty body) and removes any rows the slice had. */
   async recordNoData(slice: Slice, definition: ReportDefinition, format: ExportFormat, attempts: number): Promise<void> {
-    await this.#write(slice, `recording no data for ${describeSlice(slice)}`, (trx, now) => this.#replaceWithNoData(trx, now, slice, definition, format, attempts, null));
+    await this.#write(slice, `recording no data for ${describeSlice(slice)}`, { small: true }, async (trx, now, smallTransaction) => {
+      if (smallTransaction) await this.#checkHeldRowsAreFew(trx, slice, definition);
+      await this.#replaceWithNoData(trx, now, slice, definition, format, attempts, null);
+    });
   }
 
   /**
@@ -185,7 +198,8 @@ export class SliceLoader {
    * results of a file refused by one (QUALITY_CHECK_FAILED), recorded in the same transaction.
    */
   async recordFailure(slice: Slice, reason: string, attempts: number, durationMs: number | null = null, checks?: readonly SliceCheckResult[]): Promise<void> {
-    await this.#write(slice, `recording the failure of ${describeSlice(slice)}`, async (trx, now) => {
+    // Small: a failure replaces no rows.
+    await this.#write(slice, `recording the failure of ${describeSlice(slice)}`, { small: true }, async (trx, now) => {
       await this.#ledger.recordFailure(trx, slice, now, reason, attempts, durationMs);
       if (checks) await this.#ledger.recordChecks(trx, slice, now, checks);
     });
@@ -244,6 +258,20 @@ export class SliceLoader {
     await this.#ledger.recordChecks(trx, slice, now, []);
   }
 
+  /**
+   * In a small transaction, before the slice's rows are replaced: SQLite keeps the pages a small
+   * transaction changes in memory until its COMMIT (see `SqliteSliceLock.begin`), and deleting a
+   * big slice's rows would change all of theirs. Such a slice is handed back, before anything of it
+   * is written, to run in a transaction that is not small. Counted, not read from the ledger: rows
+   * the ledger does not know of (a ledger row deleted by hand) are deleted too.
+   * @throws NotASmallSlice when the slice holds more than {@link SMALL_SLICE_MAX_HELD_ROWS} rows
+   */
+  async #checkHeldRowsAreFew(trx: Kysely<Warehouse>, slice: Slice, definition: ReportDefinition): Promise<void> {
+    const counted = await trx.executeQuery<{ rows: number | string }>(this.#countRows(definition).with(sliceKey(slice)));
+    const held = Number(counted.rows[0]?.rows ?? 0);
+    if (held > SMALL_SLICE_MAX_HELD_ROWS) throw new NotASmallSlice(held);
+  }
+
   /** The DELETE of a slice's rows from the definition's table. */
   #deleteRows(definition: ReportDefinition): ReusableStatement<SliceKey> {
     let statement = this.#deletes.get(definition.table);
@@ -282,11 +310,12 @@ export class SliceLoader {
   /**
    * Runs `work` with the slice's lock held, in a transaction it may share with other slices'
    * writes (see {@link CommitGroups}); resolves once that transaction has committed. `work` is
-   * given the warehouse's clock, read under the lock (see `warehouseNow`).
+   * given the warehouse's clock, read under the lock (see `warehouseNow`), and whether its
+   * transaction is a small one: then it must call {@link #checkHeldRowsAreFew} before it deletes rows.
    */
-  async #write<T>(slice: Slice, action: string, work: (trx: Kysely<Warehouse>, now: string) => Promise<T>): Promise<T> {
+  async #write<T>(slice: Slice, action: string, options: { readonly small: boolean }, work: SliceWork<T>): Promise<T> {
     try {
-      return await this.#groups.write(slice, work);
+      return await this.#groups.write(slice, work, options);
     } catch (error) {
       // A bad record thrown from the row stream is the file's fault, not the database's.
       if (error instanceof SyncError) throw error;
@@ -315,6 +344,12 @@ export type EmptyAnswerRecord =
   | { readonly kind: 'recorded' | 'unchanged' }
   /** The warehouse holds rows of the slice, kept: `previous` is their ledger row. */
   | { readonly kind: 'refused'; readonly previous: ReportLoadsRow };
+
+/**
+ * The most rows a slice may hold and still be replaced in a small transaction: about 3 MiB of
+ * pages for the journal in memory (a row of the report tables takes about 300 bytes).
+ */
+const SMALL_SLICE_MAX_HELD_ROWS = 10_000;
 
 /** A transaction takes no more slices once open this long, so another process's writer is not kept waiting. */
 const MAX_OPEN_MS = 250;

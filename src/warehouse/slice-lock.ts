@@ -10,8 +10,14 @@ import type { Warehouse } from './warehouse-schema.js';
 export interface SliceLock {
   /** The database admits one writing transaction at a time, whatever its slices (SQLite). */
   readonly oneWriterAtATime: boolean;
-  /** Begins a transaction on `connection` that slices' locks can then be taken in. */
-  begin(connection: Kysely<Warehouse>): Promise<void>;
+  /** `begin` treats a transaction of small slices differently (SQLite: its savepoint journal in memory). */
+  readonly hasSmallTransactions: boolean;
+  /**
+   * Begins a transaction on `connection` that slices' locks can then be taken in. `small`: every
+   * slice it will take is small (see `CommitGroups`), so SQLite may keep the transaction's savepoint
+   * journal in memory.
+   */
+  begin(connection: Kysely<Warehouse>, options?: { readonly small?: boolean }): Promise<void>;
   /**
    * Takes the slice's lock inside the transaction `begin` opened, waiting for it when `wait`.
    * @returns the warehouse's clock, read under the lock (see `warehouseNow`); undefined when `wait`

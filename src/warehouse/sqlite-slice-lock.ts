@@ -7,6 +7,9 @@ import type { Warehouse } from './warehouse-schema.js';
 /** Takes SQLite's write lock at once, so the ledger reads that follow cannot be overtaken by another writer. */
 const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');
 const NO_BUSY_WAIT = CompiledQuery.raw('pragma busy_timeout = 0');
+/** Where SQLite keeps a transaction's savepoint journal (see `begin`): in memory, or in a temporary file past 64 KiB. */
+const JOURNAL_IN_MEMORY = CompiledQuery.raw('pragma temp_store = memory');
+const JOURNAL_ON_DISK = CompiledQuery.raw('pragma temp_store = default');
 
 /** The longest pause between two tries for the write lock. */
 const MAX_PAUSE_MS = 8;
@@ -22,8 +25,11 @@ const MAX_PAUSE_MS = 8;
  */
 export class SqliteSliceLock implements SliceLock {
   readonly oneWriterAtATime = true;
+  readonly hasSmallTransactions = true;
   readonly #busyTimeoutMs: number;
   readonly #restoreBusyWait: CompiledQuery;
+  /** The connection's temp_store as this lock last set it (undefined: never set, SQLite's default). */
+  #journalInMemory: boolean | undefined;
 
   /** @param busyTimeoutMs how long a writer waits for the lock (`warehouse.busyTimeoutMs`), the connection's busy timeout */
   constructor(busyTimeoutMs: number) {
@@ -31,7 +37,20 @@ export class SqliteSliceLock implements SliceLock {
     this.#restoreBusyWait = CompiledQuery.raw(`pragma busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
   }
 
-  async begin(connection: Kysely<Warehouse>): Promise<void> {
+  /**
+   * `small`: the savepoint journal stays in memory for this transaction. SQLite writes the pages a
+   * savepoint changes to that journal, a temporary file once it passes 64 KiB, which a slice's
+   * savepoint did (its rows, the ledger's and slice_checks' index pages): in memory, the statements of
+   * 5,000 small slices spent 28% less time in SQLite (measured with the CPU profiler). Only for small
+   * slices, whose pages in the journal are bounded (see `CommitGroups`): a big slice's would all be
+   * held in memory. SQLite reads the setting when a transaction begins, so it is set before BEGIN.
+   */
+  async begin(connection: Kysely<Warehouse>, options: { readonly small?: boolean } = {}): Promise<void> {
+    const inMemory = options.small === true;
+    if (inMemory !== (this.#journalInMemory ?? false)) {
+      await connection.executeQuery(inMemory ? JOURNAL_IN_MEMORY : JOURNAL_ON_DISK);
+      this.#journalInMemory = inMemory;
+    }
     const deadline = performance.now() + this.#busyTimeoutMs;
     await connection.executeQuery(NO_BUSY_WAIT);
     try {

@@ -72,6 +72,18 @@ const ALLOWED: readonly Allowed[] = [
   },
   {
     file: 'src/warehouse/sqlite-slice-lock.ts',
+    kind: 'raw-sql',
+    code: "CompiledQuery.raw('pragma temp_store = memory')",
+    reason: 'constant text: a small transaction’s savepoint journal kept in memory',
+  },
+  {
+    file: 'src/warehouse/sqlite-slice-lock.ts',
+    kind: 'raw-sql',
+    code: "CompiledQuery.raw('pragma temp_store = default')",
+    reason: 'constant text: SQLite’s own temp_store again, for a transaction that is not small',
+  },
+  {
+    file: 'src/warehouse/sqlite-slice-lock.ts',
     kind: 'concatenated-sql',
     code: 'CompiledQuery.raw(`pragma busy_timeout = ${Math.trunc(busyTimeoutMs)}`)',
     reason: 'a number from the settings (Math.trunc of a validated integer), restoring the busy wait; PRAGMA takes no parameters',

@@ -2,7 +2,7 @@ import { CompiledQuery, type Kysely } from 'kysely';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Slice } from '../../../src/slice.js';
-import { CommitGroups, type CommitGroupsOptions } from '../../../src/warehouse/commit-groups.js';
+import { CommitGroups, NotASmallSlice, type CommitGroupsOptions } from '../../../src/warehouse/commit-groups.js';
 import type { SliceLock } from '../../../src/warehouse/slice-lock.js';
 import type { Warehouse } from '../../../src/warehouse/warehouse-schema.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
@@ -28,14 +28,17 @@ async function writeLedgerRow(trx: Kysely<Warehouse>, slice: Slice, now: string)
   return `${slice.portfolioId}`;
 }
 
-/** The warehouse's slice lock, counting the transactions begun. */
-function countingLock(lock: SliceLock): SliceLock & { begun: number } {
+/** The warehouse's slice lock, counting the transactions begun (and which of them were small). */
+function countingLock(lock: SliceLock): SliceLock & { begun: number; small: number } {
   const counting = {
     begun: 0,
+    small: 0,
     oneWriterAtATime: lock.oneWriterAtATime,
-    begin: async (connection: Kysely<Warehouse>) => {
+    hasSmallTransactions: lock.hasSmallTransactions,
+    begin: async (connection: Kysely<Warehouse>, options?: { readonly small?: boolean }) => {
       counting.begun += 1;
-      await lock.begin(connection);
+      if (options?.small) counting.small += 1;
+      await lock.begin(connection, options);
     },
     lock: (connection: Kysely<Warehouse>, slice: Slice, wait: boolean) => lock.lock(connection, slice, wait),
   };
@@ -146,6 +149,68 @@ describe.each(DIALECTS)('CommitGroups on %s', (dialect) => {
     const askedAt = new Date(Date.now() - 1_000).toISOString();
     const clocks = await Promise.all(slices.map((slice) => committer.write(slice, async (_trx, now) => now)));
     for (const clock of clocks) expect(clock >= askedAt).toBe(true);
+  });
+
+  it('gives small slices a small transaction (SQLite: the savepoint journal in memory) that takes no slice that is not small', async () => {
+    const committer = groups();
+    const tempStores: { small: boolean; store: number }[] = [];
+    const work = (slice: Slice) => async (trx: Kysely<Warehouse>, now: string, small: boolean) => {
+      if (dialect === 'sqlite')
+        tempStores.push({ small, store: Number((await trx.executeQuery<{ temp_store: number }>(CompiledQuery.raw('pragma temp_store'))).rows[0]!.temp_store) });
+      return writeLedgerRow(trx, slice, now);
+    };
+    await Promise.all(slices.map((slice, i) => committer.write(slice, work(slice), { small: i !== 2 })));
+    expect(await ledgerPortfolios()).toEqual([1001, 1002, 1003, 1004, 1005]);
+    if (dialect === 'sqlite') {
+      // 1001 and 1002 small; 1003 not, so it begins the next transaction, which takes the rest too.
+      expect([lock.begun, lock.small]).toEqual([2, 1]);
+      // temp_store 2 is MEMORY, 0 SQLite's default (a file past 64 KiB).
+      expect(tempStores).toEqual([
+        { small: true, store: 2 },
+        { small: true, store: 2 },
+        { small: false, store: 0 },
+        { small: false, store: 0 },
+        { small: false, store: 0 },
+      ]);
+    } else {
+      // Postgres has no small transactions: one transaction, as for any slices.
+      expect([lock.begun, lock.small]).toEqual([1, 0]);
+    }
+  });
+
+  it('runs a slice that finds itself big in a small transaction again, in one that is not, with nothing of the first try kept', async () => {
+    const committer = groups();
+    const tries: boolean[] = [];
+    const outcomes = await Promise.all(
+      slices.slice(0, 3).map((slice, i) =>
+        committer.write(
+          slice,
+          async (trx, now, small) => {
+            if (i === 1) {
+              tries.push(small);
+              // Written, then found big: were the first try kept, the second's insert of the same key would conflict.
+              if (small) {
+                await writeLedgerRow(trx, slice, now);
+                throw new NotASmallSlice(50_000);
+              }
+            }
+            return writeLedgerRow(trx, slice, now);
+          },
+          { small: true },
+        ),
+      ),
+    );
+    expect(outcomes).toEqual(['1001', '1002', '1003']);
+    expect(await ledgerPortfolios()).toEqual([1001, 1002, 1003]);
+    if (dialect === 'sqlite') {
+      expect(tries).toEqual([true, false]);
+      // 1001 in the first, small transaction; 1002 (handed back) and 1003 in the next.
+      expect([lock.begun, lock.small]).toEqual([2, 1]);
+    } else {
+      // On Postgres no transaction is small: the slice is never handed back.
+      expect(tries).toEqual([false]);
+      expect(lock.begun).toBe(1);
+    }
   });
 
   if (dialect === 'postgres') {

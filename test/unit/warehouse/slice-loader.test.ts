@@ -2,10 +2,11 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileFormatError } from '../../../src/errors.js';
 import { constituentReport } from '../../../src/reports/constituent-report.js';
-import type { WarehouseRow } from '../../../src/extract/row-builder.js';
+import { rowColumns, type RowValues, type WarehouseRow } from '../../../src/extract/row-builder.js';
 import type { Slice } from '../../../src/slice.js';
 import { Ledger } from '../../../src/warehouse/ledger.js';
 import { SliceLoader } from '../../../src/warehouse/slice-loader.js';
+import type { SliceLock } from '../../../src/warehouse/slice-lock.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
 
 const slice: Slice = { portfolioId: 7, reportType: 'constituent.close', reportDate: '2024-03-01' };
@@ -108,6 +109,61 @@ describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
     await loader.recordNoData(slice, constituentReport, 'csv', 1);
     const stored = await warehouse.db.selectFrom('constituent_report').select('report_type').execute();
     expect(stored).toEqual([{ report_type: 'constituent.open' }]);
+  });
+});
+
+describe.each(DIALECTS)('SliceLoader, small slices, on %s', (dialect) => {
+  let warehouse: Awaited<ReturnType<typeof createTempWarehouse>>;
+  /** Transactions begun, and which were small. */
+  let begun: boolean[];
+  let loader: SliceLoader;
+  const columns = rowColumns(constituentReport);
+  async function* values(...items: WarehouseRow[]): AsyncGenerator<RowValues> {
+    for (const item of items) yield columns.map((column) => item[column] ?? null);
+  }
+  const held = async () => (await warehouse.db.selectFrom('constituent_report').select('line_number').execute()).length;
+
+  beforeEach(async () => {
+    warehouse = await createTempWarehouse(dialect);
+    begun = [];
+    const sliceLock: SliceLock = {
+      oneWriterAtATime: warehouse.sliceLock.oneWriterAtATime,
+      hasSmallTransactions: warehouse.sliceLock.hasSmallTransactions,
+      begin: (connection, options) => {
+        begun.push(options?.small === true);
+        return warehouse.sliceLock.begin(connection, options);
+      },
+      lock: (connection, lockSlice, wait) => warehouse.sliceLock.lock(connection, lockSlice, wait),
+    };
+    loader = new SliceLoader({ warehouse: { ...warehouse, sliceLock }, batchRows: 500 });
+  });
+  afterEach(async () => {
+    await warehouse.close();
+  });
+
+  it('replaces a slice holding few rows in a small transaction', async () => {
+    await loader.replaceRows(slice, constituentReport, rows(row(1, '1'), row(2, '2'), row(3, '3')), file, 1);
+    const load = await loader.loadExport(slice, constituentReport, values(row(1, '9')), { ...file, sha256: 'def' }, 2, { small: true });
+    expect([load.rowCount, await held()]).toEqual([1, 1]);
+    expect(begun).toEqual([false, dialect === 'sqlite']);
+  });
+
+  it('hands a slice holding more than 10,000 rows back from a small transaction, before it writes, and replaces it in one that is not', async () => {
+    const many = Array.from({ length: 10_001 }, (_, i) => row(i + 1, '1'));
+    await loader.replaceRows(slice, constituentReport, rows(...many), file, 1);
+    const load = await loader.loadExport(slice, constituentReport, values(row(1, '9'), row(2, '8')), { ...file, sha256: 'def' }, 2, { small: true });
+    expect([load.rowCount, await held()]).toEqual([2, 2]);
+    expect(await new Ledger(warehouse.db).row(slice)).toMatchObject({ status: 'loaded', row_count: 2, content_sha256: 'def', attempts: 2 });
+    // SQLite: the small transaction, then the one that is not; Postgres has no small transactions.
+    expect(begun).toEqual(dialect === 'sqlite' ? [false, true, false] : [false, false]);
+  });
+
+  it('records an empty answer that replaces a big slice in a transaction that is not small', async () => {
+    await loader.replaceRows(slice, constituentReport, rows(...Array.from({ length: 10_001 }, (_, i) => row(i + 1, '1'))), file, 1);
+    const record = await loader.recordEmptyAnswer(slice, constituentReport, 'csv', 2, { acceptRestatement: true });
+    expect(record).toEqual({ kind: 'recorded' });
+    expect(await held()).toBe(0);
+    expect(begun).toEqual(dialect === 'sqlite' ? [false, true, false] : [false, false]);
   });
 });
 
