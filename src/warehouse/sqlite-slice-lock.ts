@@ -28,8 +28,8 @@ export class SqliteSliceLock implements SliceLock {
   readonly hasSmallTransactions = true;
   readonly #busyTimeoutMs: number;
   readonly #restoreBusyWait: CompiledQuery;
-  /** The connection's temp_store as this lock last set it (undefined: never set, SQLite's default). */
-  #journalInMemory: boolean | undefined;
+  /** Whether the connection's temp_store is memory (as this lock last set it; a new connection has SQLite's default, a file). */
+  #journalInMemory = false;
 
   /** @param busyTimeoutMs how long a writer waits for the lock (`warehouse.busyTimeoutMs`), the connection's busy timeout */
   constructor(busyTimeoutMs: number) {
@@ -47,7 +47,7 @@ export class SqliteSliceLock implements SliceLock {
    */
   async begin(connection: Kysely<Warehouse>, options: { readonly small?: boolean } = {}): Promise<void> {
     const inMemory = options.small === true;
-    if (inMemory !== (this.#journalInMemory ?? false)) {
+    if (inMemory !== this.#journalInMemory) {
       await connection.executeQuery(inMemory ? JOURNAL_IN_MEMORY : JOURNAL_ON_DISK);
       this.#journalInMemory = inMemory;
     }
