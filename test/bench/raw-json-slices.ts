@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import type { Slice } from '../../src/slice.js';
 
 /** Where the raw baseline finds the upstream: the simulator's addresses and credentials. */
@@ -39,7 +39,6 @@ export interface RawJsonSlicesResult {
  * ledger, no logging, no retries: the floor the product's overhead is measured against.
  */
 export async function runRawJsonSlices(options: RawJsonSlicesOptions): Promise<RawJsonSlicesResult> {
-  const { upstream } = options;
   const db = new Database(options.sqliteFile);
   // The same durability as the product's warehouse.
   db.pragma('journal_mode = WAL');
@@ -74,6 +73,31 @@ export async function runRawJsonSlices(options: RawJsonSlicesOptions): Promise<R
     }
   });
 
+  try {
+    return await downloadJsonSlices(options, async (slice, body) => {
+      const text = await body.text();
+      const records = text === '' ? [] : (JSON.parse(text) as JsonRecord[]);
+      load(slice, records);
+      return records.length;
+    });
+  } finally {
+    db.close();
+  }
+}
+
+/** What a baseline does with one slice's answer (status 200); resolves with the rows it loaded. */
+export type JsonSliceHandler = (slice: Slice, body: Dispatcher.ResponseData['body'], startedAt: number) => Promise<number>;
+
+/**
+ * The HTTP side every JSON baseline shares: one token (password grant), an undici keep-alive pool,
+ * `concurrency` lanes each doing GET and handing the answer to `handle`. The clock starts before
+ * the token request.
+ */
+export async function downloadJsonSlices(
+  options: Pick<RawJsonSlicesOptions, 'upstream' | 'slices' | 'concurrency' | 'connections'>,
+  handle: JsonSliceHandler,
+): Promise<RawJsonSlicesResult> {
+  const { upstream } = options;
   const agent = new Agent({ connections: options.connections ?? 64 });
   const startedAt = performance.now();
   try {
@@ -99,18 +123,15 @@ export async function runRawJsonSlices(options: RawJsonSlicesOptions): Promise<R
       while (next < options.slices.length) {
         const slice = options.slices[next++]!;
         const url = `${base}/api/v1/report-service/report/generate/portfolio/${slice.portfolioId}/export?reportType=${slice.reportType}&date=${slice.reportDate}&format=json`;
+        const sliceStartedAt = performance.now();
         const response = await request(url, { dispatcher: agent, headers });
-        const text = await response.body.text();
-        if (response.statusCode !== 200) throw new Error(`raw baseline: ${url} answered ${response.statusCode}: ${text.slice(0, 200)}`);
-        const records = text === '' ? [] : (JSON.parse(text) as JsonRecord[]);
-        load(slice, records);
-        rows += records.length;
+        if (response.statusCode !== 200) throw new Error(`raw baseline: ${url} answered ${response.statusCode}: ${(await response.body.text()).slice(0, 200)}`);
+        rows += await handle(slice, response.body, sliceStartedAt);
       }
     };
     await Promise.all(Array.from({ length: options.concurrency }, lane));
     return { slices: options.slices.length, rows, durationMs: performance.now() - startedAt };
   } finally {
     await agent.close();
-    db.close();
   }
 }
