@@ -143,8 +143,7 @@ export class SliceLoader {
         }
         everAttempted = previous !== undefined;
         if (previous?.status === 'loaded' && previous.content_sha256 === file.sha256) {
-          const counted = await trx.executeQuery<{ rows: number | string }>(this.#countRows(definition).with(sliceKey(slice)));
-          const held = Number(counted.rows[0]?.rows ?? 0);
+          const held = await this.#countHeldRows(trx, slice, definition);
           if (held === previous.row_count) {
             await this.#ledger.touch(trx, slice, now, attempts, durationMs);
             return { rowCount: previous.row_count, unchanged: true };
@@ -152,7 +151,7 @@ export class SliceLoader {
           replacedMismatch = { heldRows: held, ledgerRows: previous.row_count };
         }
       }
-      if (smallTransaction) await this.#checkHeldRowsAreFew(trx, slice, definition);
+      if (smallTransaction) await this.#checkHeldRowsAreFew(trx, slice, definition, replacedMismatch?.heldRows);
       const { rowCount, checks } = await this.#replace(trx, now, slice, definition, rows, file, attempts, durationMs, options.checks, everAttempted, previousLoad);
       return { rowCount, unchanged: false, replacedMismatch, checks };
     });
@@ -264,12 +263,18 @@ export class SliceLoader {
    * big slice's rows would change all of theirs. Such a slice is handed back, before anything of it
    * is written, to run in a transaction that is not small. Counted, not read from the ledger: rows
    * the ledger does not know of (a ledger row deleted by hand) are deleted too.
+   * @param counted the slice's rows, when this transaction has counted them already
    * @throws NotASmallSlice when the slice holds more than {@link SMALL_SLICE_MAX_HELD_ROWS} rows
    */
-  async #checkHeldRowsAreFew(trx: Kysely<Warehouse>, slice: Slice, definition: ReportDefinition): Promise<void> {
-    const counted = await trx.executeQuery<{ rows: number | string }>(this.#countRows(definition).with(sliceKey(slice)));
-    const held = Number(counted.rows[0]?.rows ?? 0);
+  async #checkHeldRowsAreFew(trx: Kysely<Warehouse>, slice: Slice, definition: ReportDefinition, counted?: number): Promise<void> {
+    const held = counted ?? (await this.#countHeldRows(trx, slice, definition));
     if (held > SMALL_SLICE_MAX_HELD_ROWS) throw new NotASmallSlice(held);
+  }
+
+  /** How many rows the definition's table holds for the slice. */
+  async #countHeldRows(trx: Kysely<Warehouse>, slice: Slice, definition: ReportDefinition): Promise<number> {
+    const counted = await trx.executeQuery<{ rows: number | string }>(this.#countRows(definition).with(sliceKey(slice)));
+    return Number(counted.rows[0]?.rows ?? 0);
   }
 
   /** The DELETE of a slice's rows from the definition's table. */

@@ -124,9 +124,22 @@ export async function runGuaranteedJsonSlices(options: RawJsonSlicesOptions): Pr
       now,
     );
     insertChecks.run(
-      ...[slice.portfolioId, slice.reportDate, drop > 0.25 ? 'warn' : 'pass', drop, `rowCountDrop: ${Math.round(drop * 100)}%`, now],
-      ...[slice.portfolioId, slice.reportDate, datesInRange ? 'pass' : 'fail', `effectiveDate: ${datesInRange ? 'none' : 'some'} after the report date`, now],
-      ...[slice.portfolioId, slice.reportDate, positive ? 'pass' : 'fail', `positiveValues: ${positive ? 'all' : 'not all'} positive`, now],
+      slice.portfolioId,
+      slice.reportDate,
+      drop > 0.25 ? 'warn' : 'pass',
+      drop,
+      `rowCountDrop: ${Math.round(drop * 100)}%`,
+      now,
+      slice.portfolioId,
+      slice.reportDate,
+      datesInRange ? 'pass' : 'fail',
+      `effectiveDate: ${datesInRange ? 'none' : 'some'} after the report date`,
+      now,
+      slice.portfolioId,
+      slice.reportDate,
+      positive ? 'pass' : 'fail',
+      `positiveValues: ${positive ? 'all' : 'not all'} positive`,
+      now,
     );
   });
 

@@ -125,7 +125,7 @@ export async function downloadJsonSlices(
         const url = `${base}/api/v1/report-service/report/generate/portfolio/${slice.portfolioId}/export?reportType=${slice.reportType}&date=${slice.reportDate}&format=json`;
         const sliceStartedAt = performance.now();
         const response = await request(url, { dispatcher: agent, headers });
-        if (response.statusCode !== 200) throw new Error(`raw baseline: ${url} answered ${response.statusCode}: ${(await response.body.text()).slice(0, 200)}`);
+        if (response.statusCode !== 200) throw new Error(`baseline: ${url} answered ${response.statusCode}: ${(await response.body.text()).slice(0, 200)}`);
         rows += await handle(slice, response.body, sliceStartedAt);
       }
     };
