@@ -10,8 +10,15 @@ import { REPORT_TYPES, isReportType, type ReportType } from './reports/report-ty
 export const parseSelection = {
   /** A real calendar date, YYYY-MM-DD. */
   date(value: string): string {
-    if (!isIsoDate(value)) throw new UsageError('expected a date in YYYY-MM-DD form, e.g. 2024-03-01');
-    return value;
+    if (isIsoDate(value)) return value;
+    const parts = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+    if (!parts) throw new UsageError(`${quote(value)} is not a date; expected YYYY-MM-DD, e.g. 2024-03-01`);
+    const [year, month] = [Number(parts[1]), Number(parts[2])];
+    if (month < 1 || month > 12) throw new UsageError(`${value} has no month ${parts[2]}: months run from 01 to 12`);
+    // Day 0 of the next month is the last day of this one.
+    const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+    const monthName = new Date(Date.UTC(year, month - 1, 1)).toLocaleString('en-US', { month: 'long', timeZone: 'UTC' });
+    throw new UsageError(`${value} is not a day of the calendar: ${monthName} ${parts[1]} has ${days} days`);
   },
 
   /** `1,2,3`: positive integer ids, comma-separated. */

@@ -19,6 +19,7 @@ import { createCliLogger, loadCliConfig, type CliIo } from './cli-io.js';
 import { formatRunSummary } from './format-run-summary.js';
 import { printDryRun } from './print-dry-run.js';
 import { resolveRange, type RangeOptions } from './resolve-range.js';
+import { countOf } from '../count-of.js';
 
 export interface BackfillOptions extends RangeOptions, SliceSelectionOptions {
   readonly config?: string;
@@ -237,7 +238,7 @@ async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
 async function stallReason(exportQueue: ExportQueue, unfinished: number): Promise<string> {
   const workers = await exportQueue.queue.getWorkersCount();
   if (workers === 0) return `; no worker is connected to queue ${exportQueue.queue.name}: start one with report-sync worker`;
-  return `; nothing finished for a while (${workers} workers connected, ${unfinished} jobs waiting, delayed or running)`;
+  return `; nothing finished for a while (${countOf(workers, 'worker')} connected, ${countOf(unfinished, 'job')} waiting, delayed or running)`;
 }
 
 /** The first few slices of the backfill that got no outcome since `since`, read a month at a time. */

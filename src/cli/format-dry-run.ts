@@ -1,5 +1,6 @@
 import type { DryRunPlan } from '../dry-run-plan.js';
 import { formatTable } from './format-table.js';
+import { countOf } from '../count-of.js';
 
 /**
  * `run --dry-run` and `backfill --dry-run` as text: the range, what the ledger already holds, the
@@ -11,7 +12,7 @@ export function formatDryRun(plan: DryRunPlan): string {
   const lines = [
     `Dry run of report-sync ${plan.command}: nothing is requested, ${plan.command === 'backfill' ? 'queued' : 'loaded'} or written, and no token is asked for.`,
     '',
-    `Range ${range.from} to ${range.to}: ${range.portfolios.length} portfolios × ${range.reportTypes.length} report types × ${range.days} days = ${totals.inRange} slices.`,
+    `Range ${range.from} to ${range.to}: ${countOf(range.portfolios.length, 'portfolio')} × ${countOf(range.reportTypes.length, 'report type')} × ${countOf(range.days, 'day')} = ${countOf(totals.inRange, 'slice')}.`,
   ];
   if (plan.warehouse.exists) {
     lines.push(
@@ -28,7 +29,7 @@ export function formatDryRun(plan: DryRunPlan): string {
   } else if (selection.kind === 'failed') {
     const codes = selection.codes?.length ? ` with code ${selection.codes.join(' or ')}` : '';
     lines.push(
-      `--failed${codes ? ` --code ${selection.codes!.join(',')}` : ''}: only the ${count(totals.toRequest, 'slice')} whose last outcome is failed${codes} ${totals.toRequest === 1 ? 'is' : 'are'} taken; the other ${skipped} are skipped.`,
+      `--failed${codes ? ` --code ${selection.codes!.join(',')}` : ''}: only the ${countOf(totals.toRequest, 'slice')} whose last outcome is failed${codes} ${totals.toRequest === 1 ? 'is' : 'are'} taken; the other ${skipped} are skipped.`,
     );
   } else {
     lines.push(`Every slice of the range is taken, the ${totals.loaded + totals.noData} already loaded or no data too (--only-missing or --failed would narrow it).`);
@@ -51,11 +52,11 @@ export function formatDryRun(plan: DryRunPlan): string {
   }
   const who = plan.command === 'run' ? 'this process' : 'one worker';
   lines.push(
-    `Estimated duration: about ${formatSeconds(estimate.seconds)} for ${who}: ${count(plan.exportRequests, 'request')}, up to ${estimate.parallel} at a time ` +
+    `Estimated duration: about ${formatSeconds(estimate.seconds)} for ${who}: ${countOf(plan.exportRequests, 'request')}, up to ${estimate.parallel} at a time ` +
       `(concurrency ${estimate.concurrency}, http.connections ${estimate.connections}), at ${estimate.secondsPerRequest} s per request.`,
   );
   const measured = estimate.measured
-    ? `the mean over the ledger's ${count(estimate.measured.slices, 'latest loaded or no-data slice')} is ${estimate.measured.meanSeconds} s`
+    ? `the mean over the ledger's ${countOf(estimate.measured.slices, 'latest loaded or no-data slice')} is ${estimate.measured.meanSeconds} s`
     : undefined;
   if (estimate.secondsPerRequestSource === 'measured') {
     lines.push(`  The ${estimate.secondsPerRequest} s per request is measured: ${measured} (start of the attempt to its ledger write). --request-seconds replaces it.`);
@@ -84,10 +85,6 @@ export function formatDryRun(plan: DryRunPlan): string {
     );
   }
   return `${lines.join('\n')}\n`;
-}
-
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 /** A duration as people say it: `45 s`, `12 min`, `3 h 20 min`, `2 d 5 h`. */

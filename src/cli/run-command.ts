@@ -6,6 +6,7 @@ import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from '
 import { printDryRun } from './print-dry-run.js';
 import { resolveRange, type RangeOptions } from './resolve-range.js';
 import { syncSlices } from './sync-slices.js';
+import { countOf } from '../count-of.js';
 
 export interface RunOptions extends CommonOptions, RangeOptions, SliceSelectionOptions {
   readonly concurrency?: number;
@@ -37,7 +38,7 @@ export async function runCommand(options: RunOptions, io: CliIo): Promise<number
   if (options.dryRun) return printDryRun({ command: 'run', config, range, selection, json: options.json, requestSeconds: options.requestSeconds }, io);
   const upstream = resolveUpstreamConfig(config.env);
   const logger = createCliLogger(config, io);
-  const what = `${range.from} to ${range.to}: ${range.portfolios.length} portfolios × ${range.reportTypes.length} report types`;
+  const what = `${range.from} to ${range.to}: ${countOf(range.portfolios.length, 'portfolio')} × ${countOf(range.reportTypes.length, 'report type')}`;
   return syncSlices({
     config,
     upstream,

@@ -2,6 +2,7 @@ import { ExportQueue } from '../queue/export-queue.js';
 import { ensureNightlySchedule, nightlyPlanSettings } from '../queue/nightly-schedule.js';
 import { createRedisConnector } from '../queue/redis-connection.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
+import { countOf } from '../count-of.js';
 
 /**
  * `report-sync scheduler`: registers (or updates) the nightly job scheduler in Redis with the
@@ -26,7 +27,7 @@ export async function schedulerCommand(options: CommonOptions, io: CliIo): Promi
     const verb = { created: 'registered', replaced: 'replaced', kept: 'already registered, unchanged' }[check.action];
     const lines = [
       `Nightly schedule "${wanted.cron}" (${wanted.timeZone}) ${verb} on queue ${settings.queue.name}; next run ${nextRun}.`,
-      `Each night syncs yesterday and re-checks ${wanted.lookbackDays} days before it, for portfolios ${wanted.portfolios.join(', ')} × ${wanted.reportTypes.join(', ')}.`,
+      `Each night syncs yesterday and re-checks ${countOf(wanted.lookbackDays, 'day')} before it, for portfolios ${wanted.portfolios.join(', ')} × ${wanted.reportTypes.join(', ')}.`,
     ];
     if (check.action === 'replaced' && check.differences.length > 0) lines.push(`Changed: ${check.differences.join('; ')}.`);
     io.stdout.write(`${lines.join('\n')}\n`);

@@ -1,3 +1,4 @@
+import { closestName } from './closest-name.js';
 import type { SettingsLayer } from './load-config.js';
 import { quoteSettingValue } from './quote-setting-value.js';
 import { SETTING_VARIABLE_PREFIX, type SettingVariable, settingVariables } from './setting-variables.js';
@@ -36,7 +37,7 @@ export function environmentSettings(env: Readonly<Record<string, string | undefi
   for (const name of Object.keys(env).sort()) {
     if (!name.startsWith(SETTING_VARIABLE_PREFIX) || known.has(name) || OTHER_VARIABLES.has(name)) continue;
     if (env[name] === undefined) continue;
-    const meant = closest(name, variables);
+    const meant = closestName(name, known.keys());
     // A key path (`__`) or a near miss is a setting mistyped. Anything else under the prefix is
     // someone else's: Kubernetes gives every pod REPORT_SYNC_SERVICE_HOST, REPORT_SYNC_PORT… when
     // a Service is named report-sync, and refusing those would stop every command in the namespace.
@@ -111,26 +112,4 @@ function nest(path: readonly string[], value: unknown): Record<string, unknown> 
   let out: unknown = value;
   for (const key of [...path].reverse()) out = { [key]: out };
   return out as Record<string, unknown>;
-}
-
-/** The known variable `name` most likely means, when one is close. */
-function closest(name: string, variables: readonly SettingVariable[]): string | undefined {
-  let best: { name: string; distance: number } | undefined;
-  for (const variable of variables) {
-    const distance = editDistance(name, variable.name);
-    if (!best || distance < best.distance) best = { name: variable.name, distance };
-  }
-  return best && best.distance <= Math.max(2, Math.floor(name.length / 8)) ? best.name : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i += 1) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j += 1) {
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }

@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { packageFile } from '../package-file.js';
 import { readDotEnvFile, type DotEnvNote } from './dot-env-file.js';
+import { closestName } from './closest-name.js';
 import { environmentSettings } from './environment-settings.js';
 import { quoteSettingValue } from './quote-setting-value.js';
 import { settingsSchema, type Settings, type SettingsInput } from './settings-schema.js';
@@ -199,7 +200,9 @@ function explainIssue(issue: z.core.$ZodIssue, path: readonly string[], merged: 
   if (issue.code === 'unrecognized_keys') {
     const allowed = allowedKeysAt(path);
     const keys = issue.keys.map(quoteSettingValue).join(', ');
-    return `unknown key${issue.keys.length > 1 ? 's' : ''} ${keys}${allowed ? `; use one of ${allowed.join(', ')}` : ''}`;
+    const meant = allowed && issue.keys.length === 1 ? closestName(issue.keys[0]!, allowed) : undefined;
+    const hint = meant ? `; did you mean ${quoteSettingValue(meant)}?` : allowed ? `; use one of ${allowed.join(', ')}` : '';
+    return `unknown key${issue.keys.length > 1 ? 's' : ''} ${keys}${hint}`;
   }
   const given = valueAt(merged, path);
   if (issue.code === 'invalid_value') {

@@ -1,5 +1,6 @@
 import { SyncError, toSyncError } from '../errors.js';
 import type { AddedSlices } from './export-queue.js';
+import { countOf } from '../count-of.js';
 
 /**
  * Redis refused a batch of jobs part-way through queueing: what was queued before stays queued
@@ -12,7 +13,7 @@ export class QueueingError extends SyncError {
 
   constructor(cause: unknown, added: AddedSlices) {
     const handed = added.queued + added.requeued;
-    const sofar = `${handed} slices were queued before it (${added.queued} new, ${added.requeued} again) and go on in the workers`;
+    const sofar = `${countOf(handed, 'slice')} ${handed === 1 ? 'was' : 'were'} queued before it (${added.queued} new, ${added.requeued} again) and go on in the workers`;
     const text = cause instanceof Error ? cause.message : String(cause);
     if (/^OOM\b/.test(text)) {
       super(

@@ -62,7 +62,8 @@ describe('the dashboard API and process', () => {
     const { process, url } = await startDashboard(seeded, ['--config', configFile]);
     try {
       for (const [query, named] of [
-        ['from=2024-02-30', 'from: expected a date in YYYY-MM-DD form'],
+        ['from=2024-02-30', 'from: 2024-02-30 is not a day of the calendar: February 2024 has 29 days'],
+        ['from=2024-3-1', 'from: "2024-3-1" is not a date; expected YYYY-MM-DD'],
         ['portfolios=1,,2', 'portfolios: the portfolio list has an empty item'],
         ['reportTypes=nope', 'reportTypes: "nope" is not a report type'],
         ['outcome=bogus', 'outcome: expected one of failed, running, queued, missing, no_data, loaded'],

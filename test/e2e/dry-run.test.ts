@@ -62,6 +62,12 @@ describe('dry run without a warehouse', () => {
     expect(result.stdout).toContain('Estimated duration: about 8 s for this process: 16 requests, up to 4 at a time (concurrency 4, http.connections 64), at 2 s per request.');
     expect(result.stdout).toContain('is an assumption, not a measurement');
     expect(result.stdout).toContain('run is not rate-limited');
+
+    // One of each is said in the singular.
+    const single = await rig.cli(['run', '--from', '2024-03-04', '--to', '2024-03-04', '--portfolios', '1001', '--report-types', 'index', '--dry-run'], NO_CREDENTIALS);
+    expect(single.code, single.stderr).toBe(0);
+    expect(single.stdout).toContain('Range 2024-03-04 to 2024-03-04: 1 portfolio × 1 report type × 1 day = 1 slice.');
+    expect(single.stdout).toContain('for this process: 1 request, up to 4 at a time');
   });
 
   it('--json holds the same counts; --only-missing with no ledger takes every slice', async () => {

@@ -19,6 +19,11 @@ const HOSTILE_REPORT_TYPES = ["index'; DROP TABLE report_loads;--", 'index&forma
 const HOSTILE_PORTFOLIOS = ['1001;DROP', '-1', '1e3', '0x10', '99999999999999999999', '1001,,1002', '0', '1001 OR 1=1'];
 const HOSTILE_DATES = ['2024-02-30', '2024-1-1', '20240101', '2024-01-01T00:00', "2024-01-01' OR 1=1", '2024-01-01%27'];
 
+/** What a date flag says of each: a day that does not exist is told apart from a value that is no date. */
+function dateProblem(date: string): string {
+  return date === '2024-02-30' ? '2024-02-30 is not a day of the calendar: February 2024 has 29 days' : `${JSON.stringify(date)} is not a date; expected YYYY-MM-DD`;
+}
+
 describe('values are validated before they reach a URL or a query', () => {
   let rig: SyncRig;
   let warehouseFile: string;
@@ -54,12 +59,12 @@ describe('values are validated before they reach a URL or a query', () => {
       [
         `--from ${JSON.stringify(date)}`,
         ['--from', date, '--to', '2024-03-01'],
-        new RegExp(`'--from <date>' argument '${escapeRegExp(date)}' is invalid\\. expected a date in YYYY-MM-DD form`),
+        new RegExp(`'--from <date>' argument '${escapeRegExp(date)}' is invalid\\. ${escapeRegExp(dateProblem(date))}`),
       ],
       [
         `--to ${JSON.stringify(date)}`,
         ['--from', '2024-01-01', '--to', date],
-        new RegExp(`'--to <date>' argument '${escapeRegExp(date)}' is invalid\\. expected a date in YYYY-MM-DD form`),
+        new RegExp(`'--to <date>' argument '${escapeRegExp(date)}' is invalid\\. ${escapeRegExp(dateProblem(date))}`),
       ],
     ]),
   ];

@@ -63,6 +63,23 @@ describe('loadConfig', () => {
     expect(message).not.toContain('\\x0a');
   });
 
+  it('suggests the key a typo in a settings file most likely meant, and lists the keys when none is close', () => {
+    const messageOf = (settings: unknown): string => {
+      const cwd = project({ 'config/local.json': JSON.stringify(settings) });
+      try {
+        loadConfig({ cwd, env: {} });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error('loadConfig accepted the settings');
+    };
+    expect(messageOf({ concurency: 3 })).toMatch(/\(top level\) \(from .*local\.json\): unknown key "concurency"; did you mean "concurrency"\?/);
+    expect(messageOf({ retry: { atempts: 3 } })).toMatch(/retry \(from .*local\.json\): unknown key "atempts"; did you mean "attempts"\?/);
+    expect(messageOf({ checks: { weightSum: { severity: 'warn' } } })).toContain('did you mean "weightsSum"?');
+    // Nothing close: the keys that are allowed there, as before.
+    expect(messageOf({ retry: { colour: 'red' } })).toContain('unknown key "colour"; use one of attempts, baseDelayMs, maxDelayMs, maxRetryAfterMs');
+  });
+
   it('escapes control characters a settings value carries into the message', () => {
     const cwd = project({ 'config/default.json': JSON.stringify({ schedule: { timeZone: 'Mars\u001b]0;x\u0007' } }) });
     let message = '';
