@@ -249,7 +249,8 @@ function hasPath(values: Record<string, unknown>, path: readonly string[]): bool
   let node: unknown = values;
   for (const part of path) {
     if (!isPlainObject(node) && !Array.isArray(node)) return false;
-    if (!(part in (node as object))) return false;
+    // A flag the user did not pass is in its layer as undefined: that layer did not set it.
+    if (!Object.hasOwn(node as object, part) || (node as Record<string, unknown>)[part] === undefined) return false;
     node = (node as Record<string, unknown>)[part];
   }
   return true;

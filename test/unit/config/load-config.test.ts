@@ -63,6 +63,30 @@ describe('loadConfig', () => {
     expect(message).not.toContain('\\x0a');
   });
 
+  it('blames the layer that set a bad value, not the flags the command leaves unset', () => {
+    // Commands pass every flag they know, undefined when not given.
+    const overrides = { concurrency: undefined };
+    const messageOf = (files: Record<string, string>, env: Record<string, string>): string => {
+      try {
+        loadConfig({ cwd: project(files), env, overrides });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error('loadConfig accepted the settings');
+    };
+    expect(messageOf({}, { REPORT_SYNC_CONCURRENCY: '0' })).toMatch(/concurrency \(from REPORT_SYNC_CONCURRENCY\): Too small/);
+    expect(messageOf({ 'config/local.json': '{"concurrency":0}' }, {})).toMatch(/concurrency \(from .*local\.json\): Too small/);
+    expect(messageOf({ '.env': 'REPORT_SYNC_CONCURRENCY=0\n' }, {})).toMatch(/concurrency \(from REPORT_SYNC_CONCURRENCY\): Too small/);
+    // A flag that was given is still the one blamed.
+    let message = '';
+    try {
+      loadConfig({ cwd: project({}), env: { REPORT_SYNC_CONCURRENCY: '4' }, overrides: { concurrency: 0 } });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/concurrency \(from command-line flags\): Too small/);
+  });
+
   it('suggests the key a typo in a settings file most likely meant, and lists the keys when none is close', () => {
     const messageOf = (settings: unknown): string => {
       const cwd = project({ 'config/local.json': JSON.stringify(settings) });
