@@ -32,10 +32,10 @@ export function secretValues(env: Readonly<Record<string, string | undefined>> =
 
 function urlPasswords(raw: string): string[] {
   const found: string[] = [];
-  // By hand as well as with URL: a password holding "#" or "/" makes URL parse it as something else.
-  const userinfo = /^[a-z][a-z0-9+.-]*:\/\/(.*)@/i.exec(raw)?.[1];
-  const colon = userinfo?.indexOf(':') ?? -1;
-  if (userinfo !== undefined && colon >= 0) found.push(userinfo.slice(colon + 1), safeDecode(userinfo.slice(colon + 1)));
+  // By hand as well as with URL: a password holding "#" or "/" makes URL parse it as something else,
+  // and a mistyped URL (one slash, no scheme) holds its userinfo where URL sees a path.
+  const password = writtenPassword(raw);
+  if (password !== undefined) found.push(password, safeDecode(password));
   try {
     const url = new URL(raw);
     if (url.password) found.push(url.password, safeDecode(url.password));
@@ -44,6 +44,22 @@ function urlPasswords(raw: string): string[] {
     // Not a URL: the config module says so, without quoting it.
   }
   return found;
+}
+
+/**
+ * The password written before a URL's last "@", in whatever shape the URL was typed:
+ * `postgres://u:pw@host`, `postgres:/u:pw@host` (one slash), `redis:/:pw@host`, `u:pw@host:5432/db`
+ * and `default:pw@host` (no scheme: the "scheme" is the user). After a scheme and slashes, the
+ * userinfo follows them; without slashes, everything before the "@" may be userinfo, and what
+ * follows its first ":" is taken as the password, erring towards censoring more.
+ */
+function writtenPassword(raw: string): string | undefined {
+  const at = raw.lastIndexOf('@');
+  if (at < 0) return undefined;
+  const before = raw.slice(0, at);
+  const userinfo = /^[a-z][a-z0-9+.-]*:\/+(.*)$/is.exec(before)?.[1] ?? before;
+  const colon = userinfo.indexOf(':');
+  return colon >= 0 && colon < userinfo.length - 1 ? userinfo.slice(colon + 1) : undefined;
 }
 
 function safeDecode(text: string): string {

@@ -38,7 +38,8 @@ export interface RedisConnector {
 
 export function createRedisConnector(redisUrl: string, logger: Logger): RedisConnector {
   const location = describeUrl(redisUrl);
-  if (location === undefined || !/^rediss?:$/.test(new URL(redisUrl).protocol)) {
+  // `redis:/:pw@host` (one slash) parses as a URL with no host, its password in the path.
+  if (location === undefined || !/^rediss?:$/.test(new URL(redisUrl).protocol) || new URL(redisUrl).host === '') {
     throw new ConfigError('REDIS_URL must look like redis://host:6379 (or rediss:// for TLS)');
   }
   let downSince: number | undefined;

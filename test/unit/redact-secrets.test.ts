@@ -37,6 +37,17 @@ describe('secretValues', () => {
     expect(values).toEqual(expect.arrayContaining(['client-secret-1', 'password-2', 'db%23pass', 'db#pass', 'redis-pass', 'other-pass']));
     expect(values).not.toContain('tenant-not-secret');
   });
+
+  it('finds the password of a URL typed with one slash, no scheme, or a user where the scheme goes', () => {
+    expect(secretValues({ DATABASE_URL: 'postgres:/u:pw-one@host/db' })).toContain('pw-one');
+    expect(secretValues({ DATABASE_URL: 'u:pw-two@host:5432/db' })).toContain('pw-two');
+    expect(secretValues({ REDIS_URL: 'redis:/:pw-three@host:6379' })).toContain('pw-three');
+    expect(secretValues({ REDIS_URL: 'default:pw-four@host:6379' })).toContain('pw-four');
+    expect(secretValues({ REPORT_BASE_URL: 'u:pw-five@gw.example.com/prefix' })).toContain('pw-five');
+    expect(secretValues({ REPORT_AUTH_URL: 'u:pw-six@idp.example.com/auth' })).toContain('pw-six');
+    // Nothing taken from URLs without userinfo, or with a user and no password.
+    expect(secretValues({ REPORT_BASE_URL: 'https://gw.example.com:8443/a', REDIS_URL: 'redis://cache:6379', DATABASE_URL: 'postgres://app@db/w' })).toEqual([]);
+  });
 });
 
 describe('the logger’s net', () => {

@@ -35,6 +35,35 @@ describe('describeEnvironment', () => {
     expect(entries.REPORT_BASE_URL!.value).toBe('set (not a URL, so not shown)');
   });
 
+  // URLs typed wrong: one slash, no scheme, a user taken for a scheme. None may show its password.
+  const MISTYPED: [string, string][] = [
+    ['DATABASE_URL', 'postgres:/app:pw-one-slash@db.example/warehouse'],
+    ['DATABASE_URL', 'app:pw-no-scheme@db.example:5432/warehouse'],
+    ['REDIS_URL', 'redis:/:pw-redis-one-slash@cache:6379'],
+    ['REDIS_URL', 'default:pw-default-user@cache:6379'],
+    ['REPORT_BASE_URL', 'gw-user:pw-base-no-scheme@gw.example.com/prefix'],
+    ['REPORT_AUTH_URL', 'idp-user:pw-auth-no-scheme@idp.example.com/auth'],
+  ];
+
+  it.each(MISTYPED)('shows %s = %s without its password', (name, value) => {
+    const password = /:(pw-[a-z-]+)@/.exec(value)![1]!;
+    const shown = describeOnly({ [name]: value })[name]!.value;
+    expect(shown).not.toContain(password);
+  });
+
+  it('still shows well-formed URLs whole but for their password', () => {
+    const entries = describeOnly({
+      DATABASE_URL: 'postgres://app:pw-good@db.example:5432/warehouse',
+      REDIS_URL: 'redis://default:pw-good-redis@cache:6379/1',
+      REPORT_BASE_URL: 'https://gw.example.com/prefix/',
+      REPORT_AUTH_URL: 'https://user@idp.example.com/auth',
+    });
+    expect(entries.DATABASE_URL!.value).toBe('postgres://app@db.example:5432/warehouse');
+    expect(entries.REDIS_URL!.value).toBe('redis://default@cache:6379/1');
+    expect(entries.REPORT_BASE_URL!.value).toBe('https://gw.example.com/prefix/');
+    expect(entries.REPORT_AUTH_URL!.value).toBe('https://user@idp.example.com/auth');
+  });
+
   it('shows a sqlite: path whole, and a percent-encoded password nowhere', () => {
     const entries = describeOnly({ DATABASE_URL: 'sqlite:./data/a#b.sqlite', REDIS_URL: 'redis://u:p%40ss-word@cache:6379/1' });
     expect(entries.DATABASE_URL!.value).toBe('sqlite:./data/a#b.sqlite');
