@@ -167,6 +167,12 @@ export const settingsSchema = z
         threadedParseBytes: nonNegativeInt.default(8 * 1024 ** 2),
         /** Deepest nesting accepted inside a JSON record. */
         maxJsonDepth: positiveInt.max(1_000).default(64),
+        /**
+         * Longest record (a CSV line with its quoted line breaks, a JSON array element) and so
+         * longest cell, in characters: a longer one fails the slice (FILE_INVALID) before it is held
+         * whole, so one hostile line cannot take a process's memory. @defaultValue 1048576 (1 MiB)
+         */
+        maxRecordBytes: positiveInt.min(1_024).default(1024 ** 2),
       })
       .strict()
       .prefault({}),

@@ -35,6 +35,13 @@ type State = (typeof State)[keyof typeof State];
  */
 export class CsvRecordSplitter {
   readonly #label: string;
+  readonly #maxRecordLength: number;
+  /** Characters of the current record in earlier chunks. */
+  #recordLength = 0;
+  /** Where the current record starts in the chunk being read (0 when it began in an earlier one). */
+  #recordStart = 0;
+  /** The line the current record starts on. */
+  #recordLine = 1;
   #state: State = State.FieldStart;
   #cells: string[] = [];
   /** The current cell's text from earlier chunks (or, quoted, before its last doubled quote). */
@@ -45,9 +52,13 @@ export class CsvRecordSplitter {
   #quoteLine = 1;
   #started = false;
 
-  /** `label` names the file in errors. */
-  constructor(label: string) {
+  /**
+   * `label` names the file in errors; a record longer than `maxRecordLength` characters fails
+   * before it is held whole (`limits.maxRecordBytes`).
+   */
+  constructor(label: string, maxRecordLength = Number.POSITIVE_INFINITY) {
     this.#label = label;
+    this.#maxRecordLength = maxRecordLength;
   }
 
   /** Reads one chunk of text; the records it completes are appended to `records`. */
@@ -58,6 +69,7 @@ export class CsvRecordSplitter {
       this.#started = true;
       if (text.charCodeAt(0) === BOM) i = 1;
     }
+    this.#recordStart = i;
     while (i < n) {
       switch (this.#state) {
         case State.FieldStart:
@@ -126,6 +138,11 @@ export class CsvRecordSplitter {
           break;
       }
     }
+    // Checked once per chunk and once per record, never per character: a record can outgrow the
+    // limit by at most one chunk before it is refused.
+    this.#recordLength += n - this.#recordStart;
+    this.#recordStart = 0;
+    if (this.#recordLength > this.#maxRecordLength) throw this.#tooLong();
   }
 
   /** Ends the text: the last record, if it has no line break after it, is appended to `records`. */
@@ -160,11 +177,22 @@ export class CsvRecordSplitter {
       this.#state = State.FieldStart;
       return at + 1;
     }
+    if (this.#recordLength + at - this.#recordStart > this.#maxRecordLength) throw this.#tooLong();
     records.push(this.#cells);
     this.#cells = [];
     this.#line += 1;
+    this.#recordLength = 0;
+    this.#recordStart = at + 1;
+    this.#recordLine = this.#line;
     this.#state = code === CR ? State.AfterCr : State.FieldStart;
     return at + 1;
+  }
+
+  #tooLong(): FileFormatError {
+    return new FileFormatError(
+      `${this.#label} line ${this.#recordLine}: the record is longer than limits.maxRecordBytes (${this.#maxRecordLength} characters): ` +
+        'refusing it before it is held whole; raise that setting if the file is genuine',
+    );
   }
 
   #error(problem: string, line = this.#line): FileFormatError {

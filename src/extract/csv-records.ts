@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { FileFormatError } from '../errors.js';
 import { CsvRecordSplitter } from './csv-record-splitter.js';
+import { DEFAULT_MAX_RECORD_BYTES } from './default-max-record-bytes.js';
 import type { SourceRecord } from './source-record.js';
 
 export interface CsvRecordsOptions {
@@ -8,6 +9,8 @@ export interface CsvRecordsOptions {
   readonly fileName: string;
   /** The ZIP entry the CSV came from, named in `where` and errors. */
   readonly entryName?: string;
+  /** Longest record, in characters (`limits.maxRecordBytes`). @defaultValue 1048576 */
+  readonly maxRecordBytes?: number;
 }
 
 /**
@@ -19,7 +22,7 @@ export interface CsvRecordsOptions {
 export async function* readCsvRecords(input: AsyncIterable<Buffer | string> | Readable, options: CsvRecordsOptions): AsyncGenerator<SourceRecord> {
   const label = options.entryName ? `${options.fileName}, ${options.entryName}` : options.fileName;
   const wherePrefix = options.entryName ? `${options.entryName} line ` : 'line ';
-  const splitter = new CsvRecordSplitter(label);
+  const splitter = new CsvRecordSplitter(label, options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES);
   // Fatal: bytes that are not UTF-8 fail the file rather than load as U+FFFD ("Soci�t�" for a Latin-1 "Société").
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let decodedBytes = 0;

@@ -1,4 +1,5 @@
 import { FileFormatError } from '../errors.js';
+import { DEFAULT_MAX_RECORD_BYTES } from './default-max-record-bytes.js';
 import { parseJsonRecord } from './parse-json-record.js';
 import { objectRecord, type SourceRecord } from './source-record.js';
 
@@ -7,6 +8,8 @@ export interface JsonRecordsOptions {
   readonly fileName: string;
   /** Deepest nesting accepted inside a record. @defaultValue 64 */
   readonly maxDepth?: number;
+  /** Longest record, in characters (`limits.maxRecordBytes`). @defaultValue 1048576 */
+  readonly maxRecordBytes?: number;
 }
 
 enum Phase {
@@ -42,9 +45,11 @@ const AT_ONCE_MAX_BYTES = 256 * 1024;
 export async function* readJsonRecords(input: AsyncIterable<Buffer | string> | Buffer, options: JsonRecordsOptions): AsyncGenerator<SourceRecord> {
   const { fileName } = options;
   const maxDepth = options.maxDepth ?? 64;
+  const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
   if (Buffer.isBuffer(input)) {
     const whole = input;
-    const records = whole.length <= AT_ONCE_MAX_BYTES ? parseAtOnce(whole, maxDepth) : undefined;
+    // A file no longer than the longest record allowed cannot hold a record that is too long.
+    const records = whole.length <= Math.min(AT_ONCE_MAX_BYTES, maxRecordBytes) ? parseAtOnce(whole, maxDepth) : undefined;
     if (records !== undefined) {
       for (let i = 0; i < records.length; i += 1) yield objectRecord(`record ${i + 1}`, records[i]!);
       return;
@@ -57,6 +62,10 @@ export async function* readJsonRecords(input: AsyncIterable<Buffer | string> | B
   const fail = (problem: string): never => {
     throw new FileFormatError(`${fileName}: ${problem}`);
   };
+  const tooLong = (): never =>
+    fail(
+      `record ${recordNumber} is longer than limits.maxRecordBytes (${maxRecordBytes} characters): refusing it before it is held whole; raise that setting if the file is genuine`,
+    );
 
   let phase = Phase.Start;
   let afterComma = false;
@@ -94,6 +103,7 @@ export async function* readJsonRecords(input: AsyncIterable<Buffer | string> | B
         } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
           depth -= 1;
           if (depth === 0) {
+            if (carry.length + i + 1 - recordStart > maxRecordBytes) tooLong();
             complete.push(carry + text.slice(recordStart, i + 1));
             carry = '';
             recordStart = -1;
@@ -131,7 +141,10 @@ export async function* readJsonRecords(input: AsyncIterable<Buffer | string> | B
           fail(`unexpected ${JSON.stringify(text.slice(i, i + 20))} after the closing "]" of the array`);
       }
     }
-    if (phase === Phase.InRecord && recordStart >= 0) carry += text.slice(recordStart);
+    if (phase === Phase.InRecord && recordStart >= 0) {
+      if (carry.length + text.length - recordStart > maxRecordBytes) tooLong();
+      carry += text.slice(recordStart);
+    }
   };
 
   const parseRecord = (text: string, number: number): SourceRecord => {

@@ -12,6 +12,8 @@ export interface OpenExportOptions {
   readonly contentType: string | undefined;
   readonly maxUncompressedBytes: number;
   readonly maxJsonDepth: number;
+  /** `limits.maxRecordBytes`. */
+  readonly maxRecordBytes: number;
 }
 
 /** A body's records, and the format they were found in. */
@@ -43,11 +45,15 @@ export async function openExportRecords(body: SpooledBody, options: OpenExportOp
   if (head.length >= 2 && head.readUInt16BE(0) === ZIP_MAGIC) {
     const zip = body.zipSource();
     // A generator: nothing is opened unless the records are read (a big ZIP may be read on a worker thread instead).
-    const records = readZipCsvRecords(zip, { fileName: options.fileName, maxUncompressedBytes: options.maxUncompressedBytes });
+    const records = readZipCsvRecords(zip, { fileName: options.fileName, maxUncompressedBytes: options.maxUncompressedBytes, maxRecordBytes: options.maxRecordBytes });
     return { kind: 'records', format: 'csv', records, zip };
   }
   if (first === 0x5b /* [ */ || first === 0x7b /* { */) {
-    return { kind: 'records', format: 'json', records: readJsonRecords(body.inMemory() ?? body.stream(), { fileName: options.fileName, maxDepth: options.maxJsonDepth }) };
+    return {
+      kind: 'records',
+      format: 'json',
+      records: readJsonRecords(body.inMemory() ?? body.stream(), { fileName: options.fileName, maxDepth: options.maxJsonDepth, maxRecordBytes: options.maxRecordBytes }),
+    };
   }
   if (first === 0x3c /* < */) {
     throw new FileFormatError(
@@ -55,7 +61,7 @@ export async function openExportRecords(body: SpooledBody, options: OpenExportOp
     );
   }
   if (options.contentType && /csv/i.test(options.contentType)) {
-    return { kind: 'records', format: 'csv', records: readCsvRecords(body.stream(), { fileName: options.fileName }) };
+    return { kind: 'records', format: 'csv', records: readCsvRecords(body.stream(), { fileName: options.fileName, maxRecordBytes: options.maxRecordBytes }) };
   }
   const preview = JSON.stringify(head.subarray(start, start + 24).toString('latin1'));
   throw new FileFormatError(`${options.fileName} is neither a ZIP archive nor a JSON array (it starts with ${preview}, content type ${options.contentType ?? 'not given'})`);

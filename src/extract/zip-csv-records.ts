@@ -12,6 +12,8 @@ export interface ZipCsvRecordsOptions {
   readonly fileName: string;
   /** The CSV may inflate to at most this many bytes (`limits.maxUncompressedBytes`). */
   readonly maxUncompressedBytes: number;
+  /** Longest CSV record, in characters (`limits.maxRecordBytes`). @defaultValue 1048576 */
+  readonly maxRecordBytes?: number;
 }
 
 type ZipEntry = unzipper.File;
@@ -73,7 +75,7 @@ export async function* readZipCsvRecords(zip: { readonly path: string } | { read
 
     const inflated = entry.stream();
     try {
-      yield* readCsvRecords(countInflated(inflated, entry, fileName, maxUncompressedBytes), { fileName, entryName });
+      yield* readCsvRecords(countInflated(inflated, entry, fileName, maxUncompressedBytes), { fileName, entryName, maxRecordBytes: options.maxRecordBytes });
     } catch (error) {
       if (error instanceof SyncError) throw error;
       throw new FileFormatError(`${fileName}, ${entryName}: cannot inflate the entry: ${(error as Error).message}`, { cause: error });

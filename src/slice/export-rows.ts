@@ -13,6 +13,8 @@ export interface ExportRowsOptions {
   /** The body's size in bytes. */
   readonly bytes: number;
   readonly maxUncompressedBytes: number;
+  /** `limits.maxRecordBytes`. */
+  readonly maxRecordBytes: number;
   /** A ZIP body of at least this many bytes is read on a worker thread (`limits.threadedParseBytes`). */
   readonly threadedParseBytes: number;
   /** The slice's data-quality tally: every row is tallied by the thread that types it. */
@@ -36,7 +38,7 @@ export function exportRows(
   const { fileName } = options;
   const { checks } = options;
   if (content.zip && options.bytes >= options.threadedParseBytes) {
-    const job = { zip: content.zip, fileName, maxUncompressedBytes: options.maxUncompressedBytes, slice, checks };
+    const job = { zip: content.zip, fileName, maxUncompressedBytes: options.maxUncompressedBytes, maxRecordBytes: options.maxRecordBytes, slice, checks };
     return { rows: options.copyText ? readZipCopyTextOnWorker(job) : readZipRowsOnWorker(job), onWorker: true };
   }
   return { rows: numberedRows(content.records, createRowValuesBuilder(definition, slice, fileName), checks), onWorker: false };

@@ -41,6 +41,7 @@ export async function fetchAndLoad(
       contentType: download.contentType,
       maxUncompressedBytes: settings.limits.maxUncompressedBytes,
       maxJsonDepth: settings.limits.maxJsonDepth,
+      maxRecordBytes: settings.limits.maxRecordBytes,
     });
     if (content.kind === 'blank') {
       const unchanged = await recordEmptyAnswer(slice, requested, attempt, deps, elapsed());
@@ -53,6 +54,7 @@ export async function fetchAndLoad(
       fileName,
       bytes: body.bytes,
       maxUncompressedBytes: settings.limits.maxUncompressedBytes,
+      maxRecordBytes: settings.limits.maxRecordBytes,
       threadedParseBytes: settings.limits.threadedParseBytes,
       checks,
       copyText: loader.takesCopyText,

@@ -12,6 +12,8 @@ export interface ZipRowsJob {
   readonly zip: { readonly path: string } | { readonly buffer: Buffer };
   readonly fileName: string;
   readonly maxUncompressedBytes: number;
+  /** `limits.maxRecordBytes`; the default when not given. */
+  readonly maxRecordBytes?: number;
   readonly slice: Slice;
   /** Rows per message (COPY text also ends a message at about 48 K characters). */
   readonly batchRows: number;

@@ -52,7 +52,7 @@ try {
     inBatch = 0;
   };
   let ordinal = 0;
-  for await (const record of readZipCsvRecords(job.zip, { fileName: job.fileName, maxUncompressedBytes: job.maxUncompressedBytes })) {
+  for await (const record of readZipCsvRecords(job.zip, { fileName: job.fileName, maxUncompressedBytes: job.maxUncompressedBytes, maxRecordBytes: job.maxRecordBytes })) {
     ordinal += 1;
     const row = build(record, ordinal);
     tally?.observe(row);

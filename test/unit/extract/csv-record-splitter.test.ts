@@ -151,3 +151,51 @@ describe('CsvRecordSplitter', () => {
     expect(records.some((record) => record.some((cell) => cell.includes('"')))).toBe(true);
   });
 });
+
+describe('CsvRecordSplitter: the longest record', () => {
+  const LIMIT = 1024;
+  const splitWith = (chunks: readonly string[]): string[][] => {
+    const splitter = new CsvRecordSplitter('x.csv', LIMIT);
+    const records: string[][] = [];
+    for (const chunk of chunks) splitter.push(chunk, records);
+    splitter.end(records);
+    return records;
+  };
+  const inChunks = (text: string, size: number): string[] => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
+
+  it.each([1, 100, 4096])('takes records right up to the limit, fed %i characters at a time', (size) => {
+    const full = `${'a'.repeat(LIMIT - 2)},b`;
+    const records = splitWith(inChunks(`h1,h2\n${full}\n${full}\r\nx,y\n`, size));
+    expect(records).toEqual([
+      ['h1', 'h2'],
+      [full.slice(0, -2), 'b'],
+      [full.slice(0, -2), 'b'],
+      ['x', 'y'],
+    ]);
+  });
+
+  it.each([1, 100, 4096])('refuses a record of commas over the limit, naming its line, fed %i characters at a time', (size) => {
+    const text = `h1,h2\nx,y\n${','.repeat(LIMIT * 3)}\n`;
+    expect(() => splitWith(inChunks(text, size))).toThrowError(
+      new FileFormatError(
+        'x.csv line 3: the record is longer than limits.maxRecordBytes (1024 characters): refusing it before it is held whole; raise that setting if the file is genuine',
+      ),
+    );
+  });
+
+  it('refuses a quoted cell over the limit, and a last record without a line break', () => {
+    expect(() => splitWith([`a\n"${'x'.repeat(LIMIT)}`, '"\n'])).toThrowError(/line 2: the record is longer than limits\.maxRecordBytes/);
+    expect(() => splitWith([`a\n${'x'.repeat(LIMIT + 1)}`])).toThrowError(/line 2: the record is longer/);
+  });
+
+  it('holds no more than the limit and a chunk of a line of a million commas', () => {
+    const splitter = new CsvRecordSplitter('x.csv', LIMIT);
+    const records: string[][] = [];
+    const chunk = ','.repeat(512);
+    let fedChunks = 0;
+    expect(() => {
+      for (; fedChunks < 2_000; fedChunks += 1) splitter.push(chunk, records);
+    }).toThrowError(/longer than limits\.maxRecordBytes/);
+    expect(fedChunks).toBeLessThanOrEqual(2);
+  });
+});

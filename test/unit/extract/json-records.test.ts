@@ -136,3 +136,59 @@ describe('readJsonRecords given a whole file in memory', () => {
     expect((error as Error).message).toContain('not valid UTF-8');
   });
 });
+
+describe('readJsonRecords: the longest record', () => {
+  const LIMIT = 2048;
+  const readWith = async (text: string | Buffer, chunkSize: number): Promise<SourceRecord[]> => {
+    const bytes = Buffer.isBuffer(text) ? text : Buffer.from(text);
+    async function* chunks() {
+      for (let i = 0; i < bytes.length; i += chunkSize) yield bytes.subarray(i, i + chunkSize);
+    }
+    const records: SourceRecord[] = [];
+    for await (const record of readJsonRecords(chunks(), { fileName: 'x.json', maxRecordBytes: LIMIT })) records.push(record);
+    return records;
+  };
+  const recordOfLength = (length: number): string => {
+    const shell = '{"name":""}';
+    return `{"name":"${'n'.repeat(length - shell.length)}"}`;
+  };
+
+  it.each([7, 500, 1 << 16])('takes a record right at the limit, fed %i bytes at a time', async (chunkSize) => {
+    const records = await readWith(`[${recordOfLength(LIMIT)},${recordOfLength(20)}]`, chunkSize);
+    expect(records).toHaveLength(2);
+    expect((valuesByName(records[0]!).name as string).length).toBe(LIMIT - 11);
+  });
+
+  it.each([7, 500, 1 << 16])('refuses a record one character over it, naming the record, fed %i bytes at a time', async (chunkSize) => {
+    const error = await readWith(`[${recordOfLength(20)},${recordOfLength(LIMIT + 1)}]`, chunkSize).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FileFormatError);
+    expect((error as Error).message).toBe(
+      'x.json: record 2 is longer than limits.maxRecordBytes (2048 characters): refusing it before it is held whole; raise that setting if the file is genuine',
+    );
+  });
+
+  it('refuses a long record in a whole file held in memory too', async () => {
+    const whole = Buffer.from(`[${recordOfLength(LIMIT * 2)}]`);
+    const records: SourceRecord[] = [];
+    const reading = (async () => {
+      for await (const record of readJsonRecords(whole, { fileName: 'x.json', maxRecordBytes: LIMIT })) records.push(record);
+    })();
+    await expect(reading).rejects.toThrowError(/record 1 is longer than limits\.maxRecordBytes/);
+  });
+
+  it('stops a string that never ends after about the limit, not at the end of the file', async () => {
+    let fed = 0;
+    async function* endless() {
+      yield Buffer.from('[{"a":"');
+      for (;;) {
+        fed += 1;
+        yield Buffer.alloc(512, 'x');
+      }
+    }
+    const reading = (async () => {
+      for await (const record of readJsonRecords(endless(), { fileName: 'x.json', maxRecordBytes: LIMIT })) void record;
+    })();
+    await expect(reading).rejects.toThrowError(/record 1 is longer than limits\.maxRecordBytes/);
+    expect(fed).toBeLessThanOrEqual(LIMIT / 512 + 1);
+  });
+});

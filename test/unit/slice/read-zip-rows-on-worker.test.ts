@@ -123,6 +123,25 @@ describe('readZipRowsOnWorker', () => {
     expect(error.message).toContain('data.csv line 3, column closing_price');
   });
 
+  it('fails a line of ten million commas over limits.maxRecordBytes as the single-threaded reader does, and loads the ordinary file beside it', async () => {
+    const poison = await makeZip({ 'data.csv': constituentCsv(['2024-03-01,DE0007164600,SAP SE,123.45,EUR', ','.repeat(10_000_000)]) }, { compress: true });
+    const maxRecordBytes = 1024 ** 2;
+    const expected = await failure(
+      numberedRows(
+        readZipCsvRecords({ buffer: poison }, { fileName: 'export.zip', maxUncompressedBytes: LIMIT, maxRecordBytes }),
+        createRowValuesBuilder(definition, slice, 'export.zip'),
+      ),
+    );
+    const error = await failure(readZipRowsOnWorker({ zip: { buffer: poison }, fileName: 'export.zip', maxUncompressedBytes: LIMIT, maxRecordBytes, slice }));
+    expect(error).toBeInstanceOf(FileFormatError);
+    expect(error.message).toBe(expected.message);
+    expect(error.message).toBe(
+      'export.zip, data.csv line 3: the record is longer than limits.maxRecordBytes (1048576 characters): refusing it before it is held whole; raise that setting if the file is genuine',
+    );
+    const ordinary = await syntheticZip(200);
+    expect(await collect(readZipRowsOnWorker({ zip: { buffer: ordinary }, fileName: 'export.zip', maxUncompressedBytes: LIMIT, maxRecordBytes, slice }))).toHaveLength(200);
+  });
+
   it('stops a file that inflates past limits.maxUncompressedBytes with EXPORT_TOO_LARGE', async () => {
     const error = await failure(onWorker({ buffer: await syntheticZip(100) }, 1_000));
     expect(error).toBeInstanceOf(ExportError);
@@ -201,7 +220,7 @@ describe('exportRows', () => {
 
   it('reads a ZIP below the threshold on this thread, and one at or above it on a worker, to the same rows', async () => {
     const zip = await syntheticZip(500);
-    const options = { fileName: 'export.zip', bytes: zip.length, maxUncompressedBytes: LIMIT, copyText: false };
+    const options = { fileName: 'export.zip', bytes: zip.length, maxUncompressedBytes: LIMIT, maxRecordBytes: 1024 ** 2, copyText: false };
     let small: RowValues[] = [];
     let big: RowValues[] = [];
     expect(
@@ -222,7 +241,7 @@ describe('exportRows', () => {
 
   it('hands a big ZIP on as COPY text when the warehouse takes it, and a small one as values all the same', async () => {
     const zip = await syntheticZip(50);
-    const options = { fileName: 'export.zip', bytes: zip.length, maxUncompressedBytes: LIMIT, copyText: true };
+    const options = { fileName: 'export.zip', bytes: zip.length, maxUncompressedBytes: LIMIT, maxRecordBytes: 1024 ** 2, copyText: true };
     expect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length }).rows).toBeInstanceOf(CopyTextRows);
     const small = exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length + 1 }).rows;
     expect(small).not.toBeInstanceOf(CopyTextRows);
