@@ -1,5 +1,6 @@
 import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
+import { isIsoDate } from '../is-iso-date.js';
 import { isTimeZone } from '../report-date.js';
 import { EXPORT_FORMATS, REPORT_TYPES } from '../reports/report-types.js';
 
@@ -32,6 +33,17 @@ export const settingsSchema = z
     /** The `format` asked of the export endpoint per report type; missing types use `defaultFormat`. */
     formats: z.partialRecord(z.enum(REPORT_TYPES), z.enum(EXPORT_FORMATS)).default({ index: 'json' }),
     defaultFormat: z.enum(EXPORT_FORMATS).default('csv'),
+    dates: z
+      .object({
+        /**
+         * The oldest report date a command takes (`--from`, `--date`, the dashboard's range): an
+         * older one is refused as a likely typo of the year (`0224` for `2024`), which would
+         * otherwise plan and show centuries of slices. @defaultValue "2000-01-01"
+         */
+        earliest: z.string().refine(isIsoDate, 'not a date in YYYY-MM-DD form, e.g. "2000-01-01"').default('2000-01-01'),
+      })
+      .strict()
+      .prefault({}),
     schedule: z
       .object({
         /** Cron pattern of the nightly sync (used by the queue scheduler). */

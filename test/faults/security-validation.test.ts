@@ -55,6 +55,8 @@ describe('values are validated before they reach a URL or a query', () => {
       ['--portfolios', ids],
       ids.includes(',,') ? /the portfolio list has an empty item/ : new RegExp(`${escapeRegExp(JSON.stringify(ids))} is not a portfolio id`),
     ]),
+    ['--from 0224-01-08 (a year typed wrong)', ['--from', '0224-01-08', '--to', '2024-01-09'], /--from 0224-01-08 is before dates\.earliest \(2000-01-01\): check the year/],
+    ['--to 2204-01-08 (a year typed wrong)', ['--from', '2024-01-08', '--to', '2204-01-08'], /--to 2204-01-08 is after tomorrow/],
     ...HOSTILE_DATES.flatMap((date): [string, string[], RegExp][] => [
       [
         `--from ${JSON.stringify(date)}`,
