@@ -61,7 +61,7 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
   let warehouse: WarehouseHandle;
   let lacking: readonly string[];
   try {
-    ({ lacking, ...warehouse } = await connectWarehouse(config, { purpose: 'write' }));
+    ({ lacking, ...warehouse } = await connectWarehouse(config, { purpose: 'write', signal: options.signal, logger }));
   } catch (error) {
     await spool.close();
     throw error;

@@ -64,7 +64,7 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
   let warehouse: Awaited<ReturnType<typeof connectWarehouse>> | undefined;
   try {
     await connector.waitUntilReady(redis, { timeoutMs: settings.startup.timeoutMs, signal: io.signal });
-    warehouse = await connectWarehouse(config, { purpose: 'write' });
+    warehouse = await connectWarehouse(config, { purpose: 'write', signal: io.signal, logger });
     exportQueue = new ExportQueue({ connection: redis, settings });
     const ledger = new Ledger(warehouse.db);
     // The warehouse's clock, which stamps every outcome: a worker's clock may be behind this host's.

@@ -52,7 +52,7 @@ export async function checkCommand(options: CheckOptions, io: CliIo): Promise<nu
   const graceUntil = new Date(nightDueAt(to, schedule.cron, schedule.timeZone).getTime() + graceHours * 3_600_000);
   const logger = createCliLogger(config, io, { progressBar: false });
   const webhook = options.alert === false ? undefined : alertWebhookFromEnvironment(config.env, { logger, signal: io.signal });
-  const warehouse = await connectWarehouse(config, { purpose: 'read' });
+  const warehouse = await connectWarehouse(config, { purpose: 'read', signal: io.signal });
   try {
     // A damaged warehouse is said, not a reason to hide the ledger it still has.
     for (const damage of warehouse.damage) io.stderr.write(`report-sync: warning: ${damage}\n`);

@@ -24,7 +24,7 @@ export async function dashboardCommand(options: DashboardOptions, io: CliIo): Pr
   const config = loadCliConfig(io, options);
   const { settings } = config;
   const logger = createCliLogger(config, io, { progressBar: false });
-  const warehouse = await connectWarehouse(config, { purpose: 'read' });
+  const warehouse = await connectWarehouse(config, { purpose: 'read', signal: io.signal });
   let connector: RedisConnector | undefined;
   let exportQueue: ExportQueue | undefined;
   try {

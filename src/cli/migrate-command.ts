@@ -1,5 +1,5 @@
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
-import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
+import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 
 /**
  * `report-sync migrate`: brings the warehouse schema up to date, then checks it (see
@@ -8,7 +8,8 @@ import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
  */
 export async function migrateCommand(options: CommonOptions, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options);
-  const warehouse = await connectWarehouse(config, { purpose: 'write', restoreAnalyticsObjects: true });
+  const logger = createCliLogger(config, io, { progressBar: false });
+  const warehouse = await connectWarehouse(config, { purpose: 'write', restoreAnalyticsObjects: true, signal: io.signal, logger });
   try {
     const { applied, restored } = warehouse;
     if (applied.length > 0) io.stdout.write(`Applied ${applied.join(', ')} to ${warehouse.location}\n`);

@@ -29,7 +29,7 @@ export async function printDryRun(options: PrintDryRunOptions, io: CliIo): Promi
   let warehouse: Awaited<ReturnType<typeof connectWarehouse>> | undefined;
   let location: string;
   try {
-    warehouse = await connectWarehouse(options.config, { purpose: 'read' });
+    warehouse = await connectWarehouse(options.config, { purpose: 'read', signal: io.signal });
     location = warehouse.location;
   } catch (error) {
     if (!(error instanceof MissingWarehouseError)) throw error;

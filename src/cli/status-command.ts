@@ -46,7 +46,7 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
   const { from, to } = resolveRange(options, settings, (last) => shiftIsoDate(last, -settings.schedule.lookbackDays));
   const days = countIsoDates(from, to);
 
-  const warehouse = await connectWarehouse(config, { purpose: 'read' });
+  const warehouse = await connectWarehouse(config, { purpose: 'read', signal: io.signal });
   try {
     // A damaged warehouse is said, not a reason to hide the ledger it still has.
     for (const damage of warehouse.damage) io.stderr.write(`report-sync: warning: ${damage}\n`);

@@ -1,11 +1,13 @@
 import type { AppConfig } from '../config/load-config.js';
 import { SyncError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import { missingAnalyticsObjects, restoreAnalyticsObjects } from './analytics-objects.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { migrateWarehouse } from './migrate-warehouse.js';
 import { MissingWarehouseError } from './missing-warehouse-error.js';
 import { openWarehouse, type WarehouseHandle } from './open-warehouse.js';
 import { verifyWarehouseSchema } from './verify-warehouse-schema.js';
+import { waitForWarehouse } from './wait-for-warehouse.js';
 
 export interface ConnectWarehouseOptions {
   /**
@@ -21,12 +23,20 @@ export interface ConnectWarehouseOptions {
    * {@link restoreAnalyticsObjects}). A `read` warns of them in `damage`.
    */
   readonly restoreAnalyticsObjects?: boolean;
+  /**
+   * A shutdown: a wait for the database server to accept connections, or for another process's
+   * migration, ends at once with `INTERRUPTED`.
+   */
+  readonly signal?: AbortSignal;
+  /** Where those waits are said. */
+  readonly logger?: Logger;
 }
 
 /**
- * Opens the warehouse named by `DATABASE_URL` and makes sure it answers, within
- * `startup.timeoutMs`: a server that is down or unreachable is `SERVICE_UNREACHABLE` (exit 2, naming
- * DATABASE_URL), a database that does not exist or refuses the account is `CONFIG_INVALID`. On
+ * Opens the warehouse named by `DATABASE_URL` and makes sure it answers: a server that refuses
+ * connections (starting up, restarting) is waited for up to `startup.timeoutMs`, then
+ * `SERVICE_UNREACHABLE` (exit 2, naming DATABASE_URL; see {@link waitForWarehouse}); a database that
+ * does not exist or refuses the account is `CONFIG_INVALID` at once. On
  * failure nothing is left open. `applied`: the migrations this call applied; `restored`: the
  * indexes and views it re-created; `lacking` (`write` only): the indexes and views still missing,
  * for a sync to warn of; `damage` (`read` only): one message per problem of the schema or of
@@ -48,11 +58,12 @@ export async function connectWarehouse(
     checkpointOnThread: options.purpose === 'write',
   });
   try {
+    await waitForWarehouse(warehouse, { timeoutMs: settings.startup.timeoutMs, signal: options.signal, logger: options.logger });
     if (options.purpose === 'read') {
       await verifyTables(warehouse);
       return { ...warehouse, applied: [], restored: [], lacking: [], damage: await damageOf(warehouse) };
     }
-    const { applied } = await migrateWarehouse(warehouse);
+    const { applied } = await migrateWarehouse(warehouse, { signal: options.signal, logger: options.logger });
     // A table or column dropped by hand is not something migrate notices (its row in
     // kysely_migration is still there): every slice would download its file only to fail it.
     const damage = await verifyWarehouseSchema(warehouse);
@@ -62,7 +73,7 @@ export async function connectWarehouse(
     return { ...warehouse, applied, restored, lacking, damage: [] };
   } catch (error) {
     await warehouse.close().catch(() => undefined);
-    throw atStart(error, warehouse.location, settings.startup.timeoutMs);
+    throw atStart(error, warehouse);
   }
 }
 
@@ -110,12 +121,13 @@ async function damageOf(warehouse: WarehouseHandle): Promise<string[]> {
   return damage;
 }
 
-function atStart(error: unknown, location: string, timeoutMs: number): SyncError {
-  const classified = classifyWarehouseError(error, `connecting to ${location}`);
+/**
+ * Trouble after the server answered (it went away again, or SQLite's write lock was held past
+ * warehouse.busyTimeoutMs) still stops a command at start with exit 2, in its own words.
+ */
+function atStart(error: unknown, warehouse: WarehouseHandle): SyncError {
+  const classified = classifyWarehouseError(error, `connecting to ${warehouse.location}`);
   if (classified.code !== 'WAREHOUSE_UNAVAILABLE') return classified;
-  return new SyncError(
-    'SERVICE_UNREACHABLE',
-    `the warehouse at ${location} did not answer within startup.timeoutMs (${timeoutMs} ms): ${classified.message}; check DATABASE_URL and that the database server is running`,
-    { cause: classified },
-  );
+  const advice = warehouse.dialect === 'postgres' ? '; check DATABASE_URL and that the database server is running' : '';
+  return new SyncError('SERVICE_UNREACHABLE', `${classified.message}${advice}`, { cause: classified });
 }

@@ -1,5 +1,6 @@
-import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
-import { ConfigError } from '../errors.js';
+import { CompiledQuery, Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import { ConfigError, SyncError, WarehouseError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { createTables } from './migrations/0001-create-tables.js';
 import { ledgerErrorCode } from './migrations/0002-ledger-error-code.js';
@@ -30,30 +31,92 @@ function migrationsFor(dialect: WarehouseDialect): Record<string, Migration> {
 /** Postgres SQLSTATEs of a migration creating what is already there: duplicate table, column, object. */
 const ALREADY_THERE_CODES: ReadonlySet<string> = new Set(['42P07', '42701', '42710']);
 
+export interface MigrateWarehouseOptions {
+  /**
+   * Change nothing: say which migrations are `pending`, and throw as a migration would when
+   * `kysely_migration` is damaged (for the read-only commands).
+   */
+  readonly dryRun?: boolean;
+  /** A shutdown: a wait for another process's migration ends at once with `INTERRUPTED`. */
+  readonly signal?: AbortSignal;
+  /** Where a wait for another process's migration is said. */
+  readonly logger?: Logger;
+}
+
 /**
- * Brings the warehouse schema up to date; safe to run any number of times, from any number of processes.
- * With `dryRun`, changes nothing: says which migrations are `pending`, and throws as a migration
- * would when `kysely_migration` is damaged (for the read-only commands).
+ * Brings the warehouse schema up to date; safe to run any number of times, from any number of
+ * processes at once: one migrates while the others wait for it (Postgres: Kysely's advisory lock;
+ * SQLite: the database's write lock, see {@link migrateHoldingSqliteLock}), then find nothing to do.
  */
-export async function migrateWarehouse(warehouse: WarehouseHandle, options: { readonly dryRun?: boolean } = {}): Promise<{ applied: string[]; pending: string[] }> {
+export async function migrateWarehouse(warehouse: WarehouseHandle, options: MigrateWarehouseOptions = {}): Promise<{ applied: string[]; pending: string[] }> {
   const migrations = migrationsFor(warehouse.dialect);
+  const names = Object.keys(migrations);
   if (options.dryRun) {
-    const history = await readMigrationHistory(warehouse, Object.keys(migrations));
+    const history = await readMigrationHistory(warehouse, names);
     if (history.damage) throw history.damage;
     return { applied: [], pending: [...history.pending] };
   }
+  // Nothing pending (every start but the first after an upgrade): no lock to wait for behind
+  // another process's long write. A damaged or unreadable history goes the migrator's way, which
+  // explains it.
+  const history = await readMigrationHistory(warehouse, names).catch(() => undefined);
+  if (history !== undefined && history.damage === undefined && history.pending.length === 0) return { applied: [], pending: [] };
+
   const provider: MigrationProvider = { getMigrations: async () => migrations };
   const migrator = new Migrator({ db: warehouse.db, provider });
-  const result: MigrationResultSet = await migrator.migrateToLatest();
+  const result: MigrationResultSet = warehouse.dialect === 'sqlite' ? await migrateHoldingSqliteLock(warehouse, migrator, options) : await migrator.migrateToLatest();
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
-    const explained = await explainHistory(warehouse, Object.keys(migrations), result.error, failed);
+    const explained = await explainHistory(warehouse, names, result.error, failed);
     if (explained) throw explained;
     // Kysely hands back whatever the driver threw: a server that is down or a database that does
     // not exist is not a migration that failed, and is said as what it is.
     throw classifyWarehouseError(result.error, failed ? `applying migration ${failed} to ${warehouse.location}` : `migrating ${warehouse.location}`);
   }
   return { applied: (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName), pending: [] };
+}
+
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
+
+/**
+ * Kysely takes no migration lock on SQLite (it assumes one process), so two processes starting on
+ * a new file both found 0005 pending and the second failed on the columns the first had added.
+ * Here every pending migration runs in one transaction holding SQLite's write lock (`BEGIN
+ * IMMEDIATE`), which SQLite enforces across processes and releases when a process dies: the
+ * others wait for it (up to `warehouse.busyTimeoutMs`, the event loop free, a shutdown ending the
+ * wait), then read a history that lists everything. A failure rolls back every migration of the run.
+ */
+async function migrateHoldingSqliteLock(warehouse: WarehouseHandle, migrator: Migrator, options: MigrateWarehouseOptions): Promise<MigrationResultSet> {
+  const { signal, logger } = options;
+  const waitedFrom = performance.now();
+  let waited = false;
+  try {
+    await warehouse.sliceLock.begin(warehouse.db, {
+      signal,
+      onWait: () => {
+        waited = true;
+        logger?.info({ warehouse: warehouse.location }, 'another process is writing to the warehouse (migrating it, or loading): waiting for its write lock to migrate');
+      },
+    });
+  } catch (error) {
+    if (signal?.aborted) throw new SyncError('INTERRUPTED', `stopped while waiting for the write lock of ${warehouse.location} to migrate it`, { cause: error });
+    if ((error as { code?: unknown }).code !== 'SQLITE_BUSY') throw error;
+    throw new WarehouseError(
+      'WAREHOUSE_UNAVAILABLE',
+      `cannot migrate ${warehouse.location}: another process held its write lock for longer than warehouse.busyTimeoutMs (${Math.round(performance.now() - waitedFrom)} ms waited; ` +
+        'another report-sync migrating a big warehouse, or a tool holding a write open): run report-sync migrate again when it is done, or raise warehouse.busyTimeoutMs',
+      { cause: error },
+    );
+  }
+  if (waited) logger?.info({ warehouse: warehouse.location, waitedMs: Math.round(performance.now() - waitedFrom) }, 'took the write lock to migrate');
+  const result = await migrator.migrateToLatest();
+  await warehouse.db.executeQuery(result.error ? ROLLBACK : COMMIT).catch(async (error: unknown) => {
+    if (result.error) return;
+    await warehouse.db.executeQuery(ROLLBACK).catch(() => undefined);
+    throw error;
+  });
+  return result;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statfsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
@@ -119,10 +119,9 @@ function createPrivately(file: string, fileMode: number): void {
   // Search (x) bits for whoever may read the file, so the directory lets the same people in.
   const directoryMode = fileMode | ((fileMode & 0o444) >> 2);
   try {
-    const created = mkdirSync(dirname(file), { recursive: true, mode: directoryMode });
-    if (created !== undefined) chmodSync(dirname(file), directoryMode);
+    createDirectoryOf(file, directoryMode);
   } catch (error) {
-    throw localStorageError(error, file);
+    throw error instanceof SyncError ? error : localStorageError(error, file);
   }
   if (existsSync(file)) return;
   try {
@@ -132,6 +131,72 @@ function createPrivately(file: string, fileMode: number): void {
   } catch (error) {
     // Another process created it between the check and the open: theirs is as good as ours.
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw localStorageError(error, file);
+  }
+}
+
+/**
+ * Makes the directory of `file` and the parents it lacks, one level at a time, each with `mode`. Not
+ * `mkdirSync(…, { recursive: true })`: on a kernel filesystem such as /proc, mkdir fails with
+ * ENOENT under a parent that exists, and Node's recursive mkdir then tries that parent again,
+ * forever, at full CPU and deaf to signals (the loop never yields). Here the first existing
+ * ancestor is found first, refused unless it is a directory on a filesystem that holds files, and
+ * every mkdir is tried once.
+ */
+function createDirectoryOf(file: string, mode: number): void {
+  const missing: string[] = [];
+  let ancestor = dirname(file);
+  for (;;) {
+    const stats = statSync(ancestor, { throwIfNoEntry: false });
+    if (stats !== undefined) {
+      if (!stats.isDirectory()) throw Object.assign(new Error(`${ancestor} is not a directory`), { code: 'ENOTDIR' });
+      break;
+    }
+    const parent = dirname(ancestor);
+    if (parent === ancestor) break;
+    missing.unshift(ancestor);
+    ancestor = parent;
+  }
+  const kernel = kernelFilesystem(ancestor);
+  if (kernel !== undefined) {
+    throw new SyncError(
+      'LOCAL_STORAGE',
+      `cannot create or open the SQLite warehouse ${file} (${ancestor} is on the kernel's ${kernel} filesystem, which holds no files): ` +
+        'point DATABASE_URL at a directory on a disk, such as sqlite:./data/warehouse.sqlite',
+    );
+  }
+  for (const level of missing) {
+    try {
+      mkdirSync(level, { mode });
+    } catch (error) {
+      // Another process made it meanwhile (six starting at once): theirs is as good as ours.
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST' && statSync(level, { throwIfNoEntry: false })?.isDirectory()) continue;
+      throw error;
+    }
+    // The umask may have taken bits the setting asks for.
+    chmodSync(level, mode);
+  }
+}
+
+/** Linux's magic numbers (statfs f_type) of filesystems the kernel makes up, which hold no files. */
+const KERNEL_FILESYSTEMS: ReadonlyMap<number, string> = new Map([
+  [0x9fa0, 'proc'],
+  [0x62656572, 'sysfs'],
+  [0x27e0eb, 'cgroup'],
+  [0x63677270, 'cgroup2'],
+  [0x1cd1, 'devpts'],
+  [0x64626720, 'debugfs'],
+  [0x74726163, 'tracefs'],
+  [0x73636673, 'securityfs'],
+]);
+
+/** The name of the kernel filesystem `dir` is on (Linux), or undefined for one that holds files. */
+function kernelFilesystem(dir: string): string | undefined {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    return KERNEL_FILESYSTEMS.get(statfsSync(dir).type);
+  } catch {
+    // Unknown: the mkdir or open that follows says what is wrong, if anything is.
+    return undefined;
   }
 }
 

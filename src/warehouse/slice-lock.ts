@@ -15,9 +15,11 @@ export interface SliceLock {
   /**
    * Begins a transaction on `connection` that slices' locks can then be taken in. `small`: every
    * slice it will take is small (see `CommitGroups`), so SQLite may keep the transaction's savepoint
-   * journal in memory.
+   * journal in memory. Where the database admits one writer (SQLite), it waits for another
+   * process's write to end: `onWait` is called once when it starts waiting, and `signal` ends the
+   * wait at once (rejecting with an AbortError).
    */
-  begin(connection: Kysely<Warehouse>, options?: { readonly small?: boolean }): Promise<void>;
+  begin(connection: Kysely<Warehouse>, options?: { readonly small?: boolean; readonly signal?: AbortSignal; readonly onWait?: () => void }): Promise<void>;
   /**
    * Takes the slice's lock inside the transaction `begin` opened, waiting for it when `wait`.
    * @returns the warehouse's clock, read under the lock (see `warehouseNow`); undefined when `wait`

@@ -45,7 +45,7 @@ export class SqliteSliceLock implements SliceLock {
    * slices, whose pages in the journal are bounded (see `CommitGroups`): a big slice's would all be
    * held in memory. SQLite reads the setting when a transaction begins, so it is set before BEGIN.
    */
-  async begin(connection: Kysely<Warehouse>, options: { readonly small?: boolean } = {}): Promise<void> {
+  async begin(connection: Kysely<Warehouse>, options: { readonly small?: boolean; readonly signal?: AbortSignal; readonly onWait?: () => void } = {}): Promise<void> {
     const inMemory = options.small === true;
     if (inMemory !== this.#journalInMemory) {
       await connection.executeQuery(inMemory ? JOURNAL_IN_MEMORY : JOURNAL_ON_DISK);
@@ -61,7 +61,8 @@ export class SqliteSliceLock implements SliceLock {
         } catch (error) {
           if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || performance.now() >= deadline) throw error;
         }
-        await sleep(pauseMs);
+        if (pauseMs === 1) options.onWait?.();
+        await sleep(pauseMs, undefined, { signal: options.signal });
       }
     } finally {
       // Statements outside a write (reads during a checkpoint) still wait SQLite's way.

@@ -17,8 +17,9 @@ import type { WarehouseDialect } from '../open-warehouse.js';
  *   `loaded`, with its load and file), `latest_index_report` and `latest_constituent_report` (the
  *   rows of that day).
  *
- * Postgres runs every pending migration in one transaction; SQLite's migrations run outside one
- * (Kysely), so this one brings its own: a crash leaves the warehouse as before, never half-migrated.
+ * Postgres runs every pending migration in one transaction; on SQLite this one brings its own (a
+ * savepoint, nested in report-sync's migration transaction, see `migrateWarehouse`): a crash
+ * leaves the warehouse as before, never half-migrated.
  * Columns are spelled out, never taken from the report definitions: a migration must create the
  * same thing whatever the code becomes.
  */
@@ -163,14 +164,20 @@ async function dropViewsAndIndexes(db: Kysely<unknown>): Promise<void> {
     await statement.execute(db);
 }
 
-/** Runs `work` in a write transaction of its own on SQLite's one connection (Kysely's migrator does not begin one there). */
+/**
+ * Runs `work` all or nothing on SQLite's one connection. A savepoint, not BEGIN: report-sync runs
+ * every pending migration in one transaction of its own (its cross-process migration lock), where
+ * a BEGIN would fail; run alone (Kysely's migrator begins none on SQLite), a savepoint begins and
+ * commits a transaction itself. What the migration makes is unchanged.
+ */
 async function inSqliteTransaction(db: Kysely<unknown>, work: () => Promise<void>): Promise<void> {
-  await sql`begin immediate`.execute(db);
+  await sql`savepoint migration_0005`.execute(db);
   try {
     await work();
-    await sql`commit`.execute(db);
+    await sql`release migration_0005`.execute(db);
   } catch (error) {
-    await sql`rollback`.execute(db).catch(() => undefined);
+    await sql`rollback to migration_0005`.execute(db).catch(() => undefined);
+    await sql`release migration_0005`.execute(db).catch(() => undefined);
     throw error;
   }
 }
