@@ -113,13 +113,14 @@ const OUTCOME_INDEX: Record<DashboardOutcome, 1 | 2 | 3 | 4 | 5 | 6> = { loaded:
 /**
  * A cell with the queue laid over it. Queued and running count jobs, beside the ledger's outcomes
  * (a slice never attempted and waiting is both missing and queued; a re-run is loaded and queued).
- * The cell shows the worst inside: failed, then running, queued, missing, no data, loaded.
+ * The cell shows what coverage-grid's `cellOutcome` does, with running, then queued, ranked after
+ * failed and before the rest (so loaded weekdays and no-data weekends still show loaded).
  */
 function viewCell(cell: CoverageCell, inQueue: { queued: number; running: number } | undefined): CoverageViewCell {
   const running = inQueue?.running ?? 0;
   const queued = inQueue?.queued ?? 0;
   const { missing } = cell;
-  const worst: DashboardOutcome = cell.failed > 0 ? 'failed' : running > 0 ? 'running' : queued > 0 ? 'queued' : missing > 0 ? 'missing' : cell.noData > 0 ? 'no_data' : 'loaded';
+  const worst: DashboardOutcome = cell.worst === 'failed' ? 'failed' : running > 0 ? 'running' : queued > 0 ? 'queued' : cell.worst;
   return [worst, cell.loaded, cell.noData, cell.failed, missing, queued, running];
 }
 
