@@ -1,7 +1,7 @@
 import { countIsoDates, isoWeekEnd, monthEnd, shiftIsoDate } from './report-date.js';
 import type { LedgerPeriod, LedgerPeriodCount } from './warehouse/ledger.js';
 
-/** The outcome a grid cell shows: the worst of the slices inside it. */
+/** The outcome a grid cell shows (see {@link cellOutcome}). */
 export type CoverageOutcome = 'failed' | 'missing' | 'no_data' | 'loaded';
 
 /** One cell: one pair's slices of one day, week or month (cut to the range). */
@@ -14,6 +14,7 @@ export interface CoverageCell {
   readonly failed: number;
   /** Days of the cell with no ledger row. */
   readonly missing: number;
+  /** What the cell shows: {@link cellOutcome} of its counts. */
   readonly worst: CoverageOutcome;
 }
 
@@ -33,6 +34,18 @@ export interface CoverageGrid {
 }
 
 /**
+ * What a cell of one day, week or month shows. Trouble first: failed, else missing. Without
+ * trouble every slice is complete (`loaded` and `no_data` both are, as `check` says), and the cell
+ * is loaded if any slice in it was, no data only when none was: a healthy week of loaded weekdays
+ * and no-data weekends is loaded, not no data.
+ */
+export function cellOutcome(counts: { readonly loaded: number; readonly noData: number; readonly failed: number; readonly missing: number }): CoverageOutcome {
+  if (counts.failed > 0) return 'failed';
+  if (counts.missing > 0) return 'missing';
+  return counts.loaded > 0 || counts.noData === 0 ? 'loaded' : 'no_data';
+}
+
+/**
  * The finest period that fits the range in `maxColumns` cells: days, else ISO weeks, else months
  * (a ten-year range is 120 months; wider still, the caller shows what fits).
  */
@@ -46,7 +59,7 @@ export function choosePeriod(from: string, to: string, maxColumns: number): Ledg
 /**
  * The grid of `pairs` over the range, from the ledger's counts per period. Every pair gets every
  * period, so a pair the ledger never saw is all missing; pairs the counts name beyond `pairs` are
- * added after them. A cell's `worst` is failed, then missing, then no data, then loaded.
+ * added after them. A cell's `worst` is what it shows ({@link cellOutcome}).
  */
 export function buildCoverageGrid(options: {
   readonly from: string;
@@ -82,8 +95,7 @@ export function buildCoverageGrid(options: {
     cells: tally.cells.map((counts, i) => {
       const span = spans[i]!;
       const missing = Math.max(0, span.days - counts.loaded - counts.noData - counts.failed);
-      const worst: CoverageOutcome = counts.failed > 0 ? 'failed' : missing > 0 ? 'missing' : counts.noData > 0 ? 'no_data' : 'loaded';
-      return { from: span.from, to: span.to, ...counts, missing, worst };
+      return { from: span.from, to: span.to, ...counts, missing, worst: cellOutcome({ ...counts, missing }) };
     }),
   }));
   return { from, to, period, rows };

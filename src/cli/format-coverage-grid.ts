@@ -10,8 +10,9 @@ const PERIOD_WORDS = { day: 'day', week: 'week (Monday to Sunday)', month: 'mont
 
 /**
  * The coverage grid as terminal lines: one row per portfolio and report type, one character per
- * day, week or month (the worst outcome inside it), the range's first and last date over the
- * cells, and a legend. Colour only when `colour` (a terminal, and no NO_COLOR).
+ * day, week or month (what the cell shows: a failed or missing slice inside it, else loaded, or no
+ * data when none was loaded), the range's first and last date over the cells, and a legend. Colour
+ * only when `colour` (a terminal, and no NO_COLOR).
  */
 export function formatCoverageGrid(grid: CoverageGrid, options: { readonly colour: boolean }): string {
   const labels = grid.rows.map((row) => `${row.portfolioId}  ${row.reportType}`);
@@ -36,7 +37,8 @@ export function formatCoverageGrid(grid: CoverageGrid, options: { readonly colou
     const mark = options.colour ? `${COLOURS[outcome]}${MARKS[outcome]}${RESET}` : MARKS[outcome];
     return `${mark} ${LEGEND_WORDS[outcome]}`;
   });
-  lines.push(`${grid.period === 'day' ? '' : 'Each column shows the worst inside it: '}${legend.join('  ')}`);
+  const aggregate = 'Each column shows the worst trouble inside it (failed, then missing), else loaded; no data only if nothing in it was loaded: ';
+  lines.push(`${grid.period === 'day' ? '' : aggregate}${legend.join('  ')}`);
   return lines.join('\n');
 }
 

@@ -28,6 +28,8 @@ export interface CoverageView {
   readonly hiddenRows: number;
   /** Whether queued and running come from the queue: `null` when no queue is configured. */
   readonly queue: { readonly reachable: boolean; readonly reason?: string; readonly truncated?: boolean } | null;
+  /** The first and last dates the ledger holds for the portfolios and report types asked, `null` when none: the page's "whole ledger" range. */
+  readonly ledger: { readonly from: string; readonly to: string } | null;
 }
 
 export interface CoverageDefaults {
@@ -41,11 +43,18 @@ export interface CoverageDefaults {
 export const MAX_CELLS = 150_000;
 /** Columns assumed when the page does not say how many it has room for. */
 const DEFAULT_COLUMNS = 120;
+/**
+ * Days the range covers when the query names no start: recent nights, drawn day by day on most
+ * screens. Starting at the ledger's first date instead would open a years-old backfill as
+ * thousands of grey cells; the whole ledger is one parameter (`from`) away.
+ */
+export const DEFAULT_RANGE_DAYS = 90;
 
 /**
  * The coverage grid for a dashboard query, counted by the ledger in SQL per period (so the server
  * never reads a slice per row) and, with a queue, the slices it holds laid over it. The range
- * defaults to all the ledger holds, and at least the lookback up to yesterday.
+ * defaults to the last {@link DEFAULT_RANGE_DAYS} days (at least the lookback) up to yesterday, or
+ * to the ledger's last date when that is later.
  * @throws UsageError when the answer would be more than {@link MAX_CELLS} cells
  */
 export async function coverageView(options: {
@@ -56,7 +65,8 @@ export async function coverageView(options: {
   readonly queued?: QueuedSlices | { readonly unreachable: string };
 }): Promise<CoverageView> {
   const { ledger, query, defaults } = options;
-  const { from, to } = await resolveDates(ledger, query, defaults);
+  const span = await ledger.dateSpan({ portfolios: query.portfolios, reportTypes: query.reportTypes });
+  const { from, to } = resolveDates(span, query, defaults);
   const portfolios = query.portfolios ?? defaults.portfolios;
   const reportTypes = query.reportTypes ?? defaults.reportTypes;
   const filter = { from, to, portfolios: query.portfolios, reportTypes: query.reportTypes };
@@ -104,7 +114,7 @@ export async function coverageView(options: {
       : 'unreachable' in options.queued
         ? { reachable: false, reason: options.queued.unreachable }
         : { reachable: true, truncated: options.queued.truncated };
-  return { from, to, period, outcome: query.outcome ?? null, columns: spans, rows, totals, hiddenRows, queue };
+  return { from, to, period, outcome: query.outcome ?? null, columns: spans, rows, totals, hiddenRows, queue, ledger: span ?? null };
 }
 
 /** Where each outcome's count sits in a {@link CoverageViewCell}. */
@@ -113,13 +123,14 @@ const OUTCOME_INDEX: Record<DashboardOutcome, 1 | 2 | 3 | 4 | 5 | 6> = { loaded:
 /**
  * A cell with the queue laid over it. Queued and running count jobs, beside the ledger's outcomes
  * (a slice never attempted and waiting is both missing and queued; a re-run is loaded and queued).
- * The cell shows the worst inside: failed, then running, queued, missing, no data, loaded.
+ * The cell shows what coverage-grid's `cellOutcome` does, with running, then queued, ranked after
+ * failed and before the rest (so loaded weekdays and no-data weekends still show loaded).
  */
 function viewCell(cell: CoverageCell, inQueue: { queued: number; running: number } | undefined): CoverageViewCell {
   const running = inQueue?.running ?? 0;
   const queued = inQueue?.queued ?? 0;
   const { missing } = cell;
-  const worst: DashboardOutcome = cell.failed > 0 ? 'failed' : running > 0 ? 'running' : queued > 0 ? 'queued' : missing > 0 ? 'missing' : cell.noData > 0 ? 'no_data' : 'loaded';
+  const worst: DashboardOutcome = cell.worst === 'failed' ? 'failed' : running > 0 ? 'running' : queued > 0 ? 'queued' : cell.worst;
   return [worst, cell.loaded, cell.noData, cell.failed, missing, queued, running];
 }
 
@@ -169,14 +180,12 @@ function spanCount(from: string, to: string, period: LedgerPeriod): number {
   return period === 'day' ? days : period === 'week' ? Math.ceil(days / 7) + 1 : Math.ceil(days / 28) + 1;
 }
 
-/** The query's dates, or: to yesterday (or the ledger's last day if later), from the ledger's first day or the lookback, whichever is earlier. */
-async function resolveDates(ledger: Ledger, query: DashboardQuery, defaults: CoverageDefaults): Promise<{ from: string; to: string }> {
+/** The query's dates, or: to yesterday (or the ledger's last day if later), from the recent window before it. */
+function resolveDates(span: { from: string; to: string } | undefined, query: DashboardQuery, defaults: CoverageDefaults): { from: string; to: string } {
   if (query.from && query.to) return { from: query.from, to: query.to };
-  const span = await ledger.dateSpan({ portfolios: query.portfolios, reportTypes: query.reportTypes });
   const yesterday = shiftIsoDate(todayIn(defaults.timeZone), -1);
   let to = query.to ?? (span && span.to > yesterday ? span.to : yesterday);
   if (query.from && query.from > to) to = query.from;
-  const lookback = shiftIsoDate(to, -defaults.lookbackDays);
-  const from = query.from ?? (span && span.from < lookback ? span.from : lookback);
+  const from = query.from ?? shiftIsoDate(to, -Math.max(DEFAULT_RANGE_DAYS - 1, defaults.lookbackDays));
   return { from, to };
 }

@@ -219,10 +219,14 @@ export class Ledger {
   /** The first and last report dates the ledger holds for these portfolios and report types (all when omitted), or undefined when it holds none. */
   async dateSpan(filter: Pick<LedgerFilter, 'portfolios' | 'reportTypes'> = {}): Promise<{ from: string; to: string } | undefined> {
     try {
-      let query = this.#db.selectFrom('report_loads').select(({ fn }) => [fn.min('report_date').as('from'), fn.max('report_date').as('to')]);
-      if (filter.portfolios?.length) query = query.where('portfolio_id', 'in', [...filter.portfolios]);
-      if (filter.reportTypes?.length) query = query.where('report_type', 'in', [...filter.reportTypes]);
-      const span = await query.executeTakeFirst();
+      // One subquery per end: each is an index seek, where min and max together scan every row.
+      const end = (bound: 'min' | 'max') => {
+        let query = this.#db.selectFrom('report_loads').select(({ fn }) => fn[bound]<string>('report_date').as('date'));
+        if (filter.portfolios?.length) query = query.where('portfolio_id', 'in', [...filter.portfolios]);
+        if (filter.reportTypes?.length) query = query.where('report_type', 'in', [...filter.reportTypes]);
+        return query;
+      };
+      const span = await this.#db.selectNoFrom([end('min').as('from'), end('max').as('to')]).executeTakeFirst();
       return span?.from == null || span.to == null ? undefined : { from: String(span.from), to: String(span.to) };
     } catch (error) {
       throw classifyWarehouseError(error, 'reading the ledger');

@@ -9,7 +9,8 @@ import { DIALECTS } from '../helpers/temp-warehouse.js';
 
 /*
  * `status` draws what the ledger holds as a grid: one row per portfolio and report type, one
- * character per day (or week, or month when the range is long), the worst outcome inside each.
+ * character per day (or week, or month when the range is long): the worst trouble inside each
+ * (failed, then missing), else loaded (no data when nothing in it was loaded).
  * Checked on a seeded ledger in both dialects, as plain text and in colour on a real terminal.
  */
 
@@ -67,7 +68,7 @@ describe.each(DIALECTS)('status draws the coverage grid (%s)', (dialect) => {
     expect(result.stdout).not.toContain('\u001b[');
   });
 
-  it('aggregates a long range to months, each showing the worst inside it', async () => {
+  it('aggregates a long range to months, each showing the worst trouble inside it', async () => {
     const env = await seed();
     const result = await status(env, ['--from', '2019-01-01', '--to', '2024-01-31']);
     const lines = result.stdout.split('\n');
@@ -80,7 +81,9 @@ describe.each(DIALECTS)('status draws the coverage grid (%s)', (dialect) => {
     expect(row1001[60]).toBe('✗');
     expect(row1001.replaceAll('·', '')).toBe('✗✗');
     expect(row1002[60]).toBe('·');
-    expect(result.stdout).toContain('Each column shows the worst inside it: █ loaded  ░ no data  ✗ failed  · missing');
+    expect(result.stdout).toContain(
+      'Each column shows the worst trouble inside it (failed, then missing), else loaded; no data only if nothing in it was loaded: █ loaded  ░ no data  ✗ failed  · missing',
+    );
   });
 
   it('colours the cells on a terminal, and not with NO_COLOR', async () => {

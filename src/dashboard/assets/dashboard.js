@@ -10,6 +10,14 @@ const FILTERS = ['from', 'to', 'portfolios', 'reportTypes', 'outcome', 'period']
 /** The row labels' width, as --label in dashboard.css. */
 const LABEL_WIDTH = 210;
 const REFRESH_MS = 30_000;
+/** Least space between two axis labels, in pixels. */
+const AXIS_GAP = 6;
+/** The range links: days ending where the grid ends, and the whole ledger. */
+const RANGES = [
+  ['30 days', 30],
+  ['90 days', 90],
+  ['1 year', 365],
+];
 const QUEUE_REFRESH_MS = 5_000;
 
 const $ = (selector) => document.querySelector(selector);
@@ -101,6 +109,7 @@ async function load() {
   }
   fillForm(params);
   drawLegend();
+  drawRanges(params);
   drawGrid();
   loadFailures(params);
   refreshTimer = setTimeout(() => {
@@ -122,8 +131,11 @@ function drawLegend() {
       ),
     );
   }
+  const trouble = view.queue ? 'failed, running, queued, missing' : 'failed, missing';
   const period =
-    view.period === 'day' ? 'one cell per day' : `one cell per ${view.period === 'week' ? 'ISO week' : 'month'}, coloured by the worst slice inside; click one to see its days`;
+    view.period === 'day'
+      ? 'one cell per day'
+      : `one cell per ${view.period === 'week' ? 'ISO week' : 'month'}: the worst trouble inside (${trouble}), else loaded (no data if nothing inside was loaded); click one to see its days`;
   const parts = [`${view.from} to ${view.to}`, period, `${number(view.rows.length)} rows`];
   if (view.hiddenRows > 0) parts.push(`${number(view.hiddenRows)} rows without ${LABELS[view.outcome]} hidden`);
   if (view.queue && !view.queue.reachable) parts.push(`queue unreachable: ${view.queue.reason}`);
@@ -132,20 +144,82 @@ function drawLegend() {
   $('#range').textContent = parts.join(' · ');
 }
 
+/** Links to other ranges: so many days up to where the grid ends (keeping the other filters), and the whole ledger. */
+function drawRanges(params) {
+  const nav = $('#ranges');
+  const to = params.get('to') ?? view.to;
+  const link = (text, from, keepTo) => {
+    const target = new URLSearchParams(params);
+    target.set('from', from);
+    if (!keepTo) target.delete('to');
+    target.delete('period');
+    const current = from === view.from && (keepTo ? to === view.to : !params.get('to'));
+    const node = element('a', { href: `?${target}`, text, 'data-from': from, 'aria-current': current ? 'true' : undefined });
+    node.addEventListener('click', (event) => {
+      event.preventDefault();
+      navigate(target);
+    });
+    return node;
+  };
+  const links = RANGES.map(([text, days]) => link(text, shiftDate(to, 1 - days), params.has('to')));
+  if (view.ledger) links.push(link(`all the ledger holds (${view.ledger.from} to ${view.ledger.to})`, view.ledger.from, false));
+  nav.replaceChildren(element('span', { text: `Show up to ${to}: ` }), ...links.flatMap((node, i) => (i === 0 ? [node] : [' · ', node])));
+}
+
+/** The ISO date `days` after `date` (before, when negative). */
+function shiftDate(date, days) {
+  const time = Date.parse(`${date}T00:00:00Z`) + days * 86_400_000;
+  return new Date(time).toISOString().slice(0, 10);
+}
+
+/**
+ * The date axis over the cells: month starts, as many as fit evenly (every month, else every 2nd,
+ * 3rd… month, else years: every 1st, 2nd, 5th…), and by day each Monday's date between them where
+ * there is room. No label is drawn where it would touch another or run past the cells and the axis.
+ */
+function drawAxis(pitch) {
+  const axis = $('#axis');
+  const probe = element('span', { text: '0000-00' });
+  axis.replaceChildren(probe);
+  const monthRoom = probe.getBoundingClientRect().width + AXIS_GAP;
+  probe.textContent = '0000';
+  const yearRoom = probe.getBoundingClientRect().width + AXIS_GAP;
+  probe.remove();
+  const starts = [];
+  view.columns.forEach((column, i) => {
+    const month = column.from.slice(0, 7);
+    if (starts.at(-1)?.month !== month) starts.push({ i, month, index: Number(month.slice(0, 4)) * 12 + Number(month.slice(5, 7)) - 1 });
+  });
+  // The range's first column starts a month only on the month's first day; it is labelled last, if there is room.
+  const whole = starts.filter((start) => start.i > 0 || view.columns[0].from.endsWith('-01'));
+  const evenly = (step) => whole.filter((start) => start.index % step === 0);
+  const fits = (step) => evenly(step).every((start, k, kept) => k === 0 || (start.i - kept[k - 1].i) * pitch >= (step < 12 ? monthRoom : yearRoom));
+  const step = [1, 2, 3, 4, 6, 12, 24, 60, 120, 240].find(fits) ?? 240;
+  const text = (start) => (step < 12 ? start.month : start.month.slice(0, 4));
+  const wanted = [...evenly(step), starts[0]].filter(Boolean).map((start) => ({ i: start.i, text: text(start) }));
+  if (view.period === 'day') {
+    view.columns.forEach((column, i) => {
+      if (new Date(`${column.from}T00:00:00Z`).getUTCDay() === 1) wanted.push({ i, text: String(Number(column.from.slice(8, 10))), minor: true });
+    });
+  }
+  const bounds = axis.getBoundingClientRect();
+  const end = Math.max(bounds.right, bounds.left + view.columns.length * pitch);
+  const placed = [];
+  for (const label of wanted) {
+    const node = element('span', { text: label.text, className: label.minor ? 'minor' : undefined, style: `left: ${label.i * pitch}px` });
+    axis.append(node);
+    const box = node.getBoundingClientRect();
+    if (box.right > end || placed.some((other) => box.left < other.right + AXIS_GAP && other.left < box.right + AXIS_GAP)) node.remove();
+    else placed.push(box);
+  }
+}
+
 function drawGrid() {
   const grid = $('#grid');
-  const axis = $('#axis');
   const available = Math.max(200, document.documentElement.clientWidth - LABEL_WIDTH - 80);
   const width = Math.max(3, Math.min(18, Math.floor(available / Math.max(1, view.columns.length)) - 1));
   grid.style.setProperty('--cell', `${width}px`);
-  axis.replaceChildren();
-  let lastLabel;
-  view.columns.forEach((column, i) => {
-    const label = view.period === 'month' ? column.from.slice(0, 4) : column.from.slice(0, 7);
-    if (label === lastLabel) return;
-    lastLabel = label;
-    axis.append(element('span', { text: label, style: `left: ${i * (width + 1)}px` }));
-  });
+  drawAxis(width + 1);
   const rows = view.rows.map((row) => {
     const cells = element('div', { className: 'cells' });
     row.cells.forEach((cell, i) => {
