@@ -153,7 +153,7 @@ export class SyncMetrics {
 
     this.#queueJobs = new Gauge({
       name: 'report_sync_queue_jobs',
-      help: 'Jobs in the export queue by state (waiting, prioritized, delayed, active, completed, failed), read from Redis at scrape time.',
+      help: 'Jobs in the export queue by state (waiting, prioritized, delayed, active, completed, failed), read from Redis at scrape time; no samples when Redis does not answer within a second.',
       labelNames: ['state'],
       registers,
       collect: async () => {
