@@ -34,7 +34,7 @@ function listenFailure(host: string, port: number, { serves, portSetting }: List
   const where = `${host}:${port}`;
   switch (error.code) {
     case 'EADDRINUSE':
-      return `cannot serve ${serves} on ${where}: the port is already in use (EADDRINUSE); choose another ${portSetting} or stop the process holding it`;
+      return `cannot serve ${serves} on ${where}: the port is already in use (EADDRINUSE); choose another ${portSetting} (a port of its own for each process, or 0 for any free port) or stop the process holding it`;
     case 'EACCES':
       return `cannot serve ${serves} on ${where}: permission denied (EACCES; ports below 1024 need privileges); choose another ${portSetting}`;
     default:

@@ -11,15 +11,26 @@ export interface CommandMetrics {
   readonly server: HealthServer;
 }
 
+/** Where a command serves its metrics and health checks, and what they check. */
+export interface MetricsServing {
+  /** The `--metrics-port` flag, else `metrics.port`; null or undefined: none; 0: any free port. */
+  readonly port: number | null | undefined;
+  readonly readiness: readonly ReadinessCheck[];
+  /** Where the port came from, named when it cannot be served. @defaultValue `--metrics-port` */
+  readonly portSetting?: string;
+}
+
 /**
- * Starts `/metrics`, `/healthz` and `/readyz` on `metrics.host`:`port` (the `--metrics-port` flag,
- * else `metrics.port`; null: none), and says where in one log line. Undefined when there is none.
+ * Starts `/metrics`, `/healthz` and `/readyz` on `metrics.host`:`port`, and says where in one log
+ * line, with the port actually bound (port 0 picks any free one). Undefined when there is none.
+ * @throws ConfigError naming the setting when the port cannot be served (another process on this host has it, or it is privileged)
  */
-export async function startMetrics(config: AppConfig, logger: Logger, port: number | null | undefined, readiness: readonly ReadinessCheck[]): Promise<CommandMetrics | undefined> {
+export async function startMetrics(config: AppConfig, logger: Logger, serving: MetricsServing): Promise<CommandMetrics | undefined> {
+  const { port, readiness, portSetting = '--metrics-port' } = serving;
   if (port === null || port === undefined) return undefined;
   const metrics = new SyncMetrics();
-  const server = await startHealthServer({ host: config.settings.metrics.host, port, metrics, readiness, logger });
-  logger.info({ metrics: `${server.url}/metrics`, health: `${server.url}/healthz`, readiness: `${server.url}/readyz` }, 'serving metrics and health checks');
+  const server = await startHealthServer({ host: config.settings.metrics.host, port, metrics, readiness, logger, portSetting });
+  logger.info({ port: server.port, metrics: `${server.url}/metrics`, health: `${server.url}/healthz`, readiness: `${server.url}/readyz` }, 'serving metrics and health checks');
   return { metrics, server };
 }
 

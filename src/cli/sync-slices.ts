@@ -53,7 +53,7 @@ export async function syncSlices(options: SyncSlicesOptions): Promise<number> {
   // Made first, so that a bad REPORT_ALERT_WEBHOOK_URL stops the command before any work (exit 2).
   const webhook = options.alert ? alertWebhookFromEnvironment(config.env, { logger, signal: io.signal, onResult: (result) => exposed?.metrics.alertSent(result) }) : undefined;
   try {
-    exposed = await startMetrics(config, logger, options.metricsPort, [warehouseReadiness(() => services?.warehouse)]);
+    exposed = await startMetrics(config, logger, { port: options.metricsPort, readiness: [warehouseReadiness(() => services?.warehouse)] });
     services = await createSyncServices({ config, upstream: options.upstream, logger, signal: io.signal, metrics: exposed?.metrics });
     const opened = services;
     const plan = await options.plan(opened);

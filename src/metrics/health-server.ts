@@ -23,16 +23,22 @@ export interface ReadinessCheck {
 export interface HealthServerOptions {
   /** Interface to listen on, e.g. `0.0.0.0` in a container, `127.0.0.1` on a shared host. */
   readonly host: string;
-  /** 0 picks any free port (tests); read the chosen one from {@link HealthServer.port}. */
+  /**
+   * 0 picks any free port (several processes on one host); read the chosen one from
+   * {@link HealthServer.port}, or from `/healthz`.
+   */
   readonly port: number;
+  /** The setting (or flag) that picks the port, named when it cannot be served. @defaultValue `metrics.port` */
+  readonly portSetting?: string;
   readonly metrics: SyncMetrics;
   readonly readiness: readonly ReadinessCheck[];
   /** Told when readiness or metrics collection changes state, never per request. */
   readonly logger: Logger;
   /**
    * Longest wait for one readiness check: a hung check reports not ready instead of hanging the
-   * probe past the orchestrator's own timeout (which would say nothing about why).
-   * @defaultValue 2000
+   * probe past the orchestrator's own timeout (which would say nothing about why). Under the 2 s
+   * a probe may take, with room for the answer.
+   * @defaultValue 1500
    */
   readonly checkTimeoutMs?: number;
 }
@@ -50,13 +56,14 @@ const TEXT = 'text/plain; charset=utf-8';
 const ROUTES = new Set(['/metrics', '/healthz', '/readyz']);
 
 /**
- * Serves `/metrics` (Prometheus), `/healthz` (liveness: the event loop answers) and `/readyz`
- * (every readiness check, with the reason of each that fails) on a port of its own, so that probes
- * and scrapes never compete with the work. Resolves once listening.
- * @throws ConfigError naming host:port and `metrics.port` when it cannot listen there (EADDRINUSE, EACCES)
+ * Serves `/metrics` (Prometheus), `/healthz` (liveness: the event loop answers; then the port and
+ * process id, which tell apart several processes on one host) and `/readyz` (every readiness check,
+ * with the reason of each that fails) on a port of its own, so that probes and scrapes never
+ * compete with the work. Resolves once listening.
+ * @throws ConfigError naming host:port and the port setting when it cannot listen there (EADDRINUSE, EACCES)
  */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
-  const checkTimeoutMs = options.checkTimeoutMs ?? 2000;
+  const checkTimeoutMs = options.checkTimeoutMs ?? 1500;
   const { logger, metrics, readiness } = options;
   // Logged on change only: a probe every few seconds must not fill the log with the same line.
   let wasReady: boolean | undefined;
@@ -98,11 +105,13 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       res.setHeader('Allow', 'GET, HEAD');
       return send(res, 405, TEXT, `method not allowed: use GET or HEAD\n`);
     }
-    if (path === '/healthz') return send(res, 200, TEXT, 'ok\n');
+    if (path === '/healthz') return send(res, 200, TEXT, `ok\nport: ${port}\npid: ${process.pid}\n`);
     if (path === '/readyz') return answerReadiness(res);
     return answerMetrics(res);
   };
 
+  // Known once listening; no request is answered before.
+  let port = options.port;
   const server = createServer((req, res) => {
     // A client hanging up mid-answer is its own business: without these, the error would be
     // thrown from an emitter with no listener and take the worker down with it.
@@ -114,10 +123,10 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     });
   });
 
-  await listenOn(server, options.host, options.port, { serves: 'metrics and health checks', portSetting: 'metrics.port' });
+  await listenOn(server, options.host, options.port, { serves: 'metrics and health checks', portSetting: options.portSetting ?? 'metrics.port' });
   server.on('error', (error) => logger.error({ err: error }, 'health server error'));
 
-  const port = (server.address() as AddressInfo).port;
+  port = (server.address() as AddressInfo).port;
   const hostInUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
   let closing: Promise<void> | undefined;
   return {

@@ -33,6 +33,13 @@ export interface SyncMetricsOptions {
    * @defaultValue true
    */
   collectDefaults?: boolean;
+  /**
+   * Longest a scrape waits for a scrape-time source (the queue depths, the last night, both in
+   * Redis): a source that has not answered by then leaves its gauge without samples for that scrape,
+   * so `/metrics` answers, process metrics included, whatever Redis is doing.
+   * @defaultValue 1000
+   */
+  sourceTimeoutMs?: number;
 }
 
 /**
@@ -67,12 +74,16 @@ export class SyncMetrics {
   readonly #lastNight: Gauge;
   #queueDepthSource: QueueDepthSource | undefined;
   #lastNightSource: LastSuccessfulNightSource | undefined;
+  readonly #queueDepthRead: BoundedRead<Readonly<Record<string, number>>>;
+  readonly #lastNightRead: BoundedRead<number>;
   /** Set by {@link nightSucceeded}; kept when the source fails or knows of no night. */
   #lastNightSeconds: number | undefined;
 
   constructor(options: SyncMetricsOptions = {}) {
     const registers = [this.registry];
     if (options.collectDefaults ?? true) collectDefaultMetrics({ register: this.registry });
+    this.#queueDepthRead = new BoundedRead(options.sourceTimeoutMs ?? 1000);
+    this.#lastNightRead = new BoundedRead(options.sourceTimeoutMs ?? 1000);
 
     this.#slices = new Counter({
       name: 'report_sync_slices_total',
@@ -93,7 +104,7 @@ export class SyncMetrics {
       registers,
     });
     this.#bytesDownloaded = new Counter({
-      name: 'report_sync_bytes_downloaded_total',
+      name: 'report_sync_downloaded_bytes_total',
       help: 'Bytes of export files downloaded for loaded slices, by report type.',
       labelNames: ['report_type'],
       registers,
@@ -142,13 +153,13 @@ export class SyncMetrics {
 
     this.#queueJobs = new Gauge({
       name: 'report_sync_queue_jobs',
-      help: 'Jobs in the export queue by state (waiting, prioritized, delayed, active, completed, failed), read from Redis at scrape time.',
+      help: 'Jobs in the export queue by state (waiting, prioritized, delayed, active, completed, failed), read from Redis at scrape time; no samples when Redis does not answer within a second.',
       labelNames: ['state'],
       registers,
       collect: async () => {
         // Read first, then replace every sample at once: a reset before the await would let two
         // overlapping scrapes each see the other's half-written gauge.
-        const depths = await readQueueDepths(this.#queueDepthSource);
+        const depths = await this.#queueDepthRead.read(this.#queueDepthSource);
         this.#queueJobs.reset();
         for (const [state, jobs] of Object.entries(depths ?? {})) if (Number.isFinite(jobs)) this.#queueJobs.set({ state }, jobs);
       },
@@ -158,7 +169,7 @@ export class SyncMetrics {
       help: 'Unix time at which the last night whose every slice ended loaded or no_data finished; alert when time() minus this exceeds 26 hours.',
       registers,
       collect: async () => {
-        const seconds = latest(this.#lastNightSeconds, await readLastNight(this.#lastNightSource));
+        const seconds = latest(this.#lastNightSeconds, finiteOrUndefined(await this.#lastNightRead.read(this.#lastNightSource)));
         // Without a value there must be no sample at all: prom-client would show 0 (1970), which
         // reads as "failing for 54 years", not "unknown".
         if (seconds === undefined) this.#lastNight.remove();
@@ -248,9 +259,9 @@ export class SyncMetrics {
   }
 
   /**
-   * Where `report_sync_queue_jobs` is read from at each scrape. A source that throws leaves the gauge
-   * without samples for that scrape; one that never settles holds the scrape until Prometheus gives
-   * up, so bound it (Redis commands wait through an outage).
+   * Where `report_sync_queue_jobs` is read from at each scrape. A source that throws, or has not
+   * answered within `sourceTimeoutMs` (Redis commands wait through an outage), leaves the gauge
+   * without samples for that scrape; while one read is still waiting, no other is started.
    */
   setQueueDepthSource(source: QueueDepthSource): void {
     this.#queueDepthSource = source;
@@ -259,7 +270,7 @@ export class SyncMetrics {
   /**
    * Where the last successful night is read from at each scrape (seconds), so that a restarted
    * process still shows it. The later of this and {@link nightSucceeded} is exposed; a source that
-   * throws or knows of none leaves what was set in-process. Bound it, as for {@link setQueueDepthSource}.
+   * throws, knows of none or is late (as for {@link setQueueDepthSource}) leaves what was set in-process.
    */
   setLastSuccessfulNightSource(source: LastSuccessfulNightSource): void {
     this.#lastNightSource = source;
@@ -276,21 +287,36 @@ export class SyncMetrics {
   }
 }
 
-async function readQueueDepths(source: QueueDepthSource | undefined): Promise<Readonly<Record<string, number>> | undefined> {
-  try {
-    return await source?.();
-  } catch {
-    // No numbers is the honest answer when Redis cannot be asked; the scrape itself must go on.
-    return undefined;
-  }
-}
+/**
+ * A scrape-time read that never holds a scrape past `timeoutMs`: late, it counts as no answer (the
+ * read goes on, and the next scrape waits on that same read rather than piling up another one).
+ * A source that throws is no answer either: the scrape itself must go on.
+ */
+class BoundedRead<T> {
+  readonly #timeoutMs: number;
+  #pending: Promise<T | undefined> | undefined;
 
-async function readLastNight(source: LastSuccessfulNightSource | undefined): Promise<number | undefined> {
-  try {
-    const seconds = await source?.();
-    return typeof seconds === 'number' ? finiteOrUndefined(seconds) : undefined;
-  } catch {
-    return undefined;
+  constructor(timeoutMs: number) {
+    this.#timeoutMs = timeoutMs;
+  }
+
+  async read(source: (() => Promise<T | undefined>) | undefined): Promise<T | undefined> {
+    if (source === undefined) return undefined;
+    const pending = (this.#pending ??= Promise.resolve()
+      .then(source)
+      .catch(() => undefined)
+      .finally(() => {
+        this.#pending = undefined;
+      }));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), this.#timeoutMs);
+    });
+    try {
+      return await Promise.race([pending, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 
@@ -300,8 +326,8 @@ function latest(a: number | undefined, b: number | undefined): number | undefine
   return Math.max(a, b);
 }
 
-function finiteOrUndefined(value: number): number | undefined {
-  return Number.isFinite(value) ? value : undefined;
+function finiteOrUndefined(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 
 function statusClass(status: number | undefined): StatusClass {

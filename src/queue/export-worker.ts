@@ -1,7 +1,7 @@
 import { DelayedError, MetricsTime, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings-schema.js';
-import { SyncError } from '../errors.js';
+import { SyncError, type SyncErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { RetryPolicy } from '../retry/retry-policy.js';
 import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
@@ -32,19 +32,26 @@ export interface ExportWorkerOptions {
   /** Where the nightly fan-out queues its slices, and whose rate limit a 429 sets. */
   readonly exportQueue: ExportQueue;
   readonly logger: Logger;
-  /** Called once when an error makes every further job pointless (refused credentials). */
+  /** Called once when an error makes every further job pointless (this worker's own configuration). */
   readonly onFatal?: (error: SyncError) => void;
   /** Called when this worker takes over a job another worker left stalled (for the metric). */
   readonly onStalledTakeover?: () => void;
   /**
-   * Called when the identity provider refused the credentials: every job would be refused the same
-   * way, so the worker stops taking jobs, and the job is put back in the queue for when they work
-   * again (not failed for good, no attempt spent). Without it, refused credentials are fatal.
+   * Called on credential trouble (see {@link CREDENTIAL_TROUBLE}) with the job's slice: every job
+   * would meet it the same way, so the worker stops taking jobs until the upstream accepts again.
+   * The job is put back in the queue either way (not failed for good, no attempt spent); without
+   * this, the trouble is fatal.
    */
-  readonly onCredentialsRefused?: (error: SyncError) => void;
+  readonly onCredentialsRefused?: (error: SyncError, slice: Slice) => void | Promise<void>;
   /** How long a job refused for its credentials waits before it is offered again (`token.rejectedRetryMs`). */
   readonly credentialsRetryMs?: number;
 }
+
+/**
+ * Trouble every job would meet the same way until the upstream accepts again: the identity provider
+ * refusing the credentials, or the export endpoint refusing a token that renewing did not cure.
+ */
+const CREDENTIAL_TROUBLE: ReadonlySet<SyncErrorCode> = new Set<SyncErrorCode>(['AUTH_REJECTED', 'EXPORT_UNAUTHORIZED']);
 
 /** A retryable failure as BullMQ sees it; carries the service's Retry-After to the backoff strategy. */
 class SliceAttemptError extends Error {
@@ -75,7 +82,8 @@ function sliceOfJob(job: Job<SliceJobData>, logger: Logger): Slice {
  * The BullMQ worker: its processor is the very export job `run` uses in-process. Final failures
  * (permanent, or out of attempts) are already in the ledger and become `UnrecoverableError`s so
  * BullMQ does not retry them; retryable ones use BullMQ attempts with the same backoff as
- * in-process runs; a 429 pauses the whole queue for its Retry-After instead of burning an attempt.
+ * in-process runs; a 429 pauses the whole queue for its Retry-After instead of burning an attempt;
+ * credential trouble pauses this worker and puts the job back, no attempt spent.
  */
 export function createExportWorker(options: ExportWorkerOptions): Worker {
   const { settings, logger } = options;
@@ -147,20 +155,16 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
       await job.moveToDelayed(Date.now(), token);
       throw new DelayedError();
     }
-    if (error.code === 'AUTH_REJECTED' && options.onCredentialsRefused) {
-      options.onCredentialsRefused(error);
-      await job.moveToDelayed(Date.now() + (options.credentialsRetryMs ?? 600_000), token);
-      throw new DelayedError();
-    }
-    if (error.code === 'EXPORT_UNAUTHORIZED') {
-      // A fresh token refused: every job would be refused the same way, and more tokens would not
-      // help. The worker stops (exit 2, the message names what to fix) and the job waits in the
-      // queue for the fixed configuration instead of failing for good.
-      if (!fatalReported) {
+    if (CREDENTIAL_TROUBLE.has(error.code)) {
+      // An upstream answer, not this worker's configuration alone: the worker pauses rather than
+      // exits (one misjudged answer would stop the fleet), and the job waits in the queue.
+      if (options.onCredentialsRefused) {
+        await options.onCredentialsRefused(error, slice);
+      } else if (!fatalReported) {
         fatalReported = true;
         options.onFatal?.(error);
       }
-      await job.moveToDelayed(Date.now() + 1_000, token);
+      await job.moveToDelayed(Date.now() + (options.credentialsRetryMs ?? 600_000), token);
       throw new DelayedError();
     }
     if (error.fatal && !fatalReported) {

@@ -148,25 +148,28 @@ describe('a hostile identity provider', () => {
     console.info(`401 to every token, 2 sources sharing a prefix: 600 downloads, ${idp.grants} grants in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
   });
 
-  it('queue mode: workers facing a gateway that refuses every token stop (exit 2) naming the tenant, keep the jobs queued, and ask for at most two tokens', async () => {
+  it('queue mode: workers facing a gateway that refuses every token pause (not ready, naming the tenant) without exiting, keep the jobs queued, and ask for at most two tokens', async () => {
     queueRig = await startQueueRig({ simulator: { latencyMs: 20 } });
     idp = await startHostileIdentityProvider(tokenUrlOf(queueRig.simulator), { kind: 'foreign' });
     queueRig.env.REPORT_TOKEN_URL = idp.tokenUrl;
     const queued = await queueRig.cli(['backfill', ...WEEK]);
     expect(queued.code, queued.stdout).toBe(0);
     const workers = [queueRig.startWorker(), queueRig.startWorker()];
-    const codes = await Promise.all(workers.map((worker) => worker.exited));
-    expect(codes).toEqual([2, 2]);
-    for (const worker of workers) expect(worker.output()).toContain('check REPORT_TENANT_ID (sent as X-CLIENT-ID)');
+    await until(() => workers.every((worker) => worker.output().includes('the export endpoint refused a freshly issued token')), 20_000, 'both workers to pause');
+    for (const worker of workers) {
+      expect(worker.output()).toContain('check REPORT_TENANT_ID (sent as X-CLIENT-ID)');
+      const ready = await fetch(`${queueRig.metricsUrl(worker)}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.text()).toContain('check REPORT_TENANT_ID (sent as X-CLIENT-ID)');
+      expect(worker.child.exitCode).toBeNull();
+    }
     expect(idp.grants).toBeLessThanOrEqual(2);
     const counts = await queueRig.queueCounts();
     expect(counts.failed).toBe(0);
     expect(counts.completed).toBe(0);
     // The 20 slices, and the nightly fan-out the workers registered.
-    expect(counts.waiting + counts.prioritized + counts.delayed).toBe(21);
-    console.info(
-      `401 to every token, 2 workers: exit ${codes.join(', ')}, ${idp.grants} grants, ${queueRig.simulator.counters.exportRequests} export requests, 20 jobs still queued`,
-    );
+    expect(counts.waiting + counts.prioritized + counts.delayed + counts.active).toBe(21);
+    console.info(`401 to every token, 2 workers: paused, ${idp.grants} grants, ${queueRig.simulator.counters.exportRequests} export requests, 20 jobs still queued`);
   });
 
   describe.each([

@@ -24,7 +24,7 @@ import { type RelativeImport, relativeImports } from '../helpers/relative-import
 const COMPOSITION_ROOT = [
   'src/cli/nightly-command.ts', // `nightly`: plans the night with jobs/nightly.ts
   'src/cli/sync-slices.ts', // `run`, `nightly`, `demo`: the in-process runner calls exportReport
-  'src/cli/worker-command.ts', // `worker`: the queue worker calls exportReport and plans queued nights
+  'src/cli/serve-worker.ts', // `worker` (loaded once its metrics port is held): the queue worker calls exportReport and plans queued nights
 ];
 
 const ROOT = new URL('../../', import.meta.url).pathname;

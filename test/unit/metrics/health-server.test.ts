@@ -58,7 +58,7 @@ function memoryLogger(): { logger: Logger; lines: () => Array<{ level: number; m
 }
 
 describe('startHealthServer', () => {
-  it('answers /healthz with ok, and listens on the port it reports', async () => {
+  it('answers /healthz with ok, the port it listens on (the one it reports, port 0 given) and the process id', async () => {
     const server = await start();
     expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
     expect(server.port).toBeGreaterThan(0);
@@ -66,7 +66,7 @@ describe('startHealthServer', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(res.headers.get('cache-control')).toBe('no-store');
-    expect(await res.text()).toBe('ok\n');
+    expect(await res.text()).toBe(`ok\nport: ${server.port}\npid: ${process.pid}\n`);
   });
 
   it('serves the instance metrics with the registry content type, ignoring the query string', async () => {
@@ -152,7 +152,7 @@ describe('startHealthServer', () => {
     const server = await start();
     const res = await fetch(`${server.url}/healthz`, { method: 'HEAD' });
     expect(res.status).toBe(200);
-    expect(res.headers.get('content-length')).toBe('3');
+    expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(await (await fetch(`${server.url}/healthz`)).text())));
     expect(await res.text()).toBe('');
     const metricsHead = await fetch(`${server.url}/metrics`, { method: 'HEAD' });
     expect(metricsHead.status).toBe(200);
@@ -189,7 +189,7 @@ describe('startHealthServer', () => {
     });
     release!();
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(await (await fetch(`${server.url}/healthz`)).text()).toBe('ok\n');
+    expect(await (await fetch(`${server.url}/healthz`)).text()).toMatch(/^ok\n/);
   });
 
   it('rejects, naming host:port and metrics.port, when the port is taken', async () => {
@@ -200,6 +200,28 @@ describe('startHealthServer', () => {
     await expect(attempt).rejects.toThrow('EADDRINUSE');
     // The first server is untouched.
     expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+  });
+
+  it('names the port setting it is given, and how several processes on one host each get a port', async () => {
+    const first = await start();
+    const attempt = start({ port: first.port, portSetting: 'metrics.port (REPORT_SYNC_METRICS__PORT, or --metrics-port)' });
+    await expect(attempt).rejects.toThrow(
+      `cannot serve metrics and health checks on 127.0.0.1:${first.port}: the port is already in use (EADDRINUSE); choose another metrics.port (REPORT_SYNC_METRICS__PORT, or --metrics-port) (a port of its own for each process, or 0 for any free port)`,
+    );
+  });
+
+  it('answers /readyz within 2 s by default when a check hangs', async () => {
+    const hanging = hangingCheck('redis');
+    const server = await start({ readiness: [hanging.check] });
+    try {
+      const startedAt = Date.now();
+      const res = await fetch(`${server.url}/readyz`);
+      expect(Date.now() - startedAt).toBeLessThan(2_000);
+      expect(res.status).toBe(503);
+      expect(await res.text()).toBe('not ready\nredis: no answer within 1500 ms\n');
+    } finally {
+      hanging.release();
+    }
   });
 
   it('leaves nothing listening after close(), open connections included', async () => {

@@ -52,7 +52,7 @@ describe('SyncMetrics', () => {
     expect(text).toContain('report_sync_rows_loaded_total{report_type="index"} 7\n');
     expect(text).toContain('report_sync_rows_loaded_total{report_type="constituent.close"} 12\n');
     // The unchanged file was still downloaded.
-    expect(text).toContain('report_sync_bytes_downloaded_total{report_type="index"} 220\n');
+    expect(text).toContain('report_sync_downloaded_bytes_total{report_type="index"} 220\n');
     expect(text).toContain('report_sync_slice_failures_total{code="EXPORT_FORBIDDEN"} 1\n');
     expect(text).toMatch(/# HELP report_sync_slices_total \S.{20,}/);
   });
@@ -136,6 +136,37 @@ describe('SyncMetrics', () => {
     const text = await metrics.metrics();
     expect(text).toContain('# TYPE report_sync_queue_jobs gauge');
     expect(text).not.toMatch(/^report_sync_queue_jobs\{/m);
+  });
+
+  it('never waits for a source past sourceTimeoutMs: a late one leaves its gauge out, process metrics stay, and the next scrape waits on the same read', async () => {
+    const answers: Array<() => void> = [];
+    let reads = 0;
+    let down = true;
+    const metrics = new SyncMetrics({ sourceTimeoutMs: 200 });
+    // As Redis commands do while Redis is down: no answer until it is back.
+    metrics.setQueueDepthSource(() => {
+      reads += 1;
+      return down ? new Promise((resolve) => answers.push(() => resolve({ waiting: 7 }))) : Promise.resolve({ waiting: 7 });
+    });
+    metrics.setLastSuccessfulNightSource(() => new Promise((resolve) => answers.push(() => resolve(1_709_600_000))));
+    metrics.nightSucceeded(new Date('2024-03-01T03:00:00Z'));
+    for (let scrape = 0; scrape < 2; scrape += 1) {
+      const startedAt = Date.now();
+      const text = await metrics.metrics();
+      expect(Date.now() - startedAt).toBeLessThan(1_000);
+      expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
+      expect(text).toContain('report_sync_slices_total{outcome="loaded",report_type="index"} 0\n');
+      expect(text).not.toMatch(/^report_sync_queue_jobs\{/m);
+      // What the process knows itself is still shown.
+      expect(text).toContain('report_sync_last_successful_night_timestamp_seconds 1709262000\n');
+    }
+    expect(reads).toBe(1);
+    // Once the source answers, the next scrape reads it afresh.
+    down = false;
+    for (const answer of answers.splice(0)) answer();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await samples(metrics, 'report_sync_queue_jobs')).toEqual(['report_sync_queue_jobs{state="waiting"} 7']);
+    expect(reads).toBe(2);
   });
 
   it('shows the last successful night from the process or its source, never a 0 for "unknown"', async () => {
