@@ -192,15 +192,19 @@ async function keepNightlyScheduleAlive(
   redisDown: () => boolean,
 ): Promise<void> {
   let reported = '';
+  // Whether this worker has seen the schedule in Redis: only then is a schedule gone a schedule lost.
+  let seen = false;
   while (!shutdown.aborted) {
     try {
       const check = await ensureNightlySchedule(exportQueue.queue, own, { mode: 'heal', priority: settings.queue.nightlyPriority });
-      if (check.action !== 'kept') {
-        logger.warn(
-          { cron: own.cron, timeZone: own.timeZone, nextRunAt: check.nextRunAt ? new Date(check.nextRunAt).toISOString() : undefined },
-          "the nightly schedule was missing from Redis (flushed, or restarted without persistence): re-created it from this worker's settings",
-        );
+      const schedule = { cron: own.cron, timeZone: own.timeZone, nextRunAt: check.nextRunAt ? new Date(check.nextRunAt).toISOString() : undefined };
+      if (check.action !== 'kept' && seen) {
+        logger.warn(schedule, "the nightly schedule was missing from Redis (flushed, or restarted without persistence): re-created it from this worker's settings");
+      } else if (check.action !== 'kept') {
+        // A new install, or a Redis that lost its data before this worker started: nothing tells them apart.
+        logger.info(schedule, `registered the nightly schedule, which queue ${exportQueue.queue.name} did not have yet, from this worker's settings`);
       }
+      seen = true;
       const differences = check.differences.join('; ');
       if (differences !== '' && differences !== reported) {
         logger.warn(

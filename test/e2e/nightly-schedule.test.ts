@@ -56,6 +56,18 @@ describe('the nightly schedule in queue mode', () => {
     expect(worker.output().split('the nightly schedule was missing').length - 1).toBe(1);
   }, 60_000);
 
+  it("registers the schedule on a new install's first worker and says so, without calling it lost", async () => {
+    rig = await startQueueRig({ settings: { schedule: { checkIntervalMs: 1_000 } } });
+    const worker = rig.startWorker();
+    await rig.ready(worker);
+    await until(() => worker.output().includes('registered the nightly schedule'), 10_000, 'the registration line');
+    expect(await withQueue(rig.env.REDIS_URL!, rig.prefix, (queue) => queue.getJobSchedulers())).toHaveLength(1);
+    // Checked again every second: still one line, and never the warning of a schedule lost.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(worker.output().split('registered the nightly schedule').length - 1).toBe(1);
+    expect(worker.output()).not.toContain('was missing from Redis');
+  }, 60_000);
+
   it("syncs what `scheduler --config` registered, not the worker's lookback, and reports the difference", async () => {
     rig = await startQueueRig({ settings: { queue: { keepCompleted: { ageSeconds: 3_600, count: 1_000 } } } });
     const schedulerSettings = join(rig.dir, 'scheduler.json');
