@@ -71,12 +71,12 @@ export function buildCoverageGrid(options: {
   const { from, to, period } = options;
   const spans = periodSpans(from, to, period).map((span) => ({ ...span, days: countIsoDates(span.from, span.to) }));
   const columnOf = new Map(spans.map((span, i) => [span.from, i]));
-  const tallies = new Map<string, { portfolioId: number; reportType: string; cells: { loaded: number; noData: number; failed: number }[] }>();
+  const tallies = new Map<string, { portfolioId: number; reportType: string; cells: { loaded: number; noData: number; failed: number; missing: number }[] }>();
   const row = (portfolioId: number, reportType: string) => {
     const key = pairKey(portfolioId, reportType);
     let tally = tallies.get(key);
     if (!tally) {
-      tally = { portfolioId, reportType, cells: spans.map(() => ({ loaded: 0, noData: 0, failed: 0 })) };
+      tally = { portfolioId, reportType, cells: spans.map(() => ({ loaded: 0, noData: 0, failed: 0, missing: 0 })) };
       tallies.set(key, tally);
     }
     return tally;
@@ -94,8 +94,10 @@ export function buildCoverageGrid(options: {
     reportType: tally.reportType,
     cells: tally.cells.map((counts, i) => {
       const span = spans[i]!;
-      const missing = Math.max(0, span.days - counts.loaded - counts.noData - counts.failed);
-      return { from: span.from, to: span.to, ...counts, missing, worst: cellOutcome({ ...counts, missing }) };
+      // Into the tally itself: a copy of the counts per cell for cellOutcome would be a second
+      // short-lived object per cell, and on a wide grid a larger peak for the dashboard.
+      counts.missing = Math.max(0, span.days - counts.loaded - counts.noData - counts.failed);
+      return { from: span.from, to: span.to, ...counts, worst: cellOutcome(counts) };
     }),
   }));
   return { from, to, period, rows };
