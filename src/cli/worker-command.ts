@@ -87,7 +87,6 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
           issue,
           refreshMarginSeconds: settings.token.refreshMarginSeconds,
           rejectedRetryMs: settings.token.rejectedRetryMs,
-          minRenewalIntervalMs: settings.token.minRenewalIntervalMs,
           ...identityProviderWaitOptions(settings.token, logger, shutdown, metrics),
         }),
     });
