@@ -12,7 +12,7 @@ export interface RedisTokenSourceOptions extends IdentityProviderWaitOptions {
   /** Key prefix shared by the fleet (the queue's prefix). */
   readonly prefix: string;
   readonly issue: () => Promise<IssuedToken>;
-  /** @defaultValue 30 */
+  /** Renew this long before expiry, capped at a tenth of the token's lifetime (see {@link scheduleToken}). @defaultValue 30 */
   readonly refreshMarginSeconds?: number;
   /** How long a process waits for another one's renewal before trying itself. @defaultValue 15000 */
   readonly lockTimeoutMs?: number;

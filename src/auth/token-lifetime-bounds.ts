@@ -53,15 +53,15 @@ export class TokenLifetimeBounds {
     const seconds = readSeconds(expiresIn);
     if (seconds === undefined) {
       const used = this.#clamp(SPEC_LIFETIME_SECONDS);
-      this.#report(
-        given,
-        used,
-        `the token answer's expires_in (${given}) is not a number of seconds: assumed ${used} s (the spec's lifetime, at most token.maxLifetimeSeconds)`,
-      );
+      this.#report(given, used, `the token answer's expires_in (${given}) is not a number of seconds: assumed ${used} s (the spec's lifetime, at most token.maxLifetimeSeconds)`);
       return used;
     }
     if (seconds < SHORTEST_TOKEN_LIFETIME_SECONDS) {
-      this.#report(given, SHORTEST_TOKEN_LIFETIME_SECONDS, `the token answer's expires_in (${given}) is under ${SHORTEST_TOKEN_LIFETIME_SECONDS} s: the token is used as lasting ${SHORTEST_TOKEN_LIFETIME_SECONDS} s`);
+      this.#report(
+        given,
+        SHORTEST_TOKEN_LIFETIME_SECONDS,
+        `the token answer's expires_in (${given}) is under ${SHORTEST_TOKEN_LIFETIME_SECONDS} s: the token is used as lasting ${SHORTEST_TOKEN_LIFETIME_SECONDS} s`,
+      );
       return SHORTEST_TOKEN_LIFETIME_SECONDS;
     }
     if (seconds > this.#maxSeconds) {

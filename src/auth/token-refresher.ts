@@ -7,7 +7,7 @@ import type { IssuedToken, TokenSource } from './token-source.js';
 export interface TokenRefresherOptions extends IdentityProviderWaitOptions {
   /** Asks the identity provider for a new token (the password grant). */
   readonly issue: () => Promise<IssuedToken>;
-  /** Renew this long before expiry, capped at a tenth of the token's lifetime. @defaultValue 30 */
+  /** Renew this long before expiry, capped at a tenth of the token's lifetime (see {@link scheduleToken}). @defaultValue 30 */
   readonly refreshMarginSeconds?: number;
   /** Clock in milliseconds, for tests. @defaultValue Date.now */
   readonly now?: () => number;

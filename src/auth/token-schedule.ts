@@ -7,6 +7,9 @@ export const SHORTEST_TOKEN_LIFETIME_SECONDS = 1;
 /** The longest lifetime planned with: `token.maxLifetimeSeconds` at its highest (a year). */
 const LONGEST_TOKEN_LIFETIME_SECONDS = 31_536_000;
 
+/** A lifetime from this one up is renewed a tenth of it early; a shorter one less, in proportion. */
+const FULL_MARGIN_LIFETIME_MS = 10_000;
+
 /** The longest a token counts as fresh after it was asked for (see {@link TokenSchedule.freshUntil}). */
 const LONGEST_FRESH_MS = 30_000;
 
@@ -15,7 +18,7 @@ export interface TokenScheduleOptions {
   readonly askedAt: number;
   /** `expires_in` as read from the answer. */
   readonly expiresInSeconds: number;
-  /** `token.refreshMarginSeconds`: renew this long before expiry, at most a tenth of the lifetime. */
+  /** `token.refreshMarginSeconds`: renew this long before expiry, at most a tenth of the lifetime (less under 10 s). */
   readonly refreshMarginSeconds: number;
 }
 
@@ -37,15 +40,16 @@ export interface TokenSchedule {
 
 /**
  * Plans a token's use from the lifetime its provider stated. The lifetime is counted from the ask,
- * not the answer: the provider's clock started first. The margin is at most a tenth of the lifetime,
- * so a 2 s token is renewed after 1.8 s, not on every call, and the provider is asked about once
- * per lifetime however short it is.
+ * not the answer: the provider's clock started first. The margin only has to cover a request's way
+ * to the gateway, not a share of the lifetime: it is at most a tenth of the lifetime, and for one
+ * under 10 s that tenth shrinks in proportion (a 2 s token is renewed 40 ms early, a 3 s one 90 ms),
+ * so the provider is asked about once per lifetime however short it is, never on every call.
  */
 export function scheduleToken(options: TokenScheduleOptions): TokenSchedule {
   const seconds = options.expiresInSeconds;
   const plannedSeconds = Number.isNaN(seconds) ? SHORTEST_TOKEN_LIFETIME_SECONDS : Math.min(LONGEST_TOKEN_LIFETIME_SECONDS, Math.max(SHORTEST_TOKEN_LIFETIME_SECONDS, seconds));
   const lifetimeMs = plannedSeconds * 1000;
-  const marginMs = Math.min(Math.max(0, options.refreshMarginSeconds) * 1000, lifetimeMs / 10);
+  const marginMs = Math.min(Math.max(0, options.refreshMarginSeconds) * 1000, (lifetimeMs / 10) * Math.min(1, lifetimeMs / FULL_MARGIN_LIFETIME_MS));
   return {
     lifetimeMs,
     expiresAt: options.askedAt + lifetimeMs,

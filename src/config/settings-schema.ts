@@ -6,6 +6,13 @@ import { EXPORT_FORMATS, REPORT_TYPES } from '../reports/report-types.js';
 const positiveInt = z.number().int().min(1);
 const nonNegativeInt = z.number().int().min(0);
 const portfolioId = z.number().int().min(1).max(2_147_483_647);
+/**
+ * A setting that no longer exists, kept only to say so: any value is refused with what to do
+ * instead, where an unknown key would get a "did you mean" naming another setting.
+ */
+function retiredSetting(instead: string) {
+  return z.undefined({ error: `this setting was removed: ${instead}` }).optional();
+}
 /** What a data-quality check does when a file does not pass it. */
 const checkSeverity = z.enum(['fail', 'warn', 'off']);
 
@@ -112,7 +119,7 @@ export const settingsSchema = z
       .object({
         /**
          * Renew a token this long before its stated lifetime runs out; at most a tenth of that
-         * lifetime, so a 2 s token is used for 1.8 s.
+         * lifetime, and less under 10 s (a 2 s token is renewed 40 ms early).
          */
         refreshMarginSeconds: nonNegativeInt.default(30),
         /**
@@ -140,6 +147,10 @@ export const settingsSchema = z
          * lifetime is believed as stated, however short (one under 1 s is used as 1 s). @defaultValue 86400
          */
         maxLifetimeSeconds: positiveInt.max(31_536_000).default(86_400),
+        /** Removed: every lifetime is believed as stated, down to 1 s. */
+        minLifetimeSeconds: retiredSetting('every token lifetime the identity provider states is believed now (one under 1 s as 1 s); delete it'),
+        /** Removed: a 401 is judged per token (see `token`). */
+        minRenewalIntervalMs: retiredSetting('a 401 is judged per token now (its lifetime, and whether a 401 asked for it); delete it'),
       })
       .strict()
       .prefault({}),
