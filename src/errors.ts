@@ -15,7 +15,7 @@ export type SyncErrorCode =
   | 'AUTH_REJECTED'
   /** The identity provider could not be reached or answered 5xx. */
   | 'AUTH_UNAVAILABLE'
-  /** The export endpoint answered 401 even to a freshly issued token. */
+  /** The export endpoint answered 401 even to a token issued moments ago because of a 401, within its lifetime. */
   | 'EXPORT_UNAUTHORIZED'
   | 'EXPORT_BAD_REQUEST'
   | 'EXPORT_FORBIDDEN'

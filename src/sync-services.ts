@@ -82,7 +82,6 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
     const firstContact = new FirstContactGuard(upstream.tokenUrl);
     const metered = metrics ? new MeteredTokenSource(metrics) : undefined;
     const lifetime = new TokenLifetimeBounds({
-      minSeconds: settings.token.minLifetimeSeconds,
       maxSeconds: settings.token.maxLifetimeSeconds,
       onAdjusted: ({ given, usedSeconds, message }) => logger.warn({ expiresIn: given, usedSeconds }, message),
     });
@@ -101,7 +100,6 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
       new TokenRefresher({
         issue,
         refreshMarginSeconds: settings.token.refreshMarginSeconds,
-        minRenewalIntervalMs: settings.token.minRenewalIntervalMs,
         ...identityProviderWaitOptions(settings.token, logger, options.signal, metrics),
       });
     const tokens = firstContact.tokens(metered ? metered.tokens(source) : source);

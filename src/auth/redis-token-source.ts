@@ -4,6 +4,7 @@ import { AuthError } from '../errors.js';
 import type { IdentityProviderWaitOptions } from './identity-provider-wait-options.js';
 import type { IdentityProviderOutage, OutageStore } from './identity-provider-outage.js';
 import { interruptibleSleep, issueThroughOutage } from './issue-through-outage.js';
+import { scheduleToken, type TokenSchedule } from './token-schedule.js';
 import type { IssuedToken, TokenSource } from './token-source.js';
 
 export interface RedisTokenSourceOptions extends IdentityProviderWaitOptions {
@@ -11,7 +12,7 @@ export interface RedisTokenSourceOptions extends IdentityProviderWaitOptions {
   /** Key prefix shared by the fleet (the queue's prefix). */
   readonly prefix: string;
   readonly issue: () => Promise<IssuedToken>;
-  /** @defaultValue 30 */
+  /** Renew this long before expiry, capped at a tenth of the token's lifetime (see {@link scheduleToken}). @defaultValue 30 */
   readonly refreshMarginSeconds?: number;
   /** How long a process waits for another one's renewal before trying itself. @defaultValue 15000 */
   readonly lockTimeoutMs?: number;
@@ -20,12 +21,6 @@ export interface RedisTokenSourceOptions extends IdentityProviderWaitOptions {
    * for this long: every caller fails at once with the refusal instead. @defaultValue 600000
    */
   readonly rejectedRetryMs?: number;
-  /**
-   * `token.minRenewalIntervalMs`: at most one new token per this interval is asked for because of a
-   * 401, for the whole fleet (remembered under the prefix); within it, a 401 to the current token
-   * returns that token itself (the export client then reports `EXPORT_UNAUTHORIZED`). @defaultValue 60000
-   */
-  readonly minRenewalIntervalMs?: number;
 }
 
 /** Longest TTL ever given to the token key: a day is the longest lifetime believed, this is ample. */
@@ -36,17 +31,23 @@ const MAX_TOKEN_TTL_MS = 7 * 86_400_000;
 const DELETE_IF_EQUAL = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 // Extends the renewal lock only while we still hold it.
 const EXTEND_IF_EQUAL = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
-// Claims the fleet's one renewal after a 401 for this interval: 1 claimed, 2 already claimed for
-// this same token (its renewal is under way or done), 0 claimed for an earlier token.
-const CLAIM_RENEWAL_AFTER_REJECTION = `if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
-if redis.call('get', KEYS[1]) == ARGV[1] then return 2 end
-return 0`;
+// Drops a token refused before it was due, if it is still the fleet's, and leaves a note saying so
+// for as long as it would have lived: the token asked for next is then one a 401 asked for.
+const DROP_REFUSED = `if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+local ttl = redis.call('pttl', KEYS[1])
+redis.call('del', KEYS[1])
+if ttl > 0 then redis.call('set', KEYS[2], '1', 'PX', ttl) end
+return 1`;
 
 /**
- * The fleet's token source: the token lives in Redis with a TTL of its lifetime less the margin,
- * and renewal is guarded by a Redis lock, so N processes × M jobs make one token request per
- * lifetime. Within a process, concurrent callers also share one renewal (single flight). While the
- * identity provider is unavailable, the lock's holder waits for it (see {@link issueThroughOutage}),
+ * The fleet's token source: the token lives in Redis with a TTL of its stated lifetime less the
+ * margin, and renewal is guarded by a Redis lock, so N processes × M jobs make one token request per
+ * lifetime. Within a process, concurrent callers also share one renewal (single flight).
+ * A 401 to the fleet's token drops it and renews, unless the token is fresh (asked for because of a
+ * 401 moments ago, see {@link TokenSchedule.freshUntil}): the fleet remembers that in Redis with a
+ * TTL, so every process judges the same token the same way without comparing clocks, and a gateway
+ * refusing every token gets one more token, not one per slice.
+ * While the identity provider is unavailable, the lock's holder waits for it (see {@link issueThroughOutage}),
  * keeping the lock alive, and shares what it learns about the outage through Redis, so the fleet asks
  * once per backoff step and gives up together once `unavailableWaitMs` has passed.
  */
@@ -59,7 +60,8 @@ export class RedisTokenSource implements TokenSource {
   readonly #lockTimeoutMs: number;
   readonly #outageKey: string;
   readonly #refusedKey: string;
-  readonly #renewedAfterRejectionKey: string;
+  readonly #freshKey: string;
+  readonly #refusedInLifetimeKey: string;
   readonly #options: RedisTokenSourceOptions;
   #pending: Promise<string> | undefined;
 
@@ -72,7 +74,8 @@ export class RedisTokenSource implements TokenSource {
     this.#lockTimeoutMs = options.lockTimeoutMs ?? 15_000;
     this.#outageKey = `${options.prefix}:token:provider-outage`;
     this.#refusedKey = `${options.prefix}:token:credentials-refused`;
-    this.#renewedAfterRejectionKey = `${options.prefix}:token:renewed-after-rejection`;
+    this.#freshKey = `${options.prefix}:token:fresh`;
+    this.#refusedInLifetimeKey = `${options.prefix}:token:refused-in-lifetime`;
     this.#options = options;
   }
 
@@ -83,17 +86,16 @@ export class RedisTokenSource implements TokenSource {
   }
 
   async renewAfterRejection(rejected: string): Promise<string> {
-    const cached = await this.#redis.get(this.#tokenKey);
+    const [cached, fresh] = await this.#redis.mget(this.#tokenKey, this.#freshKey);
+    // Already replaced: a burst of 401s renews once for the fleet.
     if (cached && cached !== rejected) return cached;
     if (cached === rejected) {
-      // The token is not due (its key would have expired): a 401 renews it at most once per interval
-      // for the fleet. A gateway refusing every token (wrong tenant, client or permissions) is
-      // answered with the refused token itself, and the slice fails, not with a token per burst.
-      const claim = await this.#redis.eval(CLAIM_RENEWAL_AFTER_REJECTION, 1, this.#renewedAfterRejectionKey, fingerprint(rejected), this.#options.minRenewalIntervalMs ?? 60_000);
-      if (claim === 0) return rejected;
-      // Only the holder of the failed token may drop it; if it was already replaced, use the new one.
-      if (claim === 1) await this.#redis.eval(DELETE_IF_EQUAL, 1, this.#tokenKey, rejected);
+      // Refused within its lifetime right after a 401 asked for it: no new token would fare better.
+      if (fresh === fingerprint(rejected)) return rejected;
+      // Refused within its lifetime (revoked, or the gateway forgot it): dropped, if still the fleet's.
+      await this.#redis.eval(DROP_REFUSED, 2, this.#tokenKey, this.#refusedInLifetimeKey, rejected);
     }
+    // Gone from Redis: its lifetime (less the margin) is over, so the 401 is its expiry.
     return this.#renew(rejected);
   }
 
@@ -139,13 +141,7 @@ export class RedisTokenSource implements TokenSource {
               signal: this.#options.signal,
             }),
           );
-          const lifetimeMs = issued.expiresInSeconds * 1000;
-          // The lifetime started when we asked; the answer's travel time is already spent.
-          const spentMs = Date.now() - askedAt;
-          const ttlMs = Math.max(1, Math.floor(lifetimeMs - Math.min(this.#marginSeconds * 1000, lifetimeMs / 10) - spentMs));
-          // Redis refuses a PX that is not an integer in range ("ERR value is not an integer or out of range").
-          const safeTtlMs = Number.isFinite(ttlMs) ? Math.min(ttlMs, MAX_TOKEN_TTL_MS) : 1;
-          await this.#redis.set(this.#tokenKey, issued.accessToken, 'PX', safeTtlMs);
+          await this.#store(issued.accessToken, scheduleToken({ askedAt, expiresInSeconds: issued.expiresInSeconds, refreshMarginSeconds: this.#marginSeconds }));
           return issued.accessToken;
         } finally {
           await this.#redis.eval(DELETE_IF_EQUAL, 1, this.#lockKey, lockValue);
@@ -158,6 +154,17 @@ export class RedisTokenSource implements TokenSource {
       const pauseMs = Date.now() - startedAt > 1_000 ? 250 : 25;
       await interruptibleSleep(pauseMs + Math.random() * pauseMs, this.#options.signal);
     }
+  }
+
+  /** Shares a new token with the fleet until it is due, and whether it is fresh after a 401. */
+  async #store(token: string, schedule: TokenSchedule): Promise<void> {
+    const afterRejection = (await this.#redis.del(this.#refusedInLifetimeKey)) > 0;
+    // The lifetime started when we asked; the answer's travel time is already spent.
+    const now = Date.now();
+    const transaction = this.#redis.multi().set(this.#tokenKey, token, 'PX', ttlOf(schedule.renewAt - now));
+    if (afterRejection && schedule.freshUntil > now) transaction.set(this.#freshKey, fingerprint(token), 'PX', ttlOf(schedule.freshUntil - now));
+    else transaction.del(this.#freshKey);
+    await transaction.exec();
   }
 
   /**
@@ -212,6 +219,11 @@ export class RedisTokenSource implements TokenSource {
       },
     };
   }
+}
+
+/** A TTL Redis takes: a PX that is not a positive integer in range is refused ("ERR value is not an integer or out of range"). */
+function ttlOf(ms: number): number {
+  return Math.min(MAX_TOKEN_TTL_MS, Math.max(1, Math.floor(ms)));
 }
 
 /** Names a token in Redis without storing it a second time. */

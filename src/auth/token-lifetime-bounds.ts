@@ -1,4 +1,5 @@
 import { printableText } from '../printable-text.js';
+import { SHORTEST_TOKEN_LIFETIME_SECONDS } from './token-schedule.js';
 
 /** The access-token lifetime the spec gives; assumed when `expires_in` is missing or not a number. */
 const SPEC_LIFETIME_SECONDS = 300;
@@ -17,8 +18,6 @@ export interface TokenLifetimeAdjustment {
 }
 
 export interface TokenLifetimeBoundsOptions {
-  /** `token.minLifetimeSeconds`. @defaultValue 10 */
-  readonly minSeconds?: number;
   /** `token.maxLifetimeSeconds`. @defaultValue 86400 */
   readonly maxSeconds?: number;
   /**
@@ -30,21 +29,20 @@ export interface TokenLifetimeBoundsOptions {
 
 /**
  * Reads `expires_in` (integer seconds, per the spec) into a lifetime the token sources can plan
- * with. A value out of range would do harm either way: a tiny one (0, 0.001, negative) makes every
- * job ask for a token of its own, a huge one (1e300) becomes a Redis TTL Redis refuses. So it is
- * clamped to `token.minLifetimeSeconds`…`token.maxLifetimeSeconds`. A numeric string ("300", a
- * common provider quirk) is read as its number; a missing or non-numeric one assumes the spec's
- * 300 s rather than failing a token that works: if it dies sooner, the export endpoint's 401
- * renews it.
+ * with. Any lifetime the provider states is believed, however short: a token is renewed before it
+ * runs out. Only values no provider means are bounded, as either would do harm: one under 1 s (0,
+ * 0.001, negative) would make every job ask for a token of its own, so it is used as 1 s; a huge one
+ * (1e300) would become a Redis TTL Redis refuses, so it is cut to `token.maxLifetimeSeconds`. A
+ * numeric string ("300", a common provider quirk) is read as its number; a missing or non-numeric
+ * one assumes the spec's 300 s rather than failing a token that works: if it dies sooner, the
+ * export endpoint's 401 renews it.
  */
 export class TokenLifetimeBounds {
-  readonly #minSeconds: number;
   readonly #maxSeconds: number;
   readonly #onAdjusted: ((adjustment: TokenLifetimeAdjustment) => void) | undefined;
   #lastReported: string | undefined;
 
   constructor(options: TokenLifetimeBoundsOptions = {}) {
-    this.#minSeconds = options.minSeconds ?? 1;
     this.#maxSeconds = options.maxSeconds ?? 86_400;
     this.#onAdjusted = options.onAdjusted;
   }
@@ -55,16 +53,16 @@ export class TokenLifetimeBounds {
     const seconds = readSeconds(expiresIn);
     if (seconds === undefined) {
       const used = this.#clamp(SPEC_LIFETIME_SECONDS);
-      this.#report(
-        given,
-        used,
-        `the token answer's expires_in (${given}) is not a number of seconds: assumed ${used} s (the spec's lifetime, within token.minLifetimeSeconds…token.maxLifetimeSeconds)`,
-      );
+      this.#report(given, used, `the token answer's expires_in (${given}) is not a number of seconds: assumed ${used} s (the spec's lifetime, at most token.maxLifetimeSeconds)`);
       return used;
     }
-    if (seconds < this.#minSeconds) {
-      this.#report(given, this.#minSeconds, `the token answer's expires_in (${given}) is under token.minLifetimeSeconds: the token is used as lasting ${this.#minSeconds} s`);
-      return this.#minSeconds;
+    if (seconds < SHORTEST_TOKEN_LIFETIME_SECONDS) {
+      this.#report(
+        given,
+        SHORTEST_TOKEN_LIFETIME_SECONDS,
+        `the token answer's expires_in (${given}) is under ${SHORTEST_TOKEN_LIFETIME_SECONDS} s: the token is used as lasting ${SHORTEST_TOKEN_LIFETIME_SECONDS} s`,
+      );
+      return SHORTEST_TOKEN_LIFETIME_SECONDS;
     }
     if (seconds > this.#maxSeconds) {
       this.#report(
@@ -78,7 +76,7 @@ export class TokenLifetimeBounds {
   }
 
   #clamp(seconds: number): number {
-    return Math.min(this.#maxSeconds, Math.max(this.#minSeconds, seconds));
+    return Math.min(this.#maxSeconds, Math.max(SHORTEST_TOKEN_LIFETIME_SECONDS, seconds));
   }
 
   #report(given: string, usedSeconds: number, message: string): void {

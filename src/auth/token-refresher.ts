@@ -1,32 +1,30 @@
 import type { IdentityProviderWaitOptions } from './identity-provider-wait-options.js';
 import type { IdentityProviderOutage } from './identity-provider-outage.js';
 import { issueThroughOutage } from './issue-through-outage.js';
+import { scheduleToken, type TokenSchedule } from './token-schedule.js';
 import type { IssuedToken, TokenSource } from './token-source.js';
 
 export interface TokenRefresherOptions extends IdentityProviderWaitOptions {
   /** Asks the identity provider for a new token (the password grant). */
   readonly issue: () => Promise<IssuedToken>;
-  /** Renew this long before expiry, capped at a tenth of the token's lifetime. @defaultValue 30 */
+  /** Renew this long before expiry, capped at a tenth of the token's lifetime (see {@link scheduleToken}). @defaultValue 30 */
   readonly refreshMarginSeconds?: number;
-  /**
-   * `token.minRenewalIntervalMs`: at most one new token per this interval is asked for because of
-   * a 401; within it, {@link TokenRefresher.renewAfterRejection} returns the refused token itself
-   * (the export client then reports `EXPORT_UNAUTHORIZED`). @defaultValue 60000
-   */
-  readonly minRenewalIntervalMs?: number;
   /** Clock in milliseconds, for tests. @defaultValue Date.now */
   readonly now?: () => number;
 }
 
-interface CachedToken {
+interface CachedToken extends TokenSchedule {
   readonly value: string;
-  /** When to stop handing it out: expiry less the safety margin. */
-  readonly renewAt: number;
+  /** Asked for because the token before it was refused within its lifetime. */
+  readonly afterRejection: boolean;
 }
 
 /**
- * The in-process token source: caches the token, renews it shortly before it expires, and
- * makes sure concurrent callers share one request to the identity provider (single flight).
+ * The in-process token source: caches the token, renews it shortly before the lifetime its
+ * provider stated runs out, and makes sure concurrent callers share one request to the identity
+ * provider (single flight). A 401 to the current token renews it, unless that token is fresh (see
+ * {@link TokenSchedule.freshUntil}): then it is handed back and the caller reports a configuration
+ * problem, so a gateway refusing every token gets one more token, not one per slice.
  * While the provider is unavailable, the one renewal in flight waits for it (see
  * {@link issueThroughOutage}) and every caller waits on that renewal, so no slice spends its
  * attempts on an outage shorter than `unavailableWaitMs`.
@@ -39,8 +37,6 @@ export class TokenRefresher implements TokenSource {
   #outage: IdentityProviderOutage | undefined;
   #current: CachedToken | undefined;
   #pending: Promise<string> | undefined;
-  /** When a 401 last made this process ask for a new token. */
-  #renewedAfterRejectionAt: number | undefined;
 
   constructor(options: TokenRefresherOptions) {
     this.#issue = options.issue;
@@ -58,33 +54,29 @@ export class TokenRefresher implements TokenSource {
   async renewAfterRejection(rejected: string): Promise<string> {
     if (this.#pending) return this.#pending;
     const current = this.#current;
-    if (current && current.value !== rejected) return this.getToken();
-    // Due for renewal anyway: the 401 is its expiry, and renewing it is not one more token per 401.
-    if (current && this.#now() >= current.renewAt) return this.getToken();
-    const now = this.#now();
-    const last = this.#renewedAfterRejectionAt;
-    // A gateway that refuses every token (wrong tenant, client or permissions) must not be answered
-    // with a token per burst of slices: the refused token is handed back, and the slice fails.
-    if (current && last !== undefined && now - last < (this.#options.minRenewalIntervalMs ?? 60_000)) return rejected;
-    this.#renewedAfterRejectionAt = now;
+    // Already replaced (a burst of 401s renews once), or due anyway: the 401 is its expiry.
+    if (!current || current.value !== rejected || this.#now() >= current.renewAt) return this.getToken();
+    // Refused within its lifetime right after a 401 asked for it: no new token would fare better.
+    if (current.afterRejection && this.#now() < current.freshUntil) return rejected;
+    // Refused within its lifetime (revoked, or the gateway forgot it): one new token, marked so.
     this.#current = undefined;
-    return this.#renew();
+    return this.#renew(true);
   }
 
-  #renew(): Promise<string> {
+  #renew(afterRejection = false): Promise<string> {
     // Every caller that arrives while a request is out waits for that same request.
-    this.#pending ??= this.#request().finally(() => {
+    this.#pending ??= this.#request(afterRejection).finally(() => {
       this.#pending = undefined;
     });
     return this.#pending;
   }
 
-  async #request(): Promise<string> {
-    // Count the lifetime from when we asked, not when the answer came: the server's clock started first.
+  async #request(afterRejection: boolean): Promise<string> {
     const options = this.#options;
     let askedAt = this.#now();
     const issued = await issueThroughOutage({
       issue: () => {
+        // The lifetime counts from the ask that was answered: the provider's clock started then.
         askedAt = this.#now();
         return this.#issue();
       },
@@ -105,9 +97,8 @@ export class TokenRefresher implements TokenSource {
       now: this.#now,
       signal: options.signal,
     });
-    const lifetimeMs = issued.expiresInSeconds * 1000;
-    const marginMs = Math.min(this.#marginSeconds * 1000, lifetimeMs / 10);
-    this.#current = { value: issued.accessToken, renewAt: askedAt + lifetimeMs - marginMs };
+    const schedule = scheduleToken({ askedAt, expiresInSeconds: issued.expiresInSeconds, refreshMarginSeconds: this.#marginSeconds });
+    this.#current = { value: issued.accessToken, afterRejection, ...schedule };
     return issued.accessToken;
   }
 }

@@ -95,7 +95,6 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
           issue,
           refreshMarginSeconds: settings.token.refreshMarginSeconds,
           rejectedRetryMs: settings.token.rejectedRetryMs,
-          minRenewalIntervalMs: settings.token.minRenewalIntervalMs,
           ...identityProviderWaitOptions(settings.token, logger, shutdown, metrics),
         }),
     }));

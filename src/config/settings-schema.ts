@@ -7,6 +7,13 @@ import { EXPORT_FORMATS, REPORT_TYPES } from '../reports/report-types.js';
 const positiveInt = z.number().int().min(1);
 const nonNegativeInt = z.number().int().min(0);
 const portfolioId = z.number().int().min(1).max(2_147_483_647);
+/**
+ * A setting that no longer exists, kept only to say so: any value is refused with what to do
+ * instead, where an unknown key would get a "did you mean" naming another setting.
+ */
+function retiredSetting(instead: string) {
+  return z.undefined({ error: `this setting was removed: ${instead}` }).optional();
+}
 /** What a data-quality check does when a file does not pass it. */
 const checkSeverity = z.enum(['fail', 'warn', 'off']);
 
@@ -111,9 +118,21 @@ export const settingsSchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * A token is used for the lifetime its identity provider stated (`expires_in`), counted from
+     * when it was asked for, and renewed before that runs out; one token per lifetime for the
+     * process (the fleet in queue mode). A 401 from the export endpoint to a token whose lifetime
+     * has passed, or that was already replaced, renews it and retries; so does the first 401 to a
+     * token within its lifetime (revoked). Only a token asked for because of such a 401 and refused
+     * as well, within the first half of its lifetime (30 s at most), is a configuration problem:
+     * EXPORT_UNAUTHORIZED naming the tenant id, client and permissions, and no more tokens for it.
+     */
     token: z
       .object({
-        /** Renew a token this long before it expires (capped at a tenth of its lifetime). */
+        /**
+         * Renew a token this long before its stated lifetime runs out; at most a tenth of that
+         * lifetime, and less under 10 s (a 2 s token is renewed 40 ms early).
+         */
         refreshMarginSeconds: nonNegativeInt.default(30),
         /**
          * How long jobs wait for an identity provider that is down (5xx, refused connections) before
@@ -135,32 +154,17 @@ export const settingsSchema = z
          */
         requestTimeoutMs: positiveInt.min(100).max(600_000).default(30_000),
         /**
-         * At most one new token per this interval is asked for because the export endpoint answered
-         * 401 (per process, or per fleet in queue mode). A token refused although it is that fresh is
-         * not an expiry but a configuration problem (tenant id, client, account permissions): the
-         * slice fails with EXPORT_UNAUTHORIZED and the run stops, instead of asking for token after
-         * token. @defaultValue 60000
-         */
-        minRenewalIntervalMs: positiveInt.min(1_000).max(3_600_000).default(60_000),
-        /**
-         * Shortest token lifetime believed: a smaller `expires_in` (0, negative, a fraction) is raised
-         * to this, with a warning, so a broken answer cannot make every job ask for a token of its
-         * own. The spec's tokens live 300 s; an identity provider that really issues tokens shorter
-         * than this needs it lowered (its tokens would otherwise meet 401s). @defaultValue 10
-         */
-        minLifetimeSeconds: positiveInt.max(3_600).default(10),
-        /**
          * Longest token lifetime believed: a larger `expires_in` (a year, 1e300) is cut to this, with
-         * a warning; a token that dies sooner is renewed on the export endpoint's 401. @defaultValue 86400
+         * a warning; a token that dies sooner is renewed on the export endpoint's 401. Every shorter
+         * lifetime is believed as stated, however short (one under 1 s is used as 1 s). @defaultValue 86400
          */
         maxLifetimeSeconds: positiveInt.max(31_536_000).default(86_400),
+        /** Removed: every lifetime is believed as stated, down to 1 s. */
+        minLifetimeSeconds: retiredSetting('every token lifetime the identity provider states is believed now (one under 1 s as 1 s); delete it'),
+        /** Removed: a 401 is judged per token (see `token`). */
+        minRenewalIntervalMs: retiredSetting('a 401 is judged per token now (its lifetime, and whether a 401 asked for it); delete it'),
       })
       .strict()
-      .superRefine((token, context) => {
-        if (token.minLifetimeSeconds > token.maxLifetimeSeconds) {
-          context.addIssue({ code: 'custom', path: ['minLifetimeSeconds'], message: `must not be above token.maxLifetimeSeconds (${token.maxLifetimeSeconds})` });
-        }
-      })
       .prefault({}),
     limits: z
       .object({

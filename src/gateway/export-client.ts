@@ -98,19 +98,15 @@ export class ExportClient {
   async download(slice: Slice, format: ExportFormat): Promise<ExportDownload> {
     const { tokens } = this.#options;
     const url = this.urlFor(slice, format);
-    let token = await tokens.getToken();
-    let response = await this.#send(url, token, slice);
-    if (response.statusCode === 401) {
+    let { token, response } = await this.#send(url, slice, () => tokens.getToken());
+    // A 401 is the token source's to judge: a token past its lifetime or already replaced is
+    // renewed, and the request retried; a fresh one is handed back, which no new token would cure.
+    for (let renewals = 0; response.statusCode === 401; renewals += 1) {
       await readSmallBody(response.body);
+      if (renewals === MAX_RENEWALS) throw freshTokenRefused(slice);
       const renewed = await tokens.renewAfterRejection(token);
-      // The same token back: it is fresh, and a 401 already renewed one moments ago (see token.minRenewalIntervalMs).
       if (renewed === token) throw freshTokenRefused(slice);
-      token = renewed;
-      response = await this.#send(url, token, slice);
-      if (response.statusCode === 401) {
-        await readSmallBody(response.body);
-        throw freshTokenRefused(slice);
-      }
+      ({ token, response } = await this.#send(url, slice, async () => renewed));
     }
 
     if (response.statusCode !== 200) {
@@ -175,21 +171,25 @@ export class ExportClient {
     );
   }
 
-  async #send(url: URL, token: string, slice: Slice): Promise<Dispatcher.ResponseData> {
+  /** Sends one request, with the token `tokenOf` gives once the gate admits it (a wait at the gate must not age the token). */
+  async #send(url: URL, slice: Slice, tokenOf: () => Promise<string>): Promise<{ token: string; response: Dispatcher.ResponseData }> {
     const permit = await this.#options.gate?.acquire();
-    const startedAt = performance.now();
     try {
-      const response = await request(url, {
-        dispatcher: this.#options.dispatcher,
-        method: 'GET',
-        headers: { authorization: `Bearer ${token}`, 'x-client-id': this.#options.tenantId },
-        signal: this.#options.signal,
-      });
-      this.#options.onAnswer?.(response.statusCode, (performance.now() - startedAt) / 1000);
-      return response;
-    } catch (error) {
-      this.#options.onAnswer?.(undefined, (performance.now() - startedAt) / 1000);
-      throw tlsVerificationError(error, url) ?? transferError(error, slice, this.#options.signal);
+      const token = await tokenOf();
+      const startedAt = performance.now();
+      try {
+        const response = await request(url, {
+          dispatcher: this.#options.dispatcher,
+          method: 'GET',
+          headers: { authorization: `Bearer ${token}`, 'x-client-id': this.#options.tenantId },
+          signal: this.#options.signal,
+        });
+        this.#options.onAnswer?.(response.statusCode, (performance.now() - startedAt) / 1000);
+        return { token, response };
+      } catch (error) {
+        this.#options.onAnswer?.(undefined, (performance.now() - startedAt) / 1000);
+        throw tlsVerificationError(error, url) ?? transferError(error, slice, this.#options.signal);
+      }
     } finally {
       await permit?.answered();
     }
@@ -200,13 +200,20 @@ export class ExportClient {
 const PORTFOLIO_PATH = 'api/v1/report-service/report/generate/portfolio/';
 
 /**
- * A token fresh from the identity provider refused all the same: the credentials work, so the
- * tenant, the client or the account's permissions do not; no new token changes that (fatal).
+ * Renewals a download asks for on 401s: one, and a second when the token it was given had been
+ * renewed by another caller, not for this 401 (a token a 401 asked for is judged by its own 401).
+ */
+const MAX_RENEWALS = 2;
+
+/**
+ * A token the identity provider issued moments ago because of a 401, within its stated lifetime,
+ * refused all the same: the credentials work, so the tenant, the client or the account's
+ * permissions do not; no new token changes that.
  */
 function freshTokenRefused(slice: Slice): ExportError {
   return new ExportError(
     'EXPORT_UNAUTHORIZED',
-    `export endpoint answered 401 Unauthorized to a token freshly issued by the identity provider, for ${describeSlice(slice)}: ` +
+    `export endpoint answered 401 Unauthorized to a token the identity provider issued moments ago, well within its stated lifetime, for ${describeSlice(slice)}: ` +
       'the credentials work, so check REPORT_TENANT_ID (sent as X-CLIENT-ID), that REPORT_CLIENT_ID is the client issued for that tenant, ' +
       'and that the account in REPORT_USERNAME has permission to use the report service (ask the account manager)',
     { status: 401 },

@@ -30,7 +30,7 @@ export const benchmark: Benchmark = {
     const { windowMs, portfolios, days } = SIZES[size];
     const rig = await startQueueRig({
       simulator: { tokenLifetimeSeconds: TOKEN_LIFETIME_SECONDS, latencyMs: LATENCY_MS, indexRecords: 2, constituentRows: 5 },
-      settings: { concurrency: CONCURRENCY, queue: { lockDurationMs: 30_000, stalledIntervalMs: 15_000 }, token: { minLifetimeSeconds: 1 } },
+      settings: { concurrency: CONCURRENCY, queue: { lockDurationMs: 30_000, stalledIntervalMs: 15_000 } },
     });
     const workers: WorkerProcess[] = [];
     try {

@@ -111,7 +111,7 @@ describe('a hostile identity provider', () => {
     console.info(`401 to every token, in-process: ${idp.grants} grants, ${rig.simulator.counters.exportRequests} export requests`);
   });
 
-  it('fleet: two token sources sharing one prefix ask for at most one token per token.minRenewalIntervalMs while every token is refused', async () => {
+  it('fleet: two token sources sharing one prefix ask for one token after the first while every token is refused, not one per burst', async () => {
     rig = await startSyncRig({ simulator: { latencyMs: 5 } });
     idp = await startHostileIdentityProvider(tokenUrlOf(rig.simulator), { kind: 'foreign' });
     const scope = testPrefix();
@@ -125,7 +125,6 @@ describe('a hostile identity provider', () => {
       const tokens = new RedisTokenSource({
         redis,
         prefix: scope.prefix,
-        minRenewalIntervalMs: 1_500,
         issue: () => requestPasswordGrant({ dispatcher: agent, tokenUrl: new URL(idp!.tokenUrl), credentials, timeoutMs: 5_000 }),
       });
       return new ExportClient({ baseUrl: new URL(rig!.simulator.url), tenantId, tokens, dispatcher: agent, maxDownloadBytes: 1 << 20, spoolMemoryBytes: 1 << 16 });
@@ -136,15 +135,13 @@ describe('a hostile identity provider', () => {
       expect(outcomes.every((outcome) => outcome instanceof SyncError && outcome.code === 'EXPORT_UNAUTHORIZED')).toBe(true);
     };
     const startedAt = Date.now();
-    // Two bursts of 200 slices within the interval: the first token and one renewal, fleet-wide.
+    // Three bursts of 200 slices: the first token, and one renewal for the first 401, fleet-wide.
+    // The renewed token is refused too while fresh (its first 30 s): a configuration problem.
     await burst();
     await burst();
-    expect(Date.now() - startedAt).toBeLessThan(1_500);
-    expect(idp.grants).toBe(2);
-    // Once the interval has passed, a 401 may renew once more, for the whole fleet.
     await new Promise((resolve) => setTimeout(resolve, 1_600));
     await burst();
-    expect(idp.grants).toBe(3);
+    expect(idp.grants).toBe(2);
     console.info(`401 to every token, 2 sources sharing a prefix: 600 downloads, ${idp.grants} grants in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
   });
 
@@ -212,7 +209,7 @@ describe('a hostile identity provider', () => {
             config,
             upstream: resolveUpstreamConfig(config.env),
             logger,
-            tokens: (issue) => new RedisTokenSource({ redis, prefix: scope.prefix, issue, minRenewalIntervalMs: config.settings.token.minRenewalIntervalMs }),
+            tokens: (issue) => new RedisTokenSource({ redis, prefix: scope.prefix, issue }),
           });
           cleanups.push(() => services.close());
           return { config, services, slices: [...planSlices({ from: '2024-01-01', to: '2024-01-05', portfolios: [portfolioId], reportTypes: ['index', 'constituent.close'] })] };

@@ -49,7 +49,7 @@ describe('identity provider down for a while', () => {
 
   it('in-process: once a token was obtained, jobs wait through a 2 s outage (connections refused) without spending attempts, and every slice loads', async () => {
     // 1 s tokens and 300 ms answers: the run must renew its token while the provider is down.
-    rig = await startSyncRig({ simulator: { latencyMs: 300, tokenLifetimeSeconds: 1 }, settings: { token: { unavailableWaitMs: 20_000, minLifetimeSeconds: 1 } } });
+    rig = await startSyncRig({ simulator: { latencyMs: 300, tokenLifetimeSeconds: 1 }, settings: { token: { unavailableWaitMs: 20_000 } } });
     idp = await startFlakyIdentityProvider(tokenUrlOf(rig.simulator));
     const env = { REPORT_TOKEN_URL: idp.tokenUrl };
     let down: ReturnType<typeof outage> | undefined;

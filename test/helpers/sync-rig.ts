@@ -24,8 +24,7 @@ export const FAST_SETTINGS: SettingsInput = {
   concurrency: 4,
   retry: { attempts: 4, baseDelayMs: 5, maxDelayMs: 20 },
   // An unavailable identity provider is waited for up to 5 minutes by default; tests wait 2 s.
-  // Tests run tokens of 1–3 s, shorter than a real identity provider's (token.minLifetimeSeconds is 10 s).
-  token: { unavailableWaitMs: 2_000, minLifetimeSeconds: 1 },
+  token: { unavailableWaitMs: 2_000 },
   log: { level: 'info' },
 };
 

@@ -1,9 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TokenRefresher } from '../../../src/auth/token-refresher.js';
 import type { TokenSource } from '../../../src/auth/token-source.js';
 import { ExportError } from '../../../src/errors.js';
 import { ExportClient } from '../../../src/gateway/export-client.js';
+import type { RequestGate } from '../../../src/gateway/request-gate.js';
 import type { Slice } from '../../../src/slice.js';
 import { startHttpServer } from '../../helpers/http-server.js';
 
@@ -98,15 +100,74 @@ describe('ExportClient', () => {
     expect(tokens.renewals).toBe(1);
   });
 
-  it('fails with a clear message when a fresh token is refused too', async () => {
-    const { client, tokens } = await clientFor((_req, res) => {
+  it('fails with a clear message when the token a 401 asked for is refused too, and asks for no more tokens on the next slices', async () => {
+    const server = await startHttpServer((_req, res) => {
       res.writeHead(401).end('{"error":"nope"}');
     });
+    const agent = new Agent();
+    cleanups.push(
+      () => agent.close(),
+      () => server.close(),
+    );
+    let issued = 0;
+    const tokens = new TokenRefresher({
+      issue: async () => {
+        issued += 1;
+        return { accessToken: `tok-${issued}`, expiresInSeconds: 300 };
+      },
+    });
+    const client = new ExportClient({ baseUrl: new URL(server.url), tenantId: 'tenant-9', tokens, dispatcher: agent, maxDownloadBytes: 1 << 20, spoolMemoryBytes: 16 });
     const error = await client.download(slice, 'json').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ExportError);
     expect((error as ExportError).code).toBe('EXPORT_UNAUTHORIZED');
     expect((error as ExportError).retryable).toBe(false);
-    expect(tokens.renewals).toBe(1);
+    expect((error as ExportError).message).toContain('check REPORT_TENANT_ID (sent as X-CLIENT-ID)');
+    expect(issued).toBe(2);
+    // Ten more slices: the fresh token is refused again and handed back, not renewed per slice.
+    for (let i = 0; i < 10; i += 1) expect(((await client.download(slice, 'json').catch((e: unknown) => e)) as ExportError).code).toBe('EXPORT_UNAUTHORIZED');
+    expect(issued).toBe(2);
+  });
+
+  it('retries with a second renewal when the token it was given had been renewed for an expiry, then stops', async () => {
+    const auth: string[] = [];
+    const { client, tokens } = await clientFor((req, res) => {
+      auth.push(String(req.headers.authorization));
+      res.writeHead(401).end();
+    });
+    const error = await client.download(slice, 'json').catch((e: unknown) => e);
+    expect((error as ExportError).code).toBe('EXPORT_UNAUTHORIZED');
+    // A source that renews every refused token: two renewals, three requests, never more.
+    expect(auth).toEqual(['Bearer tok-1', 'Bearer tok-2', 'Bearer tok-3']);
+    expect(tokens.renewals).toBe(2);
+  });
+
+  it('takes the token once the gate has admitted the request, so a wait at the gate does not age it', async () => {
+    const server = await startHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-length': '0' }).end();
+    });
+    const agent = new Agent();
+    cleanups.push(
+      () => agent.close(),
+      () => server.close(),
+    );
+    const events: string[] = [];
+    const tokens: TokenSource = {
+      getToken: async () => {
+        events.push('token');
+        return 'tok-1';
+      },
+      renewAfterRejection: async (rejected) => rejected,
+    };
+    const gate: RequestGate = {
+      acquire: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        events.push('admitted');
+        return { answered: async () => {} };
+      },
+    };
+    const client = new ExportClient({ baseUrl: new URL(server.url), tenantId: 'tenant-9', tokens, gate, dispatcher: agent, maxDownloadBytes: 1 << 20, spoolMemoryBytes: 16 });
+    expect(await client.download(slice, 'json')).toEqual({ kind: 'no_data' });
+    expect(events).toEqual(['admitted', 'token']);
   });
 
   it.each([
