@@ -19,6 +19,7 @@ import { Ledger } from './warehouse/ledger.js';
 import { connectWarehouse } from './warehouse/connect-warehouse.js';
 import type { WarehouseHandle } from './warehouse/open-warehouse.js';
 import { SliceLoader } from './warehouse/slice-loader.js';
+import { retiredSettingsIn } from './config/retired-settings.js';
 
 /** Everything the export job needs, built once per process; `close()` releases it all. */
 export interface SyncServices {
@@ -76,6 +77,7 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
   let agent: Dispatcher | undefined;
   try {
     if (!settings.http.verifyTls) logger.warn('http.verifyTls is false: TLS certificates are NOT verified; use this only on a test rig');
+    for (const retired of retiredSettingsIn(settings)) logger.warn(retired);
     agent = createHttpAgent(settings.http);
     const dispatcher = agent;
     const { metrics } = options;

@@ -8,12 +8,11 @@ const positiveInt = z.number().int().min(1);
 const nonNegativeInt = z.number().int().min(0);
 const portfolioId = z.number().int().min(1).max(2_147_483_647);
 /**
- * A setting that no longer exists, kept only to say so: any value is refused with what to do
- * instead, where an unknown key would get a "did you mean" naming another setting.
+ * A setting that no longer exists, kept so that a deployment still setting it starts (with a
+ * warning naming it, see `retiredSettingsIn`) instead of failing at its next upgrade, and so that
+ * an unknown-key "did you mean" never points it at another setting.
  */
-function retiredSetting(instead: string) {
-  return z.undefined({ error: `this setting was removed: ${instead}` }).optional();
-}
+const retiredSetting = z.unknown().optional();
 /** What a data-quality check does when a file does not pass it. */
 const checkSeverity = z.enum(['fail', 'warn', 'off']);
 
@@ -160,9 +159,9 @@ export const settingsSchema = z
          */
         maxLifetimeSeconds: positiveInt.max(31_536_000).default(86_400),
         /** Removed: every lifetime is believed as stated, down to 1 s. */
-        minLifetimeSeconds: retiredSetting('every token lifetime the identity provider states is believed now (one under 1 s as 1 s); delete it'),
+        minLifetimeSeconds: retiredSetting,
         /** Removed: a 401 is judged per token (see `token`). */
-        minRenewalIntervalMs: retiredSetting('a 401 is judged per token now (its lifetime, and whether a 401 asked for it); delete it'),
+        minRenewalIntervalMs: retiredSetting,
       })
       .strict()
       .prefault({}),

@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/load-config.js';
-import { ConfigError } from '../../../src/errors.js';
+import { retiredSettingsIn } from '../../../src/config/retired-settings.js';
 
 /*
  * token.minLifetimeSeconds (10 s) made a 2 s token live 10 s, and token.minRenewalIntervalMs called a
- * second 401 within a minute a configuration error; both are gone. A file or variable still setting
- * them is refused with what to do, never pointed at another setting ("did you mean
- * REPORT_SYNC_TOKEN__MAX_LIFETIME_SECONDS?" would have been the answer to the old variable).
+ * second 401 within a minute a configuration error; both are gone. A deployment that still sets them
+ * (the README once said to lower minLifetimeSeconds for short tokens) must start after the upgrade:
+ * they are ignored with a warning saying what replaced them, never pointed at another setting.
  */
 
 describe('the removed token settings', () => {
@@ -28,34 +28,26 @@ describe('the removed token settings', () => {
     return dir;
   }
 
-  function refusal(load: () => unknown): string {
-    try {
-      load();
-    } catch (error) {
-      expect(error).toBeInstanceOf(ConfigError);
-      return (error as Error).message;
-    }
-    throw new Error('expected a ConfigError');
-  }
-
   it.each([
-    ['REPORT_SYNC_TOKEN__MIN_LIFETIME_SECONDS', '1', 'token.minLifetimeSeconds'],
-    ['REPORT_SYNC_TOKEN__MIN_RENEWAL_INTERVAL_MS', '60000', 'token.minRenewalIntervalMs'],
-  ])('refuses %s=%s, saying it was removed and to delete it', (name, value, key) => {
-    const message = refusal(() => loadConfig({ cwd: project(), env: { [name]: value } }));
-    expect(message).toContain(`${key} (from ${name}): this setting was removed`);
-    expect(message).toContain('delete it');
-    expect(message).not.toContain('did you mean');
+    ['REPORT_SYNC_TOKEN__MIN_LIFETIME_SECONDS', '1', 'token.minLifetimeSeconds', 'every token lifetime the identity provider states is believed now'],
+    ['REPORT_SYNC_TOKEN__MIN_RENEWAL_INTERVAL_MS', '60000', 'token.minRenewalIntervalMs', 'a 401 is judged per token now'],
+  ])('accepts %s=%s and warns that it is ignored, saying what replaced it', (name, value, key, instead) => {
+    const config = loadConfig({ cwd: project(), env: { [name]: value } });
+    const warnings = retiredSettingsIn(config.settings);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`${key} was removed and is ignored: ${instead}`);
+    expect(warnings[0]).toContain('delete it from your settings');
+    expect(warnings[0]).not.toContain('did you mean');
   });
 
-  it('refuses them in a settings file too, naming the file', () => {
-    const message = refusal(() => loadConfig({ cwd: project({ token: { minLifetimeSeconds: 1 } }), env: {} }));
-    expect(message).toMatch(/token\.minLifetimeSeconds \(from .*local\.json\): this setting was removed: every token lifetime the identity provider states is believed/);
+  it('accepts them in a settings file too, with the same warning', () => {
+    const config = loadConfig({ cwd: project({ token: { minLifetimeSeconds: 10, minRenewalIntervalMs: 60_000 } }), env: {} });
+    expect(retiredSettingsIn(config.settings)).toHaveLength(2);
   });
 
-  it('loads the token settings that remain as before', () => {
-    const { token } = loadConfig({ cwd: project({ token: { maxLifetimeSeconds: 3_600 } }), env: { REPORT_SYNC_TOKEN__REFRESH_MARGIN_SECONDS: '10' } }).settings;
-    expect(token).toMatchObject({ refreshMarginSeconds: 10, maxLifetimeSeconds: 3_600 });
-    expect(token).not.toHaveProperty('minLifetimeSeconds');
+  it('warns of nothing when neither is set, and loads the token settings that remain as before', () => {
+    const config = loadConfig({ cwd: project({ token: { maxLifetimeSeconds: 3_600 } }), env: { REPORT_SYNC_TOKEN__REFRESH_MARGIN_SECONDS: '10' } });
+    expect(config.settings.token).toMatchObject({ refreshMarginSeconds: 10, maxLifetimeSeconds: 3_600 });
+    expect(retiredSettingsIn(config.settings)).toEqual([]);
   });
 });
