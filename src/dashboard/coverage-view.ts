@@ -9,9 +9,13 @@ import type { QueuedSlices } from './queue-view.js';
 
 /**
  * One cell as the page receives it, compact because a ten-year grid has tens of thousands:
- * `[worst, loaded, noData, failed, missing, queued, running]`.
+ * `[worst, loaded, noData, failed, missing, queued, running, warned]`; `warned` counts the loaded
+ * slices whose latest file missed a data-quality check set to `warn` (loaded with warnings).
  */
-export type CoverageViewCell = readonly [DashboardOutcome, number, number, number, number, number, number];
+export type CoverageViewCell = readonly [...OutcomeCell, number];
+
+/** A cell's outcomes, the queue laid over them: `[worst, loaded, noData, failed, missing, queued, running]`. */
+type OutcomeCell = readonly [DashboardOutcome, number, number, number, number, number, number];
 
 /** The grid the page draws, and what it was drawn from. */
 export interface CoverageView {
@@ -24,6 +28,8 @@ export interface CoverageView {
   readonly rows: readonly { readonly portfolioId: number; readonly reportType: string; readonly cells: readonly CoverageViewCell[] }[];
   /** Slices per outcome over the rows shown. */
   readonly totals: Readonly<Record<DashboardOutcome, number>>;
+  /** Of `totals.loaded`: the slices loaded with warnings (each cell's last number). */
+  readonly warned: number;
   /** Rows left out by the outcome filter. */
   readonly hiddenRows: number;
   /** Whether queued and running come from the queue: `null` when no queue is configured. */
@@ -83,18 +89,21 @@ export async function coverageView(options: {
   const inQueue =
     options.queued && 'queued' in options.queued ? overlay(options.queued, spans, { from, to, portfolios: query.portfolios, reportTypes: query.reportTypes }) : undefined;
 
+  const warnedCells = await warnedPerCell(ledger, filter, period, spans);
   const totals: Record<DashboardOutcome, number> = { failed: 0, running: 0, queued: 0, missing: 0, no_data: 0, loaded: 0 };
+  let warned = 0;
   let hiddenRows = 0;
   const rows = [];
   for (const row of [...grid.rows].sort((a, b) => a.portfolioId - b.portfolioId || a.reportType.localeCompare(b.reportType))) {
     const key = pairKey(row.portfolioId, row.reportType);
-    const cells = row.cells.map((cell, i) => viewCell(cell, inQueue?.get(key)?.[i]));
+    const cells = row.cells.map((cell, i): CoverageViewCell => [...viewCell(cell, inQueue?.get(key)?.[i]), warnedCells.get(key)?.[i] ?? 0]);
     if (query.outcome && !cells.some((cell) => cell[OUTCOME_INDEX[query.outcome!]] > 0)) {
       hiddenRows += 1;
       continue;
     }
     for (const cell of cells) {
       for (const outcome of Object.keys(totals) as DashboardOutcome[]) totals[outcome] += cell[OUTCOME_INDEX[outcome]];
+      warned += cell[WARNED_INDEX];
     }
     rows.push({ portfolioId: row.portfolioId, reportType: row.reportType, cells });
   }
@@ -104,7 +113,35 @@ export async function coverageView(options: {
       : 'unreachable' in options.queued
         ? { reachable: false, reason: options.queued.unreachable }
         : { reachable: true, truncated: options.queued.truncated };
-  return { from, to, period, outcome: query.outcome ?? null, columns: spans, rows, totals, hiddenRows, queue };
+  return { from, to, period, outcome: query.outcome ?? null, columns: spans, rows, totals, warned, hiddenRows, queue };
+}
+
+/** Where the loaded-with-warnings count sits in a {@link CoverageViewCell}. */
+const WARNED_INDEX = 7;
+
+/**
+ * The slices loaded with warnings per row and column, counted by the ledger in SQL per period. A
+ * warehouse not yet migrated to hold the checks has none: the grid still shows.
+ */
+async function warnedPerCell(
+  ledger: Ledger,
+  filter: { from: string; to: string; portfolios?: readonly number[]; reportTypes?: readonly ReportType[] },
+  period: LedgerPeriod,
+  spans: readonly { from: string }[],
+): Promise<Map<string, number[]>> {
+  const cells = new Map<string, number[]>();
+  if (spans.length === 0) return cells;
+  for (const count of await ledger.countWarned(filter, period).catch(() => [])) {
+    const key = pairKey(count.portfolioId, count.reportType);
+    let row = cells.get(key);
+    if (!row) {
+      row = spans.map(() => 0);
+      cells.set(key, row);
+    }
+    // A week or month that starts before the range is the range's first column.
+    row[spanIndex(spans, count.periodStart ?? filter.from)]! += count.slices;
+  }
+  return cells;
 }
 
 /** Where each outcome's count sits in a {@link CoverageViewCell}. */
@@ -115,7 +152,7 @@ const OUTCOME_INDEX: Record<DashboardOutcome, 1 | 2 | 3 | 4 | 5 | 6> = { loaded:
  * (a slice never attempted and waiting is both missing and queued; a re-run is loaded and queued).
  * The cell shows the worst inside: failed, then running, queued, missing, no data, loaded.
  */
-function viewCell(cell: CoverageCell, inQueue: { queued: number; running: number } | undefined): CoverageViewCell {
+function viewCell(cell: CoverageCell, inQueue: { queued: number; running: number } | undefined): OutcomeCell {
   const running = inQueue?.running ?? 0;
   const queued = inQueue?.queued ?? 0;
   const { missing } = cell;

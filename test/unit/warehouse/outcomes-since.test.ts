@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runAlert } from '../../../src/alerts/run-alert.js';
 import { alertBody } from '../../../src/alerts/alert-body.js';
 import { NO_FAILURES } from '../../../src/failure-groups.js';
+import { NO_WARNINGS } from '../../../src/warning-groups.js';
 import type { RunReport } from '../../../src/runner/run-report.js';
 import { Ledger } from '../../../src/warehouse/ledger.js';
 import { tallyOutcomes } from '../../../src/warehouse/tally-outcomes.js';
@@ -75,13 +76,14 @@ describe.each(DIALECTS)('what backfill --wait and a queued night count, from the
       notAttempted: 0,
       bytes: 0,
       failures: NO_FAILURES,
+      warnings: NO_WARNINGS,
       stoppedBy: undefined,
       interrupted: false,
       durationMs: 1,
     };
     const alert = runAlert('backfill', 'backfill of 2024-03-04', report);
     expect(alert?.counts).toMatchObject({ loaded: 3, warned: 1, failed: 1 });
-    expect(alertBody(alert!, 'slack').text).toContain('3 loaded · 1 warned by a check · 1 unchanged');
+    expect(alertBody(alert!, 'slack').text).toContain('3 loaded · 1 loaded with warnings · 1 unchanged');
     // Nothing warned: no count, rather than a zero.
     expect(runAlert('backfill', 'backfill', { ...report, warned: 0, rowsWritten: rowsPerTable() })?.counts).not.toHaveProperty('warned');
   });
