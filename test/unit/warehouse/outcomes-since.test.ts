@@ -68,6 +68,33 @@ describe.each(DIALECTS)('what backfill --wait and a queued night count, from the
     expect(counts).toMatchObject({ loaded: 3, unchanged: 1, failed: 1, warned: 1, finished: 4 });
   });
 
+  it('groups the warnings of the slices loaded anew by check and portfolio; without a moment, of every slice loaded with warnings', async () => {
+    const ledger = new Ledger(warehouse.db);
+    const range = { from: '2024-03-01', to: '2024-03-31' };
+    const since = await ledger.warningSummary(range, { loadedSince: SINCE });
+    expect(since.slices).toBe(1);
+    expect(since.groups.map((group) => [group.check, group.portfolioId, group.slices, group.examples.map((example) => example.slice.reportDate)])).toEqual([
+      ['rowCountDrop', 1001, 1, ['2024-03-04']],
+      ['weightsSum', 1001, 1, ['2024-03-04']],
+    ]);
+    const all = await ledger.warningSummary(range);
+    expect(all.slices).toBe(2);
+    expect(all.groups.map((group) => [group.check, group.portfolioId, group.slices])).toEqual([
+      ['weightsSum', 1001, 1],
+      ['weightsSum', 1003, 1],
+      ['rowCountDrop', 1001, 1],
+    ]);
+    // What status, check and the dashboard count: loaded slices whose latest file warned (not the failed one).
+    expect(await ledger.countWarned(range)).toEqual([
+      { portfolioId: 1001, reportType: 'constituent.close', slices: 1 },
+      { portfolioId: 1003, reportType: 'constituent.close', slices: 1 },
+    ]);
+    expect(await ledger.countWarned(range, 'week')).toEqual([
+      { portfolioId: 1001, reportType: 'constituent.close', periodStart: '2024-03-04', slices: 1 },
+      { portfolioId: 1003, reportType: 'constituent.close', periodStart: '2024-03-04', slices: 1 },
+    ]);
+  });
+
   it('puts the count in the summary’s alert when one is sent', async () => {
     const counts = tallyOutcomes(await new Ledger(warehouse.db).outcomesSince({ from: '2024-03-01', to: '2024-03-31' }, SINCE));
     const report: RunReport = {
