@@ -9,13 +9,9 @@ import type { QueuedSlices } from './queue-view.js';
 
 /**
  * One cell as the page receives it, compact because a ten-year grid has tens of thousands:
- * `[worst, loaded, noData, failed, missing, queued, running, warned]`; `warned` counts the loaded
- * slices whose latest file missed a data-quality check set to `warn` (loaded with warnings).
+ * `[worst, loaded, noData, failed, missing, queued, running]`.
  */
-export type CoverageViewCell = readonly [...OutcomeCell, number];
-
-/** A cell's outcomes, the queue laid over them: `[worst, loaded, noData, failed, missing, queued, running]`. */
-type OutcomeCell = readonly [DashboardOutcome, number, number, number, number, number, number];
+export type CoverageViewCell = readonly [DashboardOutcome, number, number, number, number, number, number];
 
 /** The grid the page draws, and what it was drawn from. */
 export interface CoverageView {
@@ -25,10 +21,20 @@ export interface CoverageView {
   readonly outcome: DashboardOutcome | null;
   /** The cells' spans, the same for every row: first and last day inside the range. */
   readonly columns: readonly { readonly from: string; readonly to: string }[];
-  readonly rows: readonly { readonly portfolioId: number; readonly reportType: string; readonly cells: readonly CoverageViewCell[] }[];
+  readonly rows: readonly {
+    readonly portfolioId: number;
+    readonly reportType: string;
+    readonly cells: readonly CoverageViewCell[];
+    /**
+     * Per cell, in the same order: of its loaded slices, those whose latest file missed a
+     * data-quality check set to `warn` (loaded with warnings). Beside the cells rather than in
+     * them, so that the grid's cells stay as compact as they were.
+     */
+    readonly warned: readonly number[];
+  }[];
   /** Slices per outcome over the rows shown. */
   readonly totals: Readonly<Record<DashboardOutcome, number>>;
-  /** Of `totals.loaded`: the slices loaded with warnings (each cell's last number). */
+  /** Of `totals.loaded`: the slices loaded with warnings, over the rows shown. */
   readonly warned: number;
   /** Rows left out by the outcome filter. */
   readonly hiddenRows: number;
@@ -96,16 +102,17 @@ export async function coverageView(options: {
   const rows = [];
   for (const row of [...grid.rows].sort((a, b) => a.portfolioId - b.portfolioId || a.reportType.localeCompare(b.reportType))) {
     const key = pairKey(row.portfolioId, row.reportType);
-    const cells = row.cells.map((cell, i): CoverageViewCell => [...viewCell(cell, inQueue?.get(key)?.[i]), warnedCells.get(key)?.[i] ?? 0]);
+    const cells = row.cells.map((cell, i) => viewCell(cell, inQueue?.get(key)?.[i]));
     if (query.outcome && !cells.some((cell) => cell[OUTCOME_INDEX[query.outcome!]] > 0)) {
       hiddenRows += 1;
       continue;
     }
     for (const cell of cells) {
       for (const outcome of Object.keys(totals) as DashboardOutcome[]) totals[outcome] += cell[OUTCOME_INDEX[outcome]];
-      warned += cell[WARNED_INDEX];
     }
-    rows.push({ portfolioId: row.portfolioId, reportType: row.reportType, cells });
+    const rowWarned = warnedCells.get(key) ?? spans.map(() => 0);
+    for (const count of rowWarned) warned += count;
+    rows.push({ portfolioId: row.portfolioId, reportType: row.reportType, cells, warned: rowWarned });
   }
   const queue =
     options.queued === undefined
@@ -115,9 +122,6 @@ export async function coverageView(options: {
         : { reachable: true, truncated: options.queued.truncated };
   return { from, to, period, outcome: query.outcome ?? null, columns: spans, rows, totals, warned, hiddenRows, queue };
 }
-
-/** Where the loaded-with-warnings count sits in a {@link CoverageViewCell}. */
-const WARNED_INDEX = 7;
 
 /**
  * The slices loaded with warnings per row and column, counted by the ledger in SQL per period. A
@@ -152,7 +156,7 @@ const OUTCOME_INDEX: Record<DashboardOutcome, 1 | 2 | 3 | 4 | 5 | 6> = { loaded:
  * (a slice never attempted and waiting is both missing and queued; a re-run is loaded and queued).
  * The cell shows the worst inside: failed, then running, queued, missing, no data, loaded.
  */
-function viewCell(cell: CoverageCell, inQueue: { queued: number; running: number } | undefined): OutcomeCell {
+function viewCell(cell: CoverageCell, inQueue: { queued: number; running: number } | undefined): CoverageViewCell {
   const running = inQueue?.running ?? 0;
   const queued = inQueue?.queued ?? 0;
   const { missing } = cell;

@@ -363,26 +363,29 @@ export class Ledger {
     try {
       const postgres = this.#db.introspection instanceof PostgresIntrospector;
       const periodStart = period === undefined ? undefined : (postgres ? POSTGRES_PERIOD_START : SQLITE_PERIOD_START)[period];
-      const base = this.#where(this.#db.selectFrom('report_loads'), filter)
-        .where('status', '=', 'loaded')
-        .where(({ exists, selectFrom }) =>
-          exists(
-            selectFrom('slice_checks')
-              .select('slice_checks.check_name')
-              .whereRef('slice_checks.portfolio_id', '=', 'report_loads.portfolio_id')
-              .whereRef('slice_checks.report_type', '=', 'report_loads.report_type')
-              .whereRef('slice_checks.report_date', '=', 'report_loads.report_date')
-              .where('slice_checks.outcome', '=', 'warn'),
-          ),
-        );
-      const rows = await (
-        periodStart === undefined
-          ? base
-              .select(({ fn }) => ['portfolio_id', 'report_type', sql<string | null>`null`.as('period_start'), fn.countAll<number | string>().as('slices')])
-              .groupBy(['portfolio_id', 'report_type'])
-          : base
-              .select(({ fn }) => ['portfolio_id', 'report_type', periodStart.as('period_start'), fn.countAll<number | string>().as('slices')])
-              .groupBy(['portfolio_id', 'report_type', 'period_start'])
+      // Driven by the warnings (few) through slice_checks' date index, not by every ledger row of the range.
+      let warnings = this.#db
+        .selectFrom('slice_checks')
+        .select(['portfolio_id', 'report_type', 'report_date'])
+        .distinct()
+        .where('report_date', '>=', filter.from)
+        .where('report_date', '<=', filter.to)
+        .where('outcome', '=', 'warn');
+      if (filter.portfolios?.length) warnings = warnings.where('portfolio_id', 'in', [...filter.portfolios]);
+      if (filter.reportTypes?.length) warnings = warnings.where('report_type', 'in', [...filter.reportTypes]);
+      const base = this.#db.selectFrom(warnings.as('warned')).where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('report_loads')
+            .select('report_loads.status')
+            .whereRef('report_loads.portfolio_id', '=', 'warned.portfolio_id')
+            .whereRef('report_loads.report_type', '=', 'warned.report_type')
+            .whereRef('report_loads.report_date', '=', 'warned.report_date')
+            .where('report_loads.status', '=', 'loaded'),
+        ),
+      );
+      const rows = await (periodStart === undefined
+        ? base.select(({ fn }) => ['portfolio_id', 'report_type', sql<string | null>`null`.as('period_start'), fn.countAll<number | string>().as('slices')]).groupBy(['portfolio_id', 'report_type'])
+        : base.select(({ fn }) => ['portfolio_id', 'report_type', periodStart.as('period_start'), fn.countAll<number | string>().as('slices')]).groupBy(['portfolio_id', 'report_type', 'period_start'])
       )
         .orderBy('portfolio_id')
         .orderBy('report_type')
