@@ -1,6 +1,7 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 import pretty from 'pino-pretty';
 import { censorSecretFields } from './censor-secret-fields.js';
+import { SyncError } from './errors.js';
 import { secretRedactor } from './secret-redactor.js';
 
 export type { Logger };
@@ -43,7 +44,7 @@ export function createLogger(options: LoggerOptions): Logger {
     {
       level: options.level,
       base: { service: 'report-sync' },
-      serializers: { err: pino.stdSerializers.err },
+      serializers: { err: serializeError },
       // Every object a log call is given (the line's fields, or values for %j / %o) and every
       // child's bindings pass the field-name net before pino serialises them.
       hooks: {
@@ -63,6 +64,25 @@ export function createLogger(options: LoggerOptions): Logger {
     return child.call(this, censorSecretFields(bindings), childOptions);
   } as Logger['child'];
   return logger;
+}
+
+/**
+ * An error as a line carries it under `err`. An expected failure (a {@link SyncError} with a stable
+ * code other than UNEXPECTED: a refused file, a 404, a network reset) is its type, code and message
+ * (its causes' messages included) and its plain fields (an HTTP status): one compact line, since
+ * the code says where it came from. No stack, and none of the data it carries (a file refused by
+ * a check carries every check's result, which `slice_checks` holds). Anything else is a bug or a
+ * surprise, whose stack, its causes' included, is what a report of it needs.
+ */
+function serializeError(error: unknown): unknown {
+  const serialized = pino.stdSerializers.err(error as Error) as unknown as Record<string, unknown>;
+  if (!(error instanceof SyncError) || error.code === 'UNEXPECTED') return serialized;
+  const compact: Record<string, unknown> = { type: serialized.type, code: error.code, message: serialized.message };
+  for (const [key, value] of Object.entries(serialized)) {
+    if (key in compact || key === 'name' || key === 'stack' || key === 'raw' || key === 'aggregateErrors') continue;
+    if (value === null || (typeof value !== 'object' && typeof value !== 'function')) compact[key] = value;
+  }
+  return compact;
 }
 
 /**

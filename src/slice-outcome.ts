@@ -1,6 +1,7 @@
 import type { SyncError } from './errors.js';
 import type { ExportFormat } from './reports/report-types.js';
 import type { Slice } from './slice.js';
+import type { CheckWarning } from './warning-groups.js';
 
 interface OutcomeBase {
   readonly slice: Slice;
@@ -20,8 +21,8 @@ export type SliceOutcome =
       readonly fileName: string | null;
       /** The file was the one already loaded: nothing was rewritten. */
       readonly unchanged: boolean;
-      /** The messages of the data-quality checks set to `warn` that the file missed (it was loaded). */
-      readonly checkWarnings: readonly string[];
+      /** The results of the data-quality checks set to `warn` that the file missed (it was loaded anyway); none when unchanged. */
+      readonly checkWarnings: readonly CheckWarning[];
     })
   | (OutcomeBase & {
       readonly status: 'no_data';

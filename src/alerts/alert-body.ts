@@ -1,9 +1,12 @@
 import type { FailureGroup } from '../failure-groups.js';
 import { printableText } from '../printable-text.js';
+import { describeMeasured, type WarningGroup } from '../warning-groups.js';
 import type { AlertFormat, AlertSummary } from './alert-summary.js';
 
 /** Codes shown; the rest are counted in one line (as on the terminal). */
 const CODES_SHOWN = 12;
+/** Checks whose warnings are shown; the rest are counted in one line. */
+const CHECKS_SHOWN = 8;
 /** Portfolios shown per code; the rest are counted in one line (as on the terminal). */
 const PORTFOLIOS_SHOWN = 6;
 /** Longest reason, title or detail line in a chat message, in characters. */
@@ -29,7 +32,7 @@ const JSON_GROUPS = 200;
 
 const COUNT_LABELS: readonly (readonly [keyof AlertSummary['counts'], string])[] = [
   ['loaded', 'loaded'],
-  ['warned', 'warned by a check'],
+  ['warned', 'loaded with warnings'],
   ['unchanged', 'unchanged'],
   ['noData', 'no data'],
   ['failed', 'failed'],
@@ -42,7 +45,9 @@ const COUNT_LABELS: readonly (readonly [keyof AlertSummary['counts'], string])[]
  * `{ text, blocks }` (mrkdwn fallback text for notifications, plus a small Block Kit layout within
  * Slack's limits of 50 blocks and 3000 characters a section), `json` gives the summary's fields.
  * Failures are shown as the terminal shows them: by code, then portfolio, with true counts, the
- * reason once per group and a few example slices, so a message stays short however many failed.
+ * reason once per group and a few example slices, so a message stays short however many failed;
+ * slices loaded with warnings the same way, by check, then portfolio, with the values measured.
+ * The host and deployment it came from follow the title.
  *
  * Every text that could come from outside passes {@link printableText} (no control characters
  * reach a chat client or a log that prints the JSON), and in the Slack form `&`, `<` and `>` are
@@ -54,8 +59,12 @@ export function alertBody(summary: AlertSummary, format: AlertFormat): Record<st
 
 function slackBody(summary: AlertSummary): Record<string, unknown> {
   const title = `*${slack(summary.title, LINE_LENGTH)}*`;
+  const origin = summary.origin && `deployment ${slack(summary.origin.deployment, LINE_LENGTH)} · host ${slack(summary.origin.host, LINE_LENGTH)}`;
   const counts = countsLine(summary.counts);
-  const { sections, moreCodes } = failureSections(summary);
+  const failed = failureSections(summary);
+  const warned = warningSections(summary);
+  const sections = [...failed.sections, ...warned.sections];
+  const moreCodes = [failed.moreCodes, warned.moreChecks].filter((line) => line !== undefined).join('\n') || undefined;
   const allDetails = summary.details ?? [];
   const details = allDetails.slice(0, DETAILS_SHOWN).map((line) => slack(line, LINE_LENGTH));
   if (allDetails.length > DETAILS_SHOWN) details.push(`… ${allDetails.length - DETAILS_SHOWN} more lines`);
@@ -63,12 +72,12 @@ function slackBody(summary: AlertSummary): Record<string, unknown> {
 
   // What must survive a cut (the title, the counts, what was left out, the retry command) is kept
   // whole; only the failure sections give way, from the end, so the text stays under Slack's limit.
-  const head = counts ? [title, counts] : [title];
+  const head = [title, ...(origin ? [origin] : []), ...(counts ? [counts] : [])];
   const tail = [...(moreCodes ? [moreCodes] : []), ...details, ...(retry ? [retry] : [])];
   const budget = SLACK_MESSAGE_LIMIT - [...head, ...tail].reduce((total, line) => total + line.length + 1, 0);
   const text = [...head, ...cutLines(sections.flat(), budget), ...tail].join('\n');
 
-  // At most 1 + 1 + (CODES_SHOWN + 1) + 1 + 1 blocks: far from Slack's 50.
+  // At most 3 + CODES_SHOWN + CHECKS_SHOWN + 1 + 1 + 1 blocks: within Slack's 50.
   const blocks: Record<string, unknown>[] = head.map(section);
   for (const lines of sections) blocks.push(section(lines.join('\n')));
   if (moreCodes) blocks.push(section(moreCodes));
@@ -100,6 +109,31 @@ function failureSections(summary: AlertSummary): { sections: string[][]; moreCod
   }
   const rest = [...codes.values()].slice(CODES_SHOWN).flat();
   return { sections, moreCodes: rest.length > 0 ? `… ${codes.size - CODES_SHOWN} more codes (${count(sum(rest))})` : undefined };
+}
+
+/** One mrkdwn section per check: its slices loaded with warnings, its biggest portfolios with the values measured, each with what was found. */
+function warningSections(summary: AlertSummary): { sections: string[][]; moreChecks: string | undefined } {
+  const warnings = summary.warnings;
+  if (!warnings || warnings.groups.length === 0) return { sections: [], moreChecks: undefined };
+  const checks = new Map<string, WarningGroup[]>();
+  for (const group of warnings.groups) checks.set(group.check, [...(checks.get(group.check) ?? []), group]);
+  const sections: string[][] = [];
+  for (const [check, groups] of [...checks].slice(0, CHECKS_SHOWN)) {
+    const lines = [`*Loaded with warnings: ${slack(check, LINE_LENGTH)}*: ${count(sumWarned(groups))}`];
+    for (const group of groups.slice(0, PORTFOLIOS_SHOWN)) {
+      const examples = group.examples.map((example) => `${example.slice.reportType} ${example.slice.reportDate}`).join(', ');
+      lines.push(`• portfolio ${group.portfolioId}: ${count(group.slices)}, ${describeMeasured(group)}${examples ? `, e.g. ${slack(examples, LINE_LENGTH)}` : ''}`);
+      const first = group.examples[0];
+      if (first) lines.push(`      ${slack(first.message, LINE_LENGTH)}`);
+    }
+    if (groups.length > PORTFOLIOS_SHOWN) {
+      const rest = groups.slice(PORTFOLIOS_SHOWN);
+      lines.push(`• … ${rest.length} more portfolios (${count(sumWarned(rest))})`);
+    }
+    sections.push(lines);
+  }
+  const rest = [...checks.values()].slice(CHECKS_SHOWN).flat();
+  return { sections, moreChecks: rest.length > 0 ? `… ${checks.size - CHECKS_SHOWN} more checks warned (${count(sumWarned(rest))})` : undefined };
 }
 
 function countsLine(counts: AlertSummary['counts']): string | undefined {
@@ -160,14 +194,33 @@ function jsonBody(summary: AlertSummary): Record<string, unknown> {
     })),
   }));
   const omitted = summary.failures.groups.length - groups.length;
+  const warningGroups = (summary.warnings?.groups ?? []).slice(0, JSON_GROUPS).map((group) => ({
+    check: printableText(group.check, LINE_LENGTH),
+    portfolioId: group.portfolioId,
+    slices: group.slices,
+    measured: { min: finite(group.measured.min), max: finite(group.measured.max) },
+    threshold: finite(group.threshold),
+    examples: group.examples.map((example) => ({
+      portfolioId: example.slice.portfolioId,
+      reportType: printableText(example.slice.reportType, LINE_LENGTH),
+      reportDate: printableText(example.slice.reportDate, LINE_LENGTH),
+      measured: finite(example.measured),
+      message: printableText(example.message, JSON_MESSAGE_LENGTH),
+    })),
+  }));
+  const warningsOmitted = (summary.warnings?.groups.length ?? 0) - warningGroups.length;
   return {
     source: 'report-sync',
     kind: summary.kind,
+    ...(summary.origin ? { host: printableText(summary.origin.host, LINE_LENGTH), deployment: printableText(summary.origin.deployment, LINE_LENGTH) } : {}),
     title: printableText(summary.title, LINE_LENGTH),
     // An invalid Date would make toISOString throw; an alert still goes out without its time.
     at: Number.isNaN(summary.at.getTime()) ? null : summary.at.toISOString(),
     counts,
     failures: { total: summary.failures.total, groups, ...(omitted > 0 ? { groupsOmitted: omitted } : {}) },
+    ...(summary.warnings && summary.warnings.slices > 0
+      ? { warnings: { slices: summary.warnings.slices, groups: warningGroups, ...(warningsOmitted > 0 ? { groupsOmitted: warningsOmitted } : {}) } }
+      : {}),
     details: (summary.details ?? []).map((line) => printableText(line, JSON_MESSAGE_LENGTH)),
     ...(summary.retryCommand === undefined ? {} : { retryCommand: printableText(summary.retryCommand, COMMAND_LENGTH) }),
   };
@@ -175,6 +228,15 @@ function jsonBody(summary: AlertSummary): Record<string, unknown> {
 
 function sum(groups: readonly FailureGroup[]): number {
   return groups.reduce((total, group) => total + group.slices, 0);
+}
+
+function sumWarned(groups: readonly WarningGroup[]): number {
+  return groups.reduce((total, group) => total + group.slices, 0);
+}
+
+/** A number JSON can carry: NaN and the infinities (never measured, but never trusted either) become null. */
+function finite(value: number): number | null {
+  return Number.isFinite(value) ? value : null;
 }
 
 function count(slices: number): string {

@@ -1,4 +1,5 @@
 import type { FailureSummary } from '../failure-groups.js';
+import type { WarningSummary } from '../warning-groups.js';
 
 /**
  * How an alert is shaped on the wire: `slack` (a Slack-compatible incoming-webhook message, which
@@ -23,7 +24,7 @@ export interface AlertSummary {
   /** Slices by outcome, from what happened. Keys absent when not applicable. */
   readonly counts: {
     readonly loaded?: number;
-    /** Of `loaded`: files that missed a data-quality check set to `warn` (loaded, with the warning recorded). */
+    /** Of `loaded`: slices loaded with warnings (their file missed a data-quality check set to `warn`; loaded, the warning recorded). */
     readonly warned?: number;
     readonly unchanged?: number;
     readonly noData?: number;
@@ -33,10 +34,22 @@ export interface AlertSummary {
   };
   /** The failures grouped by error code, then portfolio, with true counts and a few example slices. */
   readonly failures: FailureSummary;
+  /** The slices loaded with warnings, grouped by check, then portfolio, with the values measured. */
+  readonly warnings?: WarningSummary;
   /** Lines of context (e.g. "warehouse postgres://db/x", "not attempted: their jobs were lost …"); plain text, upstream-derived text already made printable or not — escape it anyway. */
   readonly details?: readonly string[];
   /** The exact command that re-runs what failed, e.g. "report-sync backfill --from … --only-missing". */
   readonly retryCommand?: string;
   /** When it happened. */
   readonly at: Date;
+  /** Where it happened; set by the webhook that sends it (see `AlertWebhook`). */
+  readonly origin?: AlertOrigin;
+}
+
+/** Which machine and which deployment an alert comes from, for an operator who runs several. */
+export interface AlertOrigin {
+  /** The host name of the machine (or container) that sent it. */
+  readonly host: string;
+  /** `REPORT_ALERT_DEPLOYMENT`, or the warehouse it loads into when that is unset. */
+  readonly deployment: string;
 }

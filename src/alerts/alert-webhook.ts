@@ -1,5 +1,8 @@
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
+import { DEFAULT_DATABASE_URL } from '../config/load-config.js';
+import { describeUrl } from '../describe-url.js';
 import { ConfigError } from '../errors.js';
 import { parseRetryAfter } from '../http/parse-retry-after.js';
 import { readSmallBody } from '../http/read-small-body.js';
@@ -7,7 +10,7 @@ import type { Logger } from '../logger.js';
 import { printableText } from '../printable-text.js';
 import { redactSecrets } from '../redact-secrets.js';
 import { alertBody } from './alert-body.js';
-import type { AlertFormat, AlertSummary } from './alert-summary.js';
+import type { AlertFormat, AlertOrigin, AlertSummary } from './alert-summary.js';
 import { RetryPolicy } from '../retry/retry-policy.js';
 
 /** Longest wait between two attempts, whether from backoff or a receiver's Retry-After. */
@@ -23,6 +26,11 @@ export interface AlertWebhookOptions {
   readonly url: URL;
   /** How the body is shaped. @defaultValue 'slack' */
   readonly format?: AlertFormat;
+  /**
+   * Where every alert says it comes from: an operator of several deployments must know which one
+   * is in trouble. @defaultValue this machine's host name, and the deployment `report-sync`
+   */
+  readonly origin?: Partial<AlertOrigin>;
   /**
    * The whole of one attempt (connect, headers and body), in milliseconds: a receiver that
    * accepts the connection and never answers costs this much, not a load's night.
@@ -71,6 +79,7 @@ type Attempt = { readonly ok: true } | { readonly ok: false; readonly retry: boo
 export class AlertWebhook {
   readonly #url: URL;
   readonly #format: AlertFormat;
+  readonly #origin: AlertOrigin;
   readonly #timeoutMs: number;
   readonly #attempts: number;
   readonly #retry: RetryPolicy;
@@ -89,6 +98,7 @@ export class AlertWebhook {
     }
     this.#url = options.url;
     this.#format = options.format ?? 'slack';
+    this.#origin = { host: options.origin?.host ?? hostname(), deployment: options.origin?.deployment ?? 'report-sync' };
     this.#timeoutMs = positive('timeoutMs', options.timeoutMs ?? 10_000);
     this.#attempts = Math.floor(positive('attempts', options.attempts ?? 4));
     // One sender per alert: nobody to spread a Retry-After from.
@@ -122,7 +132,7 @@ export class AlertWebhook {
     let delivered = false;
     try {
       kind = String(summary.kind);
-      const body = JSON.stringify(alertBody(summary, this.#format));
+      const body = JSON.stringify(alertBody({ ...summary, origin: summary.origin ?? this.#origin }, this.#format));
       while (attempts < this.#attempts) {
         if (this.#stopped()) break;
         attempts += 1;
@@ -288,6 +298,9 @@ function positive(name: string, value: number): number {
 /**
  * The alert webhook the environment asks for, or undefined when `REPORT_ALERT_WEBHOOK_URL` is unset
  * or empty (alerts are optional). `REPORT_ALERT_WEBHOOK_FORMAT` is `slack` (the default) or `json`.
+ * Every alert names this machine's host name and the deployment: `REPORT_ALERT_DEPLOYMENT`, or,
+ * unset, the warehouse (`DATABASE_URL` without its password), which tells deployments apart
+ * without anyone naming them.
  * Checked at start, so a typo stops the command instead of silently losing the night's alert.
  * @throws ConfigError naming the variable and what it allows; never quoting the URL, which is a secret
  */
@@ -307,5 +320,12 @@ export function alertWebhookFromEnvironment(env: Readonly<Record<string, string 
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ConfigError('REPORT_ALERT_WEBHOOK_URL must start with http:// or https://; set it to the address of the webhook, or unset it');
   }
-  return new AlertWebhook({ ...options, url, format: formatText });
+  const deployment = printableText(env.REPORT_ALERT_DEPLOYMENT?.trim() || warehouseName(env.DATABASE_URL?.trim() || DEFAULT_DATABASE_URL), 200);
+  return new AlertWebhook({ ...options, url, format: formatText, origin: { deployment } });
+}
+
+/** The warehouse as an alert may name it: a URL without its password, query or fragment; a `sqlite:` path as given. */
+function warehouseName(databaseUrl: string): string {
+  if (databaseUrl.startsWith('sqlite:')) return databaseUrl.split(/[?#]/)[0]!;
+  return describeUrl(databaseUrl) ?? 'the warehouse';
 }

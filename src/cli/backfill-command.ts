@@ -15,6 +15,7 @@ import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { Ledger, sliceOfEntry } from '../warehouse/ledger.js';
 import { type OutcomeTally, tallyOutcomes as tally } from '../warehouse/tally-outcomes.js';
 import { warehouseNow } from '../warehouse/warehouse-now.js';
+import { NO_WARNINGS } from '../warning-groups.js';
 import { createCliLogger, loadCliConfig, type CliIo } from './cli-io.js';
 import { formatRunSummary } from './format-run-summary.js';
 import { printDryRun } from './print-dry-run.js';
@@ -200,6 +201,7 @@ async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
   }
 
   const failures = await ledger.failureSummary(range, { checkedSince: options.since });
+  const warnings = counts.warned > 0 ? await ledger.warningSummary(range, { loadedSince: options.since }) : NO_WARNINGS;
   const notAttempted = Math.max(0, expected - counts.finished);
   const wholeRange = { from: range.from, to: range.to, portfolios: range.portfolios, reportTypes: range.reportTypes };
   const retry = notAttempted > 0 ? wholeRange : failures.span;
@@ -227,6 +229,7 @@ async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
     rowsWritten: counts.rowsWritten,
     bytes: 0,
     failures,
+    warnings,
     retryCommand: retryWith,
     stoppedBy: undefined,
     interrupted: false,

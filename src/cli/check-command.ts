@@ -59,21 +59,23 @@ export async function checkCommand(options: CheckOptions, io: CliIo): Promise<nu
     const ledger = new Ledger(warehouse.db);
     const result = await checkFreshness({ ledger, range, graceUntil });
     const checks = await readCheckMisses(ledger, range, io);
+    // Loaded with warnings is loaded (the exit code is the same); counted so it is seen. A warehouse without slice_checks was said above.
+    const warned = (await ledger.countWarned(range).catch(() => [])).reduce((total, count) => total + count.slices, 0);
     const differences = options.deep ? await rowCountDifferences(warehouse.db, range) : undefined;
     const failing = result.status === 'failed' || (differences?.length ?? 0) > 0;
     const retry = retrySpan(result);
     if (options.json) {
       io.stdout.write(
-        `${JSON.stringify({ ...result, warehouse: warehouse.location, checks, rowCountDifferences: differences, retryCommand: retry && retryCommand('run', retry, options.config) }, null, 2)}\n`,
+        `${JSON.stringify({ ...result, warned, warehouse: warehouse.location, checks, rowCountDifferences: differences, retryCommand: retry && retryCommand('run', retry, options.config) }, null, 2)}\n`,
       );
     } else {
-      io.stdout.write(`${[...formatCheck(result, warehouse.location, differences, options.config), ...checkLines(checks)].join('\n')}\n`);
+      io.stdout.write(`${[...formatCheck(result, warned, warehouse.location, differences, options.config), ...checkLines(checks)].join('\n')}\n`);
     }
     if (failing && webhook) {
       await webhook.send({
         kind: 'check',
         title: `report-sync check of ${range.from === range.to ? range.to : `${range.from} to ${range.to}`}: ${headline(result, differences)}`,
-        counts: { loaded: result.loaded, noData: result.noData, failed: result.failed, missing: result.missing },
+        counts: { loaded: result.loaded, ...(warned > 0 ? { warned } : {}), noData: result.noData, failed: result.failed, missing: result.missing },
         failures: result.failures,
         details: [...missingLines(result), ...differenceLines(differences ?? [])].slice(0, 20),
         retryCommand: retry && retryCommand('backfill', retry, options.config),
@@ -102,12 +104,12 @@ function headline(result: FreshnessResult, differences: readonly RowCountDiffere
   return parts.length > 0 ? parts.join(', ') : `all ${result.expected} slices loaded or no_data`;
 }
 
-function formatCheck(result: FreshnessResult, location: string, differences: readonly RowCountDifference[] | undefined, configFile: string | undefined): string[] {
+function formatCheck(result: FreshnessResult, warned: number, location: string, differences: readonly RowCountDifference[] | undefined, configFile: string | undefined): string[] {
   const { range } = result;
   const days = range.from === range.to ? range.to : `${range.from} to ${range.to}`;
   const lines = [
     `Freshness of ${days} (${result.expected} slices: ${range.portfolios.length} portfolios × ${range.reportTypes.length} report types) in ${location}:`,
-    `  loaded ${result.loaded}, no_data ${result.noData}, failed ${result.failed}, missing ${result.missing}`,
+    `  loaded ${result.loaded}${warned > 0 ? ` (${warned} with warnings)` : ''}, no_data ${result.noData}, failed ${result.failed}, missing ${result.missing}`,
     '',
   ];
   if (result.status === 'ok') lines.push('OK: every slice is loaded or no_data.');

@@ -2,10 +2,13 @@ import type { RunReport } from '../runner/run-report.js';
 import { printableText } from '../printable-text.js';
 import { formatFailures } from './format-failures.js';
 import { formatTable } from './format-table.js';
+import { formatWarnings } from './format-warnings.js';
 
 /**
- * The end-of-run summary: slices by outcome, rows per table, the failures grouped by code and
- * portfolio, and the command that retries them.
+ * The end-of-run summary: slices by outcome (a slice loaded with warnings is loaded, and counted
+ * again beside it), rows written per table (every slice loaded anew, none of an unchanged one), the
+ * failures grouped by code and portfolio, the warnings by check and portfolio, and the command
+ * that retries the failures.
  */
 export function formatRunSummary(report: RunReport): string {
   const seconds = (report.durationMs / 1000).toFixed(1);
@@ -17,7 +20,7 @@ export function formatRunSummary(report: RunReport): string {
       [
         ['loaded', report.loaded],
         ['  of which unchanged', report.unchanged],
-        ...(report.warned ? [['  of which warned by a data-quality check', report.warned] as [string, number]] : []),
+        ['  of which loaded with warnings', report.warned],
         ['no_data', report.noData],
         ['failed', report.failed],
         ['not attempted', report.notAttempted],
@@ -41,5 +44,7 @@ export function formatRunSummary(report: RunReport): string {
   // The examples above are a few per group; the ledger has every one.
   const span = report.failures.span;
   if (span) parts.push(`Every failed slice: report-sync status --failed --json --from ${span.from} --to ${span.to}`);
+  const warnings = formatWarnings(report.warnings);
+  if (warnings.length > 0) parts.push('', ...warnings);
   return `${parts.join('\n')}\n`;
 }

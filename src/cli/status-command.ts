@@ -27,6 +27,8 @@ interface PairStatus {
   noData: number;
   failed: number;
   missing: number;
+  /** Of `loaded`: slices whose latest file missed a data-quality check set to `warn` (loaded with warnings). */
+  warned: number;
 }
 
 const FAILED_LISTED = 1000;
@@ -36,7 +38,8 @@ const CHECK_MISSES_LISTED = 20;
 
 /**
  * `report-sync status`: per portfolio and report type, how many slices of the range are
- * loaded, no_data, failed and missing (never attempted), the coverage grid (one character per
+ * loaded, no_data, failed and missing (never attempted), and of the loaded how many with warnings
+ * of a data-quality check, the coverage grid (one character per
  * day, week or month), then the failed ones with their reasons.
  * On a damaged warehouse it still shows what the ledger holds, with a warning per problem on stderr.
  */
@@ -60,6 +63,8 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
     const counts = await ledger.countByStatus(filter);
     const failed = await ledger.entries(filter, { status: 'failed', limit: FAILED_LISTED });
     const checks = await readCheckMisses(ledger, filter, options.json ? FAILED_LISTED : CHECK_MISSES_LISTED, io);
+    // A warehouse without slice_checks was said above: it has no warnings to count.
+    const warned = await ledger.countWarned(filter).catch(() => []);
 
     // The configured pairs always show (a pair with nothing loaded is all missing); pairs the
     // ledger knows beyond them show too, unless flags narrowed the question.
@@ -68,7 +73,7 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
       const key = `${portfolioId}\u0000${reportType}`;
       let status = pairs.get(key);
       if (!status) {
-        status = { portfolioId, reportType, loaded: 0, noData: 0, failed: 0, missing: days };
+        status = { portfolioId, reportType, loaded: 0, noData: 0, failed: 0, missing: days, warned: 0 };
         pairs.set(key, status);
       }
       return status;
@@ -83,6 +88,7 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
       else status.failed += count.slices;
       status.missing -= count.slices;
     }
+    for (const count of warned) pair(count.portfolioId, count.reportType).warned += count.slices;
     const rows = [...pairs.values()].sort((a, b) => a.portfolioId - b.portfolioId || a.reportType.localeCompare(b.reportType));
 
     if (options.json) {
@@ -121,8 +127,8 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
       `Slices from ${from} to ${to} (${days} days) in ${warehouse.location}:`,
       '',
       formatTable(
-        ['portfolio', 'report type', 'loaded', 'no_data', 'failed', 'missing'],
-        rows.map((row) => [row.portfolioId, row.reportType, row.loaded, row.noData, row.failed, row.missing]),
+        ['portfolio', 'report type', 'loaded', 'no_data', 'failed', 'missing', 'loaded with warnings'],
+        rows.map((row) => [row.portfolioId, row.reportType, row.loaded, row.noData, row.failed, row.missing, row.warned]),
       ),
       '',
       formatCoverageGrid(grid, { colour }),

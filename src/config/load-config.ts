@@ -9,6 +9,9 @@ import { environmentSettings } from './environment-settings.js';
 import { quoteSettingValue } from './quote-setting-value.js';
 import { settingsSchema, type Settings, type SettingsInput } from './settings-schema.js';
 
+/** The warehouse when `DATABASE_URL` is unset or blank. */
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/warehouse.sqlite';
+
 /** Everything a command needs to know before it starts, validated once. */
 export interface AppConfig {
   readonly settings: Settings;
@@ -93,7 +96,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   return {
     settings: parsed.data,
     env,
-    databaseUrl: env.DATABASE_URL?.trim() || 'sqlite:./data/warehouse.sqlite',
+    databaseUrl: env.DATABASE_URL?.trim() || DEFAULT_DATABASE_URL,
     redisUrl: env.REDIS_URL?.trim() || 'redis://127.0.0.1:6379',
     sources: layers.map((layer) => layer.source),
     cwd,

@@ -270,30 +270,33 @@ export const settingsSchema = z
       .prefault({}),
     /**
      * Data-quality checks run on every file loaded, while its rows stream into the slice's
-     * transaction. `fail` refuses the file (the slice keeps its earlier rows and is `failed` with
-     * QUALITY_CHECK_FAILED), `warn` loads it and records the warning, `off` skips the check. What
-     * each check looks at is the report definition's (see `ReportDefinition.checks`).
+     * transaction. `warn` (every check's default) loads the file and records, shows and alerts the
+     * warning; `fail` refuses the file (the slice keeps its earlier rows and is `failed` with
+     * QUALITY_CHECK_FAILED), for teams who want a bad file kept out; `off` skips the check. Each
+     * check is a heuristic about files the spec says little of (it does not say weights sum to 1),
+     * so none refuses what the service served unless asked to. What each check looks at is the
+     * report definition's (see `ReportDefinition.checks`).
      */
     checks: z
       .object({
         /**
          * The weights of a constituent file sum to 1 (or to 100, detected) within `tolerance`
-         * (of the scale: 0.001 is 0.1 % of the total). Fails by default: weights that do not add up
-         * are a cut or mixed file, whatever the day.
+         * (of the scale: 0.001 is 0.1 % of the total). A portfolio holding cash, a partial list or
+         * weights in another basis sums to something else. @defaultValue warn
          */
         weightsSum: z
-          .object({ severity: checkSeverity.default('fail'), tolerance: z.number().min(0).max(1).default(0.001) })
+          .object({ severity: checkSeverity.default('warn'), tolerance: z.number().min(0).max(1).default(0.001) })
           .strict()
           .prefault({}),
-        /** No ISIN twice in one constituent file. Fails by default: a duplicate double-counts a security. */
+        /** No ISIN twice in one constituent file (a duplicate double-counts a security). @defaultValue warn */
         duplicateIsin: z
-          .object({ severity: checkSeverity.default('fail') })
+          .object({ severity: checkSeverity.default('warn') })
           .strict()
           .prefault({}),
         /**
          * The file has at most `maxDropShare` fewer rows than the previous loaded date of the same
-         * portfolio and report type (0.25: a quarter fewer). Warns by default: a heuristic, and a
-         * portfolio may really shrink; refusing would block every following night's load of it.
+         * portfolio and report type (0.25: a quarter fewer); a portfolio may really shrink.
+         * @defaultValue warn
          */
         rowCountDrop: z
           .object({ severity: checkSeverity.default('warn'), maxDropShare: z.number().min(0).max(1).default(0.25) })
@@ -301,20 +304,19 @@ export const settingsSchema = z
           .prefault({}),
         /**
          * Every row's effective date is the report date or at most `maxBusinessDaysBefore` business
-         * days (Monday to Friday, no holiday calendar) before it, never after. Fails by default: a
-         * stale file loaded under a new date passes old data off as current.
+         * days (Monday to Friday, no holiday calendar) before it, never after (a stale file loaded
+         * under a new date passes old data off as current). @defaultValue warn
          */
         effectiveDate: z
-          .object({ severity: checkSeverity.default('fail'), maxBusinessDaysBefore: nonNegativeInt.max(366).default(5) })
+          .object({ severity: checkSeverity.default('warn'), maxBusinessDaysBefore: nonNegativeInt.max(366).default(5) })
           .strict()
           .prefault({}),
         /**
          * Prices, FX rates, shares (constituent files) and index values, market values and divisors
-         * (index files) are above zero where given. Fails by default: a negative price or rate is
-         * never a market fact.
+         * (index files) are above zero where given. @defaultValue warn
          */
         positiveValues: z
-          .object({ severity: checkSeverity.default('fail') })
+          .object({ severity: checkSeverity.default('warn') })
           .strict()
           .prefault({}),
       })

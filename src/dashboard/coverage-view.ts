@@ -21,9 +21,21 @@ export interface CoverageView {
   readonly outcome: DashboardOutcome | null;
   /** The cells' spans, the same for every row: first and last day inside the range. */
   readonly columns: readonly { readonly from: string; readonly to: string }[];
-  readonly rows: readonly { readonly portfolioId: number; readonly reportType: string; readonly cells: readonly CoverageViewCell[] }[];
+  readonly rows: readonly {
+    readonly portfolioId: number;
+    readonly reportType: string;
+    readonly cells: readonly CoverageViewCell[];
+    /**
+     * Per cell, in the same order: of its loaded slices, those whose latest file missed a
+     * data-quality check set to `warn` (loaded with warnings). Beside the cells rather than in
+     * them, so that the grid's cells stay as compact as they were.
+     */
+    readonly warned: readonly number[];
+  }[];
   /** Slices per outcome over the rows shown. */
   readonly totals: Readonly<Record<DashboardOutcome, number>>;
+  /** Of `totals.loaded`: the slices loaded with warnings, over the rows shown. */
+  readonly warned: number;
   /** Rows left out by the outcome filter. */
   readonly hiddenRows: number;
   /** Whether queued and running come from the queue: `null` when no queue is configured. */
@@ -93,7 +105,9 @@ export async function coverageView(options: {
   const inQueue =
     options.queued && 'queued' in options.queued ? overlay(options.queued, spans, { from, to, portfolios: query.portfolios, reportTypes: query.reportTypes }) : undefined;
 
+  const warnedCells = await warnedPerCell(ledger, filter, period, spans);
   const totals: Record<DashboardOutcome, number> = { failed: 0, running: 0, queued: 0, missing: 0, no_data: 0, loaded: 0 };
+  let warned = 0;
   let hiddenRows = 0;
   const rows = [];
   for (const row of [...grid.rows].sort((a, b) => a.portfolioId - b.portfolioId || a.reportType.localeCompare(b.reportType))) {
@@ -106,7 +120,9 @@ export async function coverageView(options: {
     for (const cell of cells) {
       for (const outcome of Object.keys(totals) as DashboardOutcome[]) totals[outcome] += cell[OUTCOME_INDEX[outcome]];
     }
-    rows.push({ portfolioId: row.portfolioId, reportType: row.reportType, cells });
+    const rowWarned = warnedCells.get(key) ?? spans.map(() => 0);
+    for (const count of rowWarned) warned += count;
+    rows.push({ portfolioId: row.portfolioId, reportType: row.reportType, cells, warned: rowWarned });
   }
   const queue =
     options.queued === undefined
@@ -114,7 +130,32 @@ export async function coverageView(options: {
       : 'unreachable' in options.queued
         ? { reachable: false, reason: options.queued.unreachable }
         : { reachable: true, truncated: options.queued.truncated };
-  return { from, to, period, outcome: query.outcome ?? null, columns: spans, rows, totals, hiddenRows, queue, ledger: span ?? null };
+  return { from, to, period, outcome: query.outcome ?? null, columns: spans, rows, totals, warned, hiddenRows, queue, ledger: span ?? null };
+}
+
+/**
+ * The slices loaded with warnings per row and column, counted by the ledger in SQL per period. A
+ * warehouse not yet migrated to hold the checks has none: the grid still shows.
+ */
+async function warnedPerCell(
+  ledger: Ledger,
+  filter: { from: string; to: string; portfolios?: readonly number[]; reportTypes?: readonly ReportType[] },
+  period: LedgerPeriod,
+  spans: readonly { from: string }[],
+): Promise<Map<string, number[]>> {
+  const cells = new Map<string, number[]>();
+  if (spans.length === 0) return cells;
+  for (const count of await ledger.countWarned(filter, period).catch(() => [])) {
+    const key = pairKey(count.portfolioId, count.reportType);
+    let row = cells.get(key);
+    if (!row) {
+      row = spans.map(() => 0);
+      cells.set(key, row);
+    }
+    // A week or month that starts before the range is the range's first column.
+    row[spanIndex(spans, count.periodStart ?? filter.from)]! += count.slices;
+  }
+  return cells;
 }
 
 /** Where each outcome's count sits in a {@link CoverageViewCell}. */

@@ -61,6 +61,8 @@ export class SyncMetrics {
 
   readonly #slices: Counter<'outcome' | 'report_type'>;
   readonly #sliceFailures: Counter<'code'>;
+  readonly #slicesWarned: Counter<'report_type'>;
+  readonly #checkWarnings: Counter<'check'>;
   readonly #rowsLoaded: Counter<'report_type'>;
   readonly #bytesDownloaded: Counter<'report_type'>;
   readonly #sliceRetries: Counter<'code'>;
@@ -95,6 +97,19 @@ export class SyncMetrics {
       name: 'report_sync_slice_failures_total',
       help: 'Slices that failed for good (no retry left), by error code, e.g. EXPORT_FORBIDDEN: see the worker log for which slices.',
       labelNames: ['code'],
+      registers,
+    });
+    this.#slicesWarned = new Counter({
+      name: 'report_sync_slices_loaded_with_warnings_total',
+      help: 'Of the slices counted loaded: those whose file missed a data-quality check set to warn (loaded, the warning recorded in slice_checks), by report type.',
+      labelNames: ['report_type'],
+      registers,
+    });
+    this.#checkWarnings = new Counter({
+      name: 'report_sync_check_warnings_total',
+      // No series made ahead for each check: the check names are quality's, which sits above metrics in the layering.
+      help: 'Data-quality check warnings of loaded files, by check (weightsSum, duplicateIsin, rowCountDrop, effectiveDate, positiveValues; a series appears with its first warning): see report-sync status for which slices.',
+      labelNames: ['check'],
       registers,
     });
     this.#rowsLoaded = new Counter({
@@ -181,6 +196,7 @@ export class SyncMetrics {
     for (const reportType of REPORT_TYPES) {
       for (const outcome of SLICE_OUTCOMES) this.#slices.inc({ outcome, report_type: reportType }, 0);
       this.#rowsLoaded.inc({ report_type: reportType }, 0);
+      this.#slicesWarned.inc({ report_type: reportType }, 0);
       this.#bytesDownloaded.inc({ report_type: reportType }, 0);
     }
     for (const result of ['issued', 'rejected', 'unavailable'] as const) this.#tokenRequests.inc({ result }, 0);
@@ -200,6 +216,10 @@ export class SyncMetrics {
         this.#slices.inc({ outcome: outcome.unchanged ? 'unchanged' : 'loaded', report_type: reportType });
         this.#bytesDownloaded.inc({ report_type: reportType }, outcome.bytes);
         if (!outcome.unchanged) this.#rowsLoaded.inc({ report_type: reportType }, outcome.rowCount);
+        if (outcome.checkWarnings.length > 0) {
+          this.#slicesWarned.inc({ report_type: reportType });
+          for (const warning of outcome.checkWarnings) this.#checkWarnings.inc({ check: warning.check });
+        }
         return;
       case 'no_data':
         this.#slices.inc({ outcome: 'no_data', report_type: reportType });

@@ -9,6 +9,7 @@ import { retryCommand } from '../retry-command.js';
 import type { RunReport } from '../runner/run-report.js';
 import type { Ledger } from '../warehouse/ledger.js';
 import { tallyOutcomes } from '../warehouse/tally-outcomes.js';
+import { NO_WARNINGS } from '../warning-groups.js';
 import type { ExportQueue } from './export-queue.js';
 import { recordSuccessfulNight } from './night-record.js';
 
@@ -39,7 +40,8 @@ export interface FollowNightOptions {
 /**
  * Follows a queued night until every one of its slices has an outcome (or the queue holds nothing
  * more for it: their jobs were lost), then tells it once: one log line, one alert when anything
- * failed or was lost, and, when every slice ended loaded or no_data, the fleet's record of its last
+ * failed, was lost or was loaded with warnings (grouped by check and portfolio), and, when every
+ * slice ended loaded (with warnings or not) or no_data, the fleet's record of its last
  * successful night (the freshness metric). Resolves `interrupted` on a shutdown, for another
  * worker to take the night over.
  */
@@ -60,6 +62,7 @@ export async function followNight(options: FollowNightOptions): Promise<'told' |
     counts = tallyOutcomes(await ledger.outcomesSince(night.range, night.since));
   }
   const failures = await ledger.failureSummary(night.range, { checkedSince: night.since });
+  const warnings = counts.warned > 0 ? await ledger.warningSummary(night.range, { loadedSince: night.since }) : NO_WARNINGS;
   const notAttempted = Math.max(0, night.expected - counts.finished);
   const retry = notAttempted > 0 ? night.range : failures.span;
   const report: RunReport = {
@@ -72,6 +75,7 @@ export async function followNight(options: FollowNightOptions): Promise<'told' |
         : undefined,
     bytes: 0,
     failures,
+    warnings,
     retryCommand: retry && retryCommand('backfill', retry),
     stoppedBy: undefined,
     interrupted: false,
@@ -88,15 +92,16 @@ export async function followNight(options: FollowNightOptions): Promise<'told' |
     retries: counts.retries,
     warned: counts.warned,
   };
-  const alert = runAlert('night', `report-sync nightly of ${night.reportDate} (queue ${exportQueue.queue.name})`, report);
-  if (alert) {
+  if (report.failed > 0 || notAttempted > 0) {
     logger.error({ ...fields, retry: report.retryCommand }, 'the night finished with slices failed or not attempted');
-    await options.webhook?.send(alert);
   } else {
+    // Slices loaded with warnings are loaded: the night succeeded, and its alert tells the warnings.
     const at = new Date();
     await recordSuccessfulNight(options.redis, options.prefix, night.reportDate, at);
     options.metrics?.nightSucceeded(at);
     logger.info(fields, 'the night finished: every slice loaded or no_data');
   }
+  const alert = runAlert('night', `report-sync nightly of ${night.reportDate} (queue ${exportQueue.queue.name})`, report);
+  if (alert) await options.webhook?.send(alert);
   return 'told';
 }

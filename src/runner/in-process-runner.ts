@@ -7,6 +7,7 @@ import { rowsPerTable } from '../reports/rows-per-table.js';
 import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
 import type { Slice } from '../slice.js';
 import { RetryPolicy } from '../retry/retry-policy.js';
+import { WarningTally } from '../warning-groups.js';
 import type { RunReport } from './run-report.js';
 
 export interface InProcessRunOptions {
@@ -46,6 +47,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRep
     bytes: 0,
     rowsWritten: rowsPerTable(),
     failures: new FailureTally(),
+    warnings: new WarningTally(),
   };
   let stoppedBy: SyncError | undefined;
   const stopped = () => stoppedBy !== undefined || options.signal?.aborted === true;
@@ -81,9 +83,13 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRep
     if (outcome.status === 'loaded') {
       tally.loaded += 1;
       tally.bytes += outcome.bytes;
+      // Rows written are what this run wrote: an unchanged file wrote none, a warned one all of its rows.
       if (outcome.unchanged) tally.unchanged += 1;
-      if (outcome.checkWarnings.length > 0) tally.warned += 1;
       else tally.rowsWritten[REPORT_REGISTRY[outcome.slice.reportType].table] += outcome.rowCount;
+      if (outcome.checkWarnings.length > 0) {
+        tally.warned += 1;
+        tally.warnings.add(outcome.slice, outcome.checkWarnings);
+      }
     } else if (outcome.status === 'no_data') {
       tally.noData += 1;
       if (outcome.unchanged) tally.noDataAgain += 1;
@@ -119,6 +125,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRep
     rowsWritten: tally.rowsWritten,
     bytes: tally.bytes,
     failures: tally.failures.summary(),
+    warnings: tally.warnings.summary(),
     stoppedBy,
     interrupted: options.signal?.aborted === true,
     durationMs: Math.round(performance.now() - startedAt),

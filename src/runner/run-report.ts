@@ -1,6 +1,7 @@
 import type { SyncError } from '../errors.js';
 import type { FailureSummary } from '../failure-groups.js';
 import type { RowsPerTable } from '../reports/rows-per-table.js';
+import type { WarningSummary } from '../warning-groups.js';
 
 /**
  * What a run came to, for the summary, the alert and the exit code; every count comes from what the
@@ -11,8 +12,8 @@ export interface RunReport {
   readonly loaded: number;
   /** Of `loaded`: the file was the one already in the warehouse. */
   readonly unchanged: number;
-  /** Of `loaded`: the file missed a data-quality check set to `warn` (counted by the in-process runner only). */
-  readonly warned?: number;
+  /** Of `loaded`: slices loaded anew whose file missed a data-quality check set to `warn` (loaded with warnings). */
+  readonly warned: number;
   readonly noData: number;
   /** Of `noData`: the slice had no data already. */
   readonly noDataAgain: number;
@@ -23,11 +24,13 @@ export interface RunReport {
   readonly notAttemptedReason?: string;
   /** Attempts after the first, of every slice. */
   readonly retries: number;
-  /** Rows written by this run, per table. */
+  /** Rows written by this run, per table: the rows of every slice loaded anew (warned ones included), none of an unchanged one. */
   readonly rowsWritten: Readonly<RowsPerTable>;
   readonly bytes: number;
   /** The failures, grouped by code and portfolio, with true counts. */
   readonly failures: FailureSummary;
+  /** The warnings of the slices loaded with warnings, grouped by check and portfolio, with the values measured. */
+  readonly warnings: WarningSummary;
   /** The command that re-runs what failed or was not attempted, when anything was. */
   readonly retryCommand?: string;
   /** Set when an error made going on pointless (refused credentials). */

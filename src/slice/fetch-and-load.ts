@@ -63,8 +63,10 @@ export async function fetchAndLoad(
     // A body held in memory and not compressed has few rows: its transaction may be a small one (see CommitGroups).
     const small = content.zip === undefined && body.inMemory() !== undefined;
     const load = await loader.loadExport(slice, definition, rows, facts, attempt.number, { force: options.force, durationMs: elapsed(), checks, small });
-    const checkWarnings = (load.checks ?? []).filter((result) => result.outcome === 'warn').map((result) => result.message);
-    if (checkWarnings.length > 0) log.warn({ checks: checkWarnings }, 'the file misses data-quality checks set to warn; loaded, with the warnings recorded in slice_checks');
+    const checkWarnings = (load.checks ?? []).filter((result) => result.outcome === 'warn');
+    if (checkWarnings.length > 0) {
+      log.warn({ checks: checkWarnings.map((result) => result.message) }, 'the file misses data-quality checks set to warn; loaded, with the warnings recorded in slice_checks');
+    }
     if (load.replacedMismatch) {
       log.warn(
         { heldRows: load.replacedMismatch.heldRows, ledgerRows: load.replacedMismatch.ledgerRows },

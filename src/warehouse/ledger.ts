@@ -1,6 +1,7 @@
 import { PostgresIntrospector, sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { EXAMPLES_PER_GROUP, NO_FAILURES, summariseFailures, type FailureGroup, type FailureSummary } from '../failure-groups.js';
 import { SLICE_CHECK_NAMES } from '../quality/slice-check-result.js';
+import { NO_WARNINGS, summariseWarnings, WARNING_EXAMPLES_PER_GROUP, type WarningGroup, type WarningSummary } from '../warning-groups.js';
 import type { ReportType } from '../reports/report-types.js';
 import type { Slice } from '../slice.js';
 import { ledgerError } from './ledger-error.js';
@@ -73,6 +74,15 @@ export interface SliceCheckEntry {
   readonly threshold: number;
   readonly message: string;
   readonly checkedAt: string;
+}
+
+/** Loaded slices whose latest file missed a data-quality check set to `warn`, per pair (and period, when asked; see {@link Ledger.countWarned}). */
+export interface LedgerWarnedCount {
+  readonly portfolioId: number;
+  readonly reportType: string;
+  /** The first day of the period, when counted by period. */
+  readonly periodStart?: string;
+  readonly slices: number;
 }
 
 /** Failure groups whose example slices are read; the rest are counted only. */
@@ -345,6 +355,132 @@ export class Ledger {
       });
     } catch (error) {
       throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
+  /**
+   * The slices inside the filter that are `loaded` and whose file missed a data-quality check set
+   * to `warn` (loaded with warnings), per portfolio and report type, and per period when `period`
+   * is given; counted in SQL.
+   */
+  async countWarned(filter: LedgerFilter, period?: LedgerPeriod): Promise<LedgerWarnedCount[]> {
+    try {
+      const postgres = this.#db.introspection instanceof PostgresIntrospector;
+      const periodStart = period === undefined ? undefined : (postgres ? POSTGRES_PERIOD_START : SQLITE_PERIOD_START)[period];
+      // Driven by the warnings (few) through slice_checks' date index, not by every ledger row of the range.
+      let warnings = this.#db
+        .selectFrom('slice_checks')
+        .select(['portfolio_id', 'report_type', 'report_date'])
+        .distinct()
+        .where('report_date', '>=', filter.from)
+        .where('report_date', '<=', filter.to)
+        .where('outcome', '=', 'warn');
+      if (filter.portfolios?.length) warnings = warnings.where('portfolio_id', 'in', [...filter.portfolios]);
+      if (filter.reportTypes?.length) warnings = warnings.where('report_type', 'in', [...filter.reportTypes]);
+      const base = this.#db.selectFrom(warnings.as('warned')).where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('report_loads')
+            .select('report_loads.status')
+            .whereRef('report_loads.portfolio_id', '=', 'warned.portfolio_id')
+            .whereRef('report_loads.report_type', '=', 'warned.report_type')
+            .whereRef('report_loads.report_date', '=', 'warned.report_date')
+            .where('report_loads.status', '=', 'loaded'),
+        ),
+      );
+      const rows = await (periodStart === undefined
+        ? base.select(({ fn }) => ['portfolio_id', 'report_type', sql<string | null>`null`.as('period_start'), fn.countAll<number | string>().as('slices')]).groupBy(['portfolio_id', 'report_type'])
+        : base.select(({ fn }) => ['portfolio_id', 'report_type', periodStart.as('period_start'), fn.countAll<number | string>().as('slices')]).groupBy(['portfolio_id', 'report_type', 'period_start'])
+      )
+        .orderBy('portfolio_id')
+        .orderBy('report_type')
+        .execute();
+      return rows.map((row) => ({
+        portfolioId: Number(row.portfolio_id),
+        reportType: row.report_type,
+        ...(row.period_start == null ? {} : { periodStart: String(row.period_start) }),
+        slices: Number(row.slices),
+      }));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'counting the slices loaded with warnings');
+    }
+  }
+
+  /**
+   * The warnings of the slices inside the filter that are `loaded` with warnings (loaded anew since
+   * `loadedSince`, if given: what a backfill or a night loaded), grouped by check and portfolio in
+   * SQL with true counts, the values measured and the first few slices of each group.
+   */
+  async warningSummary(filter: LedgerFilter, options: { loadedSince?: string } = {}): Promise<WarningSummary> {
+    try {
+      const warned = () => {
+        let query = this.#db
+          .selectFrom('slice_checks as c')
+          .innerJoin('report_loads as l', (join) =>
+            join.onRef('l.portfolio_id', '=', 'c.portfolio_id').onRef('l.report_type', '=', 'c.report_type').onRef('l.report_date', '=', 'c.report_date'),
+          )
+          .where('c.outcome', '=', 'warn')
+          .where('l.status', '=', 'loaded')
+          .where('c.report_date', '>=', filter.from)
+          .where('c.report_date', '<=', filter.to);
+        if (filter.portfolios?.length) query = query.where('c.portfolio_id', 'in', [...filter.portfolios]);
+        if (filter.reportTypes?.length) query = query.where('c.report_type', 'in', [...filter.reportTypes]);
+        if (options.loadedSince) query = query.where('l.updated_at', '>=', options.loadedSince);
+        return query;
+      };
+      const counted = await warned()
+        .select(({ fn }) => [
+          'c.check_name',
+          'c.portfolio_id',
+          fn.countAll<number | string>().as('slices'),
+          fn.min<number | string>('c.measured').as('min_measured'),
+          fn.max<number | string>('c.measured').as('max_measured'),
+          fn.max<number | string>('c.threshold').as('threshold'),
+        ])
+        .groupBy(['c.check_name', 'c.portfolio_id'])
+        .execute();
+      if (counted.length === 0) return NO_WARNINGS;
+      const ordered = summariseWarnings(
+        counted.map((row) => ({
+          check: row.check_name,
+          portfolioId: Number(row.portfolio_id),
+          slices: Number(row.slices),
+          measured: { min: Number(row.min_measured), max: Number(row.max_measured) },
+          threshold: Number(row.threshold),
+          examples: [],
+        })),
+        0,
+      ).groups;
+      const groups: WarningGroup[] = [];
+      for (const [i, group] of ordered.entries()) {
+        if (i >= GROUPS_WITH_EXAMPLES) {
+          groups.push(group);
+          continue;
+        }
+        const examples = await warned()
+          .where('c.check_name', '=', group.check)
+          .where('c.portfolio_id', '=', group.portfolioId)
+          .select(['c.report_type', 'c.report_date', 'c.measured', 'c.message'])
+          .orderBy('c.report_date')
+          .orderBy('c.report_type')
+          .limit(WARNING_EXAMPLES_PER_GROUP)
+          .execute();
+        groups.push({
+          ...group,
+          examples: examples.map((row) => ({
+            slice: { portfolioId: group.portfolioId, reportType: row.report_type as ReportType, reportDate: String(row.report_date) },
+            measured: Number(row.measured),
+            message: row.message,
+          })),
+        });
+      }
+      // A slice two checks warned of is in two groups: the slices are counted once each.
+      const slices = await this.#db
+        .selectFrom(warned().select(['c.portfolio_id', 'c.report_type', 'c.report_date']).distinct().as('warned_slices'))
+        .select(({ fn }) => fn.countAll<number | string>().as('slices'))
+        .executeTakeFirst();
+      return { slices: Number(slices?.slices ?? 0), groups };
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the data-quality warnings');
     }
   }
 

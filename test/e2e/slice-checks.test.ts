@@ -16,8 +16,8 @@ import { Ledger } from '../../src/warehouse/ledger.js';
  * Files that are well-formed but wrong (weights that do not add up, a duplicate ISIN, a halved day,
  * a stale effective date, a negative price), served by an upstream of the test's own (the
  * simulator only issues the token), loaded through the real CLI: a check set to `fail` refuses the
- * file and keeps the slice's earlier rows; one set to `warn` loads it and says so; either way
- * slice_checks records what was measured.
+ * file and keeps the slice's earlier rows; one set to `warn` (every check's default) loads it and
+ * says so; either way slice_checks records what was measured.
  */
 
 const HEADER = 'Effective Date,ISIN,Security Name,Security Ticker,Exchange Code,Closing Price,Currency,Closing Fx,Index Shares,Index Weighting';
@@ -139,8 +139,12 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
     return rows.map((row) => ({ ...row, index_weighting: Number(row.index_weighting), closing_price: Number(row.closing_price), effective_date: String(row.effective_date) }));
   }
 
-  /** Loads a good file for the slice, then serves `bad` for it: the run fails the slice with the check named, and the good rows stay. */
-  async function expectRefusedKeepingEarlierRows(slice: Slice, bad: readonly Line[], check: string, settings?: SettingsInput) {
+  /**
+   * With `check` set to `fail`, loads a good file for the slice, then serves `bad` for it: the run
+   * fails the slice with the check named, and the good rows stay.
+   */
+  async function expectRefusedKeepingEarlierRows(slice: Slice, bad: readonly Line[], check: string, extra: SettingsInput = {}) {
+    const settings: SettingsInput = { ...extra, checks: { ...extra.checks, [check]: { severity: 'fail' } } };
     await serveConstituents(slice.portfolioId, slice.reportDate, evenLines(4));
     const good = await run(slice.portfolioId, slice.reportType, slice.reportDate, settings);
     expect(good.code, good.stdout + good.logs).toBe(0);
@@ -163,7 +167,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
   }
 
   describe('weightsSum', () => {
-    it('refuses weights that sum to 0.85, keeping the rows loaded before', async () => {
+    it('set to fail, refuses weights that sum to 0.85, keeping the rows loaded before', async () => {
       const slice: Slice = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
       const bad = [...evenLines(3).map((line) => ({ ...line, weight: '0.25' })), { isin: 'XS9999999999', weight: '0.1' }];
       const { recorded, after } = await expectRefusedKeepingEarlierRows(slice, bad, 'weightsSum');
@@ -183,22 +187,22 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
       expect(result.code, result.stdout).toBe(0);
       expect(await ledger(slice)).toMatchObject({ status: 'loaded', row_count: 3 });
       const recorded = await checks(slice);
-      expect(recorded.get('weightsSum')).toMatchObject({ outcome: 'pass', severity: 'fail' });
+      expect(recorded.get('weightsSum')).toMatchObject({ outcome: 'pass', severity: 'warn' });
       expect(recorded.get('weightsSum')!.measured).toBeLessThan(1e-9);
       expect(recorded.get('weightsSum')!.message).toContain('away from 100');
       expect([...recorded.keys()].sort()).toEqual(['duplicateIsin', 'effectiveDate', 'positiveValues', 'rowCountDrop', 'weightsSum']);
     });
 
-    it('loads a file that misses a check set to warn, records the warning, and counts it in the summary', async () => {
+    it('loads a file that misses it (warn, the default), records the warning, and counts it in the summary', async () => {
       const slice: Slice = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
       await serveConstituents(
         slice.portfolioId,
         MONDAY,
         evenLines(4).map((line) => ({ ...line, weight: '0.2' })),
       );
-      const result = await run(slice.portfolioId, slice.reportType, MONDAY, { checks: { weightsSum: { severity: 'warn' } } });
+      const result = await run(slice.portfolioId, slice.reportType, MONDAY);
       expect(result.code, result.stdout).toBe(0);
-      expect(result.stdout).toMatch(/of which warned by a data-quality check\s+1/);
+      expect(result.stdout).toMatch(/of which loaded with warnings\s+1/);
       expect(await ledger(slice)).toMatchObject({ status: 'loaded', row_count: 4, error_code: null });
       expect(await constituentRows(slice)).toHaveLength(4);
       const recorded = await checks(slice);
@@ -210,7 +214,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
   });
 
   describe('duplicateIsin', () => {
-    it('refuses a file naming an ISIN twice, keeping the rows loaded before', async () => {
+    it('set to fail, refuses a file naming an ISIN twice, keeping the rows loaded before', async () => {
       const slice: Slice = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
       const lines = evenLines(4);
       const bad = [...lines.slice(0, 3), { ...lines[3]!, isin: lines[1]!.isin }];
@@ -256,13 +260,13 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
       await serveConstituents(portfolioId, MONDAY, evenLines(4));
       expect((await run(portfolioId, 'constituent.close', MONDAY, settings)).code).toBe(0);
       const slice: Slice = { portfolioId, reportType: 'constituent.close', reportDate: TUESDAY };
-      const { recorded } = await expectRefusedKeepingEarlierRows(slice, evenLines(2), 'rowCountDrop', settings);
+      const { recorded } = await expectRefusedKeepingEarlierRows(slice, evenLines(2), 'rowCountDrop');
       expect(recorded.get('rowCountDrop')).toMatchObject({ measured: 0.5, threshold: 0.25 });
     });
   });
 
   describe('effectiveDate', () => {
-    it('refuses a stale effective date, keeping the rows loaded before', async () => {
+    it('set to fail, refuses a stale effective date, keeping the rows loaded before', async () => {
       const slice: Slice = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
       const { recorded, after } = await expectRefusedKeepingEarlierRows(slice, evenLines(4, '2024-04-22'), 'effectiveDate');
       expect(recorded.get('effectiveDate')).toMatchObject({ measured: 10, threshold: 5 });
@@ -271,7 +275,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
       );
     });
 
-    it('refuses an effective date after the report date', async () => {
+    it('set to fail, refuses an effective date after the report date', async () => {
       const slice: Slice = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
       const { recorded } = await expectRefusedKeepingEarlierRows(slice, evenLines(4, TUESDAY), 'effectiveDate');
       expect(recorded.get('effectiveDate')!.measured).toBe(-1);
@@ -291,7 +295,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
   });
 
   describe('positiveValues', () => {
-    it('refuses a negative closing price, keeping the rows loaded before', async () => {
+    it('set to fail, refuses a negative closing price, keeping the rows loaded before', async () => {
       const slice: Slice = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
       const bad = evenLines(4).map((line, i) => (i === 2 ? { ...line, price: '-12.5' } : i === 3 ? { ...line, fx: '0' } : line));
       const { recorded, after } = await expectRefusedKeepingEarlierRows(slice, bad, 'positiveValues');
@@ -299,7 +303,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
       expect(after.error).toContain('2 values are not above zero (first: closing_price -12.5 on row 3)');
     });
 
-    it('refuses an index file with a negative index value; passes one with every value above zero', async () => {
+    it('set to fail, refuses an index file with a negative index value; passes one with every value above zero', async () => {
       const portfolioId = newPortfolio();
       const record = (indexValue: string) => ({
         effectiveDate: MONDAY,
@@ -321,7 +325,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
       expect([...passed.keys()].sort()).toEqual(['effectiveDate', 'positiveValues', 'rowCountDrop']);
 
       serveIndex(portfolioId, MONDAY, [record('-1001.25')]);
-      const refused = await run(portfolioId, 'index', MONDAY);
+      const refused = await run(portfolioId, 'index', MONDAY, { checks: { positiveValues: { severity: 'fail' } } });
       expect(refused.code).toBe(1);
       expect(await ledger(slice)).toMatchObject({ status: 'failed', error_code: 'QUALITY_CHECK_FAILED', row_count: 1 });
       const warehouse = await rig.warehouse();
@@ -352,7 +356,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
     });
   });
 
-  it('checks the rows a worker thread typed too (limits.threadedParseBytes 0): a duplicate ISIN refused, earlier rows kept; a good file passes', async () => {
+  it('checks the rows a worker thread typed too (limits.threadedParseBytes 0): a duplicate ISIN refused (set to fail), earlier rows kept; a good file passes', async () => {
     const threaded: SettingsInput = { limits: { threadedParseBytes: 0 } };
     const slice: Slice = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
     const bad = [...evenLines(3).map((line) => ({ ...line, weight: '0.25' })), { isin: 'XS0000000000', weight: '0.25' }];
@@ -377,7 +381,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
       MONDAY,
       evenLines(4).map((line) => ({ ...line, weight: '0.2' })),
     );
-    const again = await run(slice.portfolioId, slice.reportType, MONDAY, { checks: { weightsSum: { severity: 'warn' } } });
+    const again = await run(slice.portfolioId, slice.reportType, MONDAY);
     expect(again.code, again.stdout).toBe(0);
     expect(await ledger(slice)).toMatchObject({ status: 'loaded', row_count: 4 });
     expect((await checks(slice)).get('weightsSum')).toMatchObject({ outcome: 'warn' });
@@ -409,7 +413,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
       refused = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
       const lines = evenLines(4);
       await serveConstituents(refused.portfolioId, MONDAY, [...lines.slice(0, 3), { ...lines[3]!, isin: lines[0]!.isin }]);
-      expect((await run(refused.portfolioId, 'constituent.close', MONDAY)).code).toBe(1);
+      expect((await run(refused.portfolioId, 'constituent.close', MONDAY, { checks: { duplicateIsin: { severity: 'fail' } } })).code).toBe(1);
     });
 
     it('status lists each missed check under the grid, and in --json', async () => {

@@ -154,9 +154,9 @@ describe.each(DIALECTS)('a week for two portfolios and two report types, in-proc
     const json = await rig.cli(['status', '--from', '2024-03-01', '--to', TO, '--json']);
     const parsed = JSON.parse(json.stdout) as {
       days: number;
-      pairs: { portfolioId: number; reportType: string; loaded: number; noData: number; failed: number; missing: number }[];
+      pairs: { portfolioId: number; reportType: string; loaded: number; noData: number; failed: number; missing: number; warned: number }[];
     };
     expect(parsed.days).toBe(10);
-    expect(parsed.pairs).toContainEqual({ portfolioId: 1002, reportType: 'index', loaded: 5, noData: 2, failed: 0, missing: 3 });
+    expect(parsed.pairs).toContainEqual({ portfolioId: 1002, reportType: 'index', loaded: 5, noData: 2, failed: 0, missing: 3, warned: 0 });
   });
 });

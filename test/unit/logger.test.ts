@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { ExportError, SyncError, WarehouseError } from '../../src/errors.js';
+import { ExportError, SyncError, toSyncError, WarehouseError } from '../../src/errors.js';
 import { createLogger } from '../../src/logger.js';
+import { QualityCheckError } from '../../src/quality/quality-check-error.js';
+import type { SliceCheckName } from '../../src/quality/slice-check-result.js';
 import { CapturedStream, logLines } from '../helpers/captured-io.js';
 
 const PASSWORD = 'correct-horse-battery-staple';
 const HOSTILE = '\u001b]0;pwned\u0007\u001b[2J\u009b31m\r\nFORGED: all slices loaded';
 
 describe('errors logged under err', () => {
-  it('carry their code, their message with every cause, and their stacks', () => {
+  it('of an expected failure: its code and its message with every cause, in one compact line without a stack', () => {
     const out = new CapturedStream();
     const logger = createLogger({ level: 'info', pretty: false, destination: out });
     const socket = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
@@ -15,15 +17,55 @@ describe('errors logged under err', () => {
     logger.warn({ code: error.code, err: error }, 'attempt failed, will retry');
     const [line] = logLines(out);
     expect(line).toMatchObject({ level: 40, code: 'EXPORT_NETWORK', msg: 'attempt failed, will retry' });
-    expect(line!.err).toMatchObject({
+    expect(line!.err).toEqual({
       type: 'ExportError',
       code: 'EXPORT_NETWORK',
       status: 200,
       message: 'the export service broke off the transfer: it is retried: read ECONNRESET',
     });
-    const stack = String((line!.err as { stack: string }).stack);
-    expect(stack).toMatch(/^ExportError: the export service broke off the transfer/);
-    expect(stack).toContain('caused by: Error: read ECONNRESET');
+    expect(out.text).not.toContain('    at ');
+  });
+
+  it('of a file refused by a check: one message, none of the results it carries, and a bounded size', () => {
+    const out = new CapturedStream();
+    const logger = createLogger({ level: 'info', pretty: false, destination: out });
+    const slice = { portfolioId: 1001, reportType: 'constituent.close', reportDate: '2024-05-06' } as const;
+    const result = (check: SliceCheckName, outcome: 'pass' | 'fail') => ({
+      check,
+      severity: 'fail' as const,
+      outcome,
+      measured: 0.4,
+      threshold: 0.001,
+      message: `${check}: ${'measured at length; '.repeat(8)}`,
+    });
+    const error = new QualityCheckError(slice, '2024-05-06_1001_constituents.zip', [
+      result('weightsSum', 'fail'),
+      result('duplicateIsin', 'pass'),
+      result('rowCountDrop', 'pass'),
+      result('effectiveDate', 'pass'),
+      result('positiveValues', 'pass'),
+    ]);
+    logger.error({ portfolioId: 1001, status: 'failed', code: error.code, err: error }, 'slice failed');
+    const text = out.text.trim();
+    expect(text.split('\n')).toHaveLength(1);
+    expect(logLines(out)[0]!.err).toEqual({ type: 'QualityCheckError', code: 'QUALITY_CHECK_FAILED', message: error.message });
+    expect(text.split('weightsSum: ').length - 1).toBe(1);
+    expect(text).not.toContain('duplicateIsin');
+    expect(Buffer.byteLength(text)).toBeLessThan(1_000);
+  });
+
+  it.each([
+    ['a bug thrown as is', () => new TypeError("Cannot read properties of undefined (reading 'rows')")],
+    ['a surprise kept as UNEXPECTED', () => toSyncError(new RangeError('Invalid array length'))],
+  ])('of an unexpected error (%s): its stack, its causes included', (_, make) => {
+    const out = new CapturedStream();
+    const logger = createLogger({ level: 'info', pretty: false, destination: out });
+    const error = make();
+    logger.error({ err: error }, 'worker error');
+    const err = logLines(out)[0]!.err as { message: string; stack: string };
+    expect(err.message).toContain(error.message);
+    expect(err.stack).toMatch(/\n\s+at /);
+    if (error instanceof SyncError) expect(err.stack).toContain('caused by: RangeError: Invalid array length');
   });
 
   it('follow a chain of SyncErrors to its root', () => {

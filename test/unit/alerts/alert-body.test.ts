@@ -3,6 +3,7 @@ import { alertBody } from '../../../src/alerts/alert-body.js';
 import type { AlertSummary } from '../../../src/alerts/alert-summary.js';
 import { FailureTally, NO_FAILURES } from '../../../src/failure-groups.js';
 import { REPORT_TYPES } from '../../../src/reports/report-types.js';
+import { WarningTally } from '../../../src/warning-groups.js';
 
 const day = (n: number) => `2024-01-${String(n).padStart(2, '0')}`;
 
@@ -161,5 +162,71 @@ describe('alertBody, json', () => {
     });
     // It is sent as JSON: it must survive the round trip.
     expect(JSON.parse(JSON.stringify(body))).toEqual(body);
+  });
+});
+
+describe('alertBody, slices loaded with warnings and where the alert comes from', () => {
+  /** A night whose only trouble is two portfolios' weights that do not sum to 1, and one portfolio's drop in rows. */
+  function warnedNight(): AlertSummary {
+    const tally = new WarningTally();
+    const warning = (check: string, measured: number, threshold: number, message: string) => ({ check, measured, threshold, message });
+    for (let d = 1; d <= 20; d += 1) {
+      tally.add({ portfolioId: 1001, reportType: 'constituent.close', reportDate: day(d) }, [
+        warning('weightsSum', 0.04 + d / 100, 0.001, `weightsSum: the weights sum to ${1.04 + d / 100}`),
+      ]);
+    }
+    tally.add({ portfolioId: 1002, reportType: 'constituent.close', reportDate: day(3) }, [
+      warning('weightsSum', 0.91, 0.001, 'weightsSum: the weights sum to 1.91'),
+      warning('rowCountDrop', 0.5, 0.25, 'rowCountDrop: 2 rows against 4 on 2024-01-02'),
+    ]);
+    return {
+      kind: 'night',
+      title: 'report-sync nightly of 2024-01-20: 21 of 40 slices loaded with warnings',
+      counts: { loaded: 40, warned: 21, failed: 0 },
+      failures: NO_FAILURES,
+      warnings: tally.summary(),
+      at: new Date('2024-01-21T06:00:00Z'),
+      origin: { host: 'worker-3.eu', deployment: 'reports-eu' },
+    };
+  }
+
+  it('slack: the host and deployment under the title, then the warnings by check and portfolio with the values measured, one message', () => {
+    const body = alertBody(warnedNight(), 'slack');
+    const text = body.text as string;
+    const lines = text.split('\n');
+    expect(lines[1]).toBe('deployment reports-eu · host worker-3.eu');
+    expect(lines[2]).toBe('40 loaded · 21 loaded with warnings · 0 failed');
+    expect(text).toContain('*Loaded with warnings: weightsSum*: 21 slices');
+    expect(text).toContain(
+      '• portfolio 1001: 20 slices, measured 0.05 to 0.24 (limit 0.001), e.g. constituent.close 2024-01-01, constituent.close 2024-01-02, constituent.close 2024-01-03',
+    );
+    expect(text).toContain('• portfolio 1002: 1 slice, measured 0.91 (limit 0.001), e.g. constituent.close 2024-01-03');
+    expect(text).toContain('*Loaded with warnings: rowCountDrop*: 1 slice');
+    expect(text).toContain('weightsSum: the weights sum to 1.05');
+    expect(blockTexts(body)).toContain('deployment reports-eu · host worker-3.eu');
+    expect(text.split('\n').length).toBeLessThan(15);
+  });
+
+  it('json: host, deployment and the warnings, grouped with the values measured', () => {
+    const body = alertBody(warnedNight(), 'json');
+    expect(body).toMatchObject({ host: 'worker-3.eu', deployment: 'reports-eu', counts: { loaded: 40, warned: 21, failed: 0 } });
+    const warnings = body.warnings as {
+      slices: number;
+      groups: { check: string; portfolioId: number; slices: number; measured: { min: number; max: number }; threshold: number }[];
+    };
+    expect(warnings.slices).toBe(21);
+    expect(warnings.groups.map((group) => [group.check, group.portfolioId, group.slices, group.threshold])).toEqual([
+      ['weightsSum', 1001, 20, 0.001],
+      ['weightsSum', 1002, 1, 0.001],
+      ['rowCountDrop', 1002, 1, 0.25],
+    ]);
+    expect(warnings.groups[0]!.measured.min).toBeCloseTo(0.05, 12);
+    expect(warnings.groups[0]!.measured.max).toBeCloseTo(0.24, 12);
+  });
+
+  it('escapes a deployment name from outside, as every text', () => {
+    const body = alertBody({ ...warnedNight(), origin: { host: 'h', deployment: '<!channel> \u001b[2J' } }, 'slack');
+    expect(body.text as string).toContain('deployment &lt;!channel&gt;');
+    expect(body.text as string).not.toMatch(/<!channel>|\u001b/);
   });
 });

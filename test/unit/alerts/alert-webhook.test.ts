@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { Writable } from 'node:stream';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -276,6 +277,19 @@ describe('alertWebhookFromEnvironment', () => {
     expect(message).toMatch(/https?:\/\//);
     expect(message).not.toContain('sEcReTtOkEn123');
     expect(message).not.toContain('hooks.example.com');
+  });
+
+  it.each([
+    ['REPORT_ALERT_DEPLOYMENT when set', { REPORT_ALERT_DEPLOYMENT: ' reports-eu ', DATABASE_URL: 'postgres://sync:pw@db.eu:5432/reports' }, 'reports-eu'],
+    ['else the warehouse, without its password', { DATABASE_URL: 'postgres://sync:s3cr3t-pw@db.eu:5432/reports?sslmode=require' }, 'postgres://sync@db.eu:5432/reports'],
+    ['else the default warehouse', {}, 'sqlite:./data/warehouse.sqlite'],
+  ])('names this host and the deployment in every alert: %s', async (_, env, deployment) => {
+    const rx = await receiver([{ status: 200 }]);
+    const hook = alertWebhookFromEnvironment({ REPORT_ALERT_WEBHOOK_URL: rx.url.href, REPORT_ALERT_WEBHOOK_FORMAT: 'json', ...env }, { logger })!;
+    cleanups.push(() => hook.close());
+    expect(await hook.send(summary())).toBe(true);
+    expect(rx.requests[0]!.body).toMatchObject({ host: hostname(), deployment });
+    expect(JSON.stringify(rx.requests[0]!.body)).not.toContain('s3cr3t-pw');
   });
 
   it('refuses an unknown format, naming the variable and what it allows', () => {

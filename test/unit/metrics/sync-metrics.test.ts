@@ -223,3 +223,20 @@ describe('SyncMetrics', () => {
     expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
   });
 });
+
+describe('SyncMetrics, slices loaded with warnings', () => {
+  it('counts them as loaded, and again as loaded with warnings, with each warning by check; their rows are written rows', async () => {
+    const metrics = new SyncMetrics({ collectDefaults: false });
+    const warning = (check: string) => ({ check, measured: 0.4, threshold: 0.001, message: `${check}: off` });
+    metrics.sliceFinished({ ...loaded({ slice: closeSlice, rowCount: 7 }), checkWarnings: [warning('weightsSum'), warning('rowCountDrop')] } as SliceOutcome);
+    metrics.sliceFinished({ ...loaded({ slice: closeSlice, rowCount: 4 }), checkWarnings: [warning('weightsSum')] } as SliceOutcome);
+    metrics.sliceFinished(loaded({ slice: closeSlice, rowCount: 5 }));
+    const text = await metrics.metrics();
+    expect(text).toContain('report_sync_slices_total{outcome="loaded",report_type="constituent.close"} 3\n');
+    expect(text).toContain('report_sync_slices_loaded_with_warnings_total{report_type="constituent.close"} 2\n');
+    expect(text).toContain('report_sync_slices_loaded_with_warnings_total{report_type="index"} 0\n');
+    expect(text).toContain('report_sync_check_warnings_total{check="weightsSum"} 2\n');
+    expect(text).toContain('report_sync_check_warnings_total{check="rowCountDrop"} 1\n');
+    expect(text).toContain('report_sync_rows_loaded_total{report_type="constituent.close"} 16\n');
+  });
+});

@@ -8,6 +8,16 @@ import { objectRecord } from '../../../src/extract/source-record.js';
 
 const slice: Slice = { portfolioId: 1001, reportType: 'constituent.close', reportDate: '2024-05-06' };
 const DEFAULTS: CheckSettings = settingsSchema.parse({}).checks;
+/** Every check set to refuse a file it misses, as a team that wants bad files kept out sets them. */
+const REFUSING: CheckSettings = settingsSchema.parse({
+  checks: {
+    weightsSum: { severity: 'fail' },
+    duplicateIsin: { severity: 'fail' },
+    rowCountDrop: { severity: 'fail' },
+    effectiveDate: { severity: 'fail' },
+    positiveValues: { severity: 'fail' },
+  },
+}).checks;
 
 /** Tallies constituent records (CSV header names) as the pipeline types them, then evaluates. */
 function tally(records: Record<string, string>[], settings: CheckSettings = DEFAULTS, previous?: { reportDate: string; rowCount: number }, repeated?: RepeatedValues) {
@@ -32,7 +42,7 @@ describe('SliceCheckTally', () => {
   it('passes a file whose weights sum to 1 within the tolerance, and to 100 as percentages', () => {
     expect(tally([row('A', '0.3333'), row('B', '0.3333'), row('C', '0.3334')]).get('weightsSum')).toMatchObject({ outcome: 'pass' });
     expect(tally([row('A', '60'), row('B', '39.95')]).get('weightsSum')).toMatchObject({ outcome: 'pass', threshold: 0.001 });
-    const off = tally([row('A', '60'), row('B', '39.8')]).get('weightsSum')!;
+    const off = tally([row('A', '60'), row('B', '39.8')], REFUSING).get('weightsSum')!;
     expect(off).toMatchObject({ outcome: 'fail', severity: 'fail' });
     expect(off.measured).toBeCloseTo(0.002, 12);
     expect(off.message).toBe(
@@ -42,7 +52,7 @@ describe('SliceCheckTally', () => {
 
   it('takes the repeats the database counted once two rows share a hash, quoting the first one printable', () => {
     const rows = [row('A', '0.5'), row('B\u001b[31m', '0.25'), row('B\u001b[31m', '0.25')];
-    const result = tally(rows, DEFAULTS, undefined, { rows: 1, example: { value: 'B\u001b[31m', row: 3 } }).get('duplicateIsin')!;
+    const result = tally(rows, REFUSING, undefined, { rows: 1, example: { value: 'B\u001b[31m', row: 3 } }).get('duplicateIsin')!;
     expect(result).toMatchObject({ outcome: 'fail', measured: 1, threshold: 0 });
     expect(result.message).not.toContain('\u001b');
     expect(result.message).toContain('on row 3');
@@ -62,14 +72,34 @@ describe('SliceCheckTally', () => {
   it('holds effective dates to the report date and the business days before it', () => {
     const dated = (date: string) => [row('A', '0.5', { 'Effective Date': date }), row('B', '0.5')];
     expect(tally(dated('2024-04-29')).get('effectiveDate')).toMatchObject({ outcome: 'pass', measured: 5, threshold: 5 });
-    expect(tally(dated('2024-04-26')).get('effectiveDate')).toMatchObject({ outcome: 'fail', measured: 6 });
-    expect(tally(dated('2024-05-07')).get('effectiveDate')).toMatchObject({ outcome: 'fail', measured: -1 });
+    expect(tally(dated('2024-04-26'), REFUSING).get('effectiveDate')).toMatchObject({ outcome: 'fail', measured: 6 });
+    expect(tally(dated('2024-05-07'), REFUSING).get('effectiveDate')).toMatchObject({ outcome: 'fail', measured: -1 });
   });
 
   it('finds values not above zero in the columns the definition names, leaving empty cells alone', () => {
-    const result = tally([row('A', '0.5', { 'Closing Price': '0.000' }), row('B', '0.5', { 'Closing Fx': '' }), row('C', '0', { 'Index Shares': '-1' })]).get('positiveValues')!;
+    const result = tally([row('A', '0.5', { 'Closing Price': '0.000' }), row('B', '0.5', { 'Closing Fx': '' }), row('C', '0', { 'Index Shares': '-1' })], REFUSING).get(
+      'positiveValues',
+    )!;
     expect(result).toMatchObject({ outcome: 'fail', measured: 2 });
     expect(result.message).toContain('first: closing_price 0.000 on row 1');
+  });
+
+  it('warns, by default, of a miss of every check: the file is loaded, the miss recorded', () => {
+    const results = tally(
+      [row('A', '0.7', { 'Effective Date': '2024-04-26' }), row('A', '0.7', { 'Closing Price': '-1' })],
+      DEFAULTS,
+      { reportDate: '2024-05-03', rowCount: 4 },
+      { rows: 1, example: { value: 'A', row: 2 } },
+    );
+    expect([...results.values()].map((result) => `${result.check} ${result.severity} ${result.outcome}`)).toEqual([
+      'weightsSum warn warn',
+      'duplicateIsin warn warn',
+      'rowCountDrop warn warn',
+      'effectiveDate warn warn',
+      'positiveValues warn warn',
+    ]);
+    // A warning names what was found and the limit's setting, not a severity to change.
+    expect(results.get('weightsSum')!.message).not.toContain("severity 'warn'");
   });
 
   it('records nothing for a check set to off, and a warn for one set to warn', () => {

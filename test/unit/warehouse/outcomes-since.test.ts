@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runAlert } from '../../../src/alerts/run-alert.js';
 import { alertBody } from '../../../src/alerts/alert-body.js';
 import { NO_FAILURES } from '../../../src/failure-groups.js';
+import { NO_WARNINGS } from '../../../src/warning-groups.js';
 import type { RunReport } from '../../../src/runner/run-report.js';
 import { Ledger } from '../../../src/warehouse/ledger.js';
 import { tallyOutcomes } from '../../../src/warehouse/tally-outcomes.js';
@@ -67,6 +68,33 @@ describe.each(DIALECTS)('what backfill --wait and a queued night count, from the
     expect(counts).toMatchObject({ loaded: 3, unchanged: 1, failed: 1, warned: 1, finished: 4 });
   });
 
+  it('groups the warnings of the slices loaded anew by check and portfolio; without a moment, of every slice loaded with warnings', async () => {
+    const ledger = new Ledger(warehouse.db);
+    const range = { from: '2024-03-01', to: '2024-03-31' };
+    const since = await ledger.warningSummary(range, { loadedSince: SINCE });
+    expect(since.slices).toBe(1);
+    expect(since.groups.map((group) => [group.check, group.portfolioId, group.slices, group.examples.map((example) => example.slice.reportDate)])).toEqual([
+      ['rowCountDrop', 1001, 1, ['2024-03-04']],
+      ['weightsSum', 1001, 1, ['2024-03-04']],
+    ]);
+    const all = await ledger.warningSummary(range);
+    expect(all.slices).toBe(2);
+    expect(all.groups.map((group) => [group.check, group.portfolioId, group.slices])).toEqual([
+      ['weightsSum', 1001, 1],
+      ['weightsSum', 1003, 1],
+      ['rowCountDrop', 1001, 1],
+    ]);
+    // What status, check and the dashboard count: loaded slices whose latest file warned (not the failed one).
+    expect(await ledger.countWarned(range)).toEqual([
+      { portfolioId: 1001, reportType: 'constituent.close', slices: 1 },
+      { portfolioId: 1003, reportType: 'constituent.close', slices: 1 },
+    ]);
+    expect(await ledger.countWarned(range, 'week')).toEqual([
+      { portfolioId: 1001, reportType: 'constituent.close', periodStart: '2024-03-04', slices: 1 },
+      { portfolioId: 1003, reportType: 'constituent.close', periodStart: '2024-03-04', slices: 1 },
+    ]);
+  });
+
   it('puts the count in the summary’s alert when one is sent', async () => {
     const counts = tallyOutcomes(await new Ledger(warehouse.db).outcomesSince({ from: '2024-03-01', to: '2024-03-31' }, SINCE));
     const report: RunReport = {
@@ -75,13 +103,14 @@ describe.each(DIALECTS)('what backfill --wait and a queued night count, from the
       notAttempted: 0,
       bytes: 0,
       failures: NO_FAILURES,
+      warnings: NO_WARNINGS,
       stoppedBy: undefined,
       interrupted: false,
       durationMs: 1,
     };
     const alert = runAlert('backfill', 'backfill of 2024-03-04', report);
     expect(alert?.counts).toMatchObject({ loaded: 3, warned: 1, failed: 1 });
-    expect(alertBody(alert!, 'slack').text).toContain('3 loaded · 1 warned by a check · 1 unchanged');
+    expect(alertBody(alert!, 'slack').text).toContain('3 loaded · 1 loaded with warnings · 1 unchanged');
     // Nothing warned: no count, rather than a zero.
     expect(runAlert('backfill', 'backfill', { ...report, warned: 0, rowsWritten: rowsPerTable() })?.counts).not.toHaveProperty('warned');
   });

@@ -1,0 +1,48 @@
+import { printableText } from '../printable-text.js';
+import { describeMeasured, type WarningGroup, type WarningSummary } from '../warning-groups.js';
+import { REASON_LENGTH } from './format-failures.js';
+
+/** Checks shown; the rest are counted in one line. */
+const CHECKS_SHOWN = 12;
+/** Portfolios shown per check; the rest are counted in one line. */
+const PORTFOLIOS_SHOWN = 6;
+
+/**
+ * The slices loaded with warnings, grouped by check, then portfolio, with counts, the values
+ * measured against the limit, a few of the slices and what the check found, once per group; laid
+ * out as the failures are (see `formatFailures`).
+ */
+export function formatWarnings(warnings: WarningSummary): string[] {
+  if (warnings.slices === 0) return [];
+  const checks = new Map<string, WarningGroup[]>();
+  for (const group of warnings.groups) checks.set(group.check, [...(checks.get(group.check) ?? []), group]);
+  const lines = [`Loaded with warnings, by data-quality check and portfolio (${count(warnings.slices)}; the rows are loaded, the warnings recorded in slice_checks):`];
+  let checksShown = 0;
+  for (const [check, groups] of checks) {
+    if (checksShown === CHECKS_SHOWN) {
+      lines.push(`  … ${checks.size - CHECKS_SHOWN} more checks`);
+      break;
+    }
+    checksShown += 1;
+    lines.push(`  ${check}: ${count(sum(groups))}`);
+    for (const group of groups.slice(0, PORTFOLIOS_SHOWN)) {
+      const examples = group.examples.map((example) => `${example.slice.reportType} ${example.slice.reportDate}`).join(', ');
+      lines.push(`    portfolio ${group.portfolioId}: ${count(group.slices)}, ${describeMeasured(group)}${examples ? `, e.g. ${examples}` : ''}`);
+      const first = group.examples[0];
+      if (first) lines.push(`      ${printableText(first.message, REASON_LENGTH)}`);
+    }
+    if (groups.length > PORTFOLIOS_SHOWN) {
+      const rest = groups.slice(PORTFOLIOS_SHOWN);
+      lines.push(`    … ${rest.length} more portfolios (${count(sum(rest))})`);
+    }
+  }
+  return lines;
+}
+
+function sum(groups: readonly WarningGroup[]): number {
+  return groups.reduce((total, group) => total + group.slices, 0);
+}
+
+function count(slices: number): string {
+  return `${slices} slice${slices === 1 ? '' : 's'}`;
+}
