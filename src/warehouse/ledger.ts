@@ -377,19 +377,26 @@ export class Ledger {
         .where('outcome', '=', 'warn');
       if (filter.portfolios?.length) warnings = warnings.where('portfolio_id', 'in', [...filter.portfolios]);
       if (filter.reportTypes?.length) warnings = warnings.where('report_type', 'in', [...filter.reportTypes]);
-      const base = this.#db.selectFrom(warnings.as('warned')).where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('report_loads')
-            .select('report_loads.status')
-            .whereRef('report_loads.portfolio_id', '=', 'warned.portfolio_id')
-            .whereRef('report_loads.report_type', '=', 'warned.report_type')
-            .whereRef('report_loads.report_date', '=', 'warned.report_date')
-            .where('report_loads.status', '=', 'loaded'),
-        ),
-      );
-      const rows = await (periodStart === undefined
-        ? base.select(({ fn }) => ['portfolio_id', 'report_type', sql<string | null>`null`.as('period_start'), fn.countAll<number | string>().as('slices')]).groupBy(['portfolio_id', 'report_type'])
-        : base.select(({ fn }) => ['portfolio_id', 'report_type', periodStart.as('period_start'), fn.countAll<number | string>().as('slices')]).groupBy(['portfolio_id', 'report_type', 'period_start'])
+      const base = this.#db
+        .selectFrom(warnings.as('warned'))
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('report_loads')
+              .select('report_loads.status')
+              .whereRef('report_loads.portfolio_id', '=', 'warned.portfolio_id')
+              .whereRef('report_loads.report_type', '=', 'warned.report_type')
+              .whereRef('report_loads.report_date', '=', 'warned.report_date')
+              .where('report_loads.status', '=', 'loaded'),
+          ),
+        );
+      const rows = await (
+        periodStart === undefined
+          ? base
+              .select(({ fn }) => ['portfolio_id', 'report_type', sql<string | null>`null`.as('period_start'), fn.countAll<number | string>().as('slices')])
+              .groupBy(['portfolio_id', 'report_type'])
+          : base
+              .select(({ fn }) => ['portfolio_id', 'report_type', periodStart.as('period_start'), fn.countAll<number | string>().as('slices')])
+              .groupBy(['portfolio_id', 'report_type', 'period_start'])
       )
         .orderBy('portfolio_id')
         .orderBy('report_type')
