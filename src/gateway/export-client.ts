@@ -213,9 +213,10 @@ const MAX_RENEWALS = 2;
 function freshTokenRefused(slice: Slice): ExportError {
   return new ExportError(
     'EXPORT_UNAUTHORIZED',
-    `export endpoint answered 401 Unauthorized to a token the identity provider issued moments ago, well within its stated lifetime, for ${describeSlice(slice)}: ` +
-      'the credentials work, so check REPORT_TENANT_ID (sent as X-CLIENT-ID), that REPORT_CLIENT_ID is the client issued for that tenant, ' +
-      'and that the account in REPORT_USERNAME has permission to use the report service (ask the account manager)',
+    // What to check comes first: the readiness line and the alert show the start of it.
+    `export endpoint answered 401 to a token issued moments ago, within its stated lifetime (${describeSlice(slice)}): check REPORT_TENANT_ID (sent as X-CLIENT-ID), ` +
+      'that REPORT_CLIENT_ID is the client issued for that tenant, and that the account in REPORT_USERNAME has permission to use the report service ' +
+      '(ask the account manager); the credentials themselves work',
     { status: 401 },
   );
 }

@@ -33,7 +33,7 @@ describe('the report-sync command', () => {
   });
 
   it.each([
-    [['run', '--from', '2024-02-30'], /expected a date in YYYY-MM-DD/],
+    [['run', '--from', '2024-02-30'], /2024-02-30 is not a day of the calendar: February 2024 has 29 days/],
     [['run', '--portfolios', '1,x'], /"x" is not a portfolio id/],
     [['run', '--report-types', "index'; drop table report_loads;--"], /is not a report type/],
     [['run', '--report-types', 'index/../../admin?x=1'], /is not a report type/],

@@ -125,9 +125,12 @@ describe('a refused token in queue mode', () => {
     expect(warehouse.index).toBeGreaterThan(0);
     const after = await rig.queueCounts();
     expect(after.failed).toBe(0);
+    // A worker that did not probe learns of the acceptance at its next look, which may come after
+    // the other worker has loaded every slice.
+    const resumed = /accepts the token again.*: taking jobs again/;
+    await until(() => workers.every((worker) => resumed.test(worker.output())), 15_000, 'every worker to take jobs again');
     for (const worker of workers) {
       expect(worker.child.exitCode).toBeNull();
-      expect(worker.output()).toMatch(/accepts the token again.*: taking jobs again/);
       expect((await fetch(`${rig.metricsUrl(worker)}/readyz`)).status).toBe(200);
     }
     console.info(`refused token, 2 workers: ${refusedBefore} 401s until both paused, ${probes} while paused for ${pausedForSeconds.toFixed(0)} s (pace ${RETRY_MS / 1000} s)`);
