@@ -24,6 +24,8 @@ const SCREENSHOTS = new URL('../output/', import.meta.url).pathname;
 const PORTFOLIOS = [1001, 1002, 1003];
 const TYPES = ['constituent.close', 'index'] as const;
 const FAILED = { portfolioId: 1002, reportType: 'index', date: '2024-03-13' } as const;
+/** A loaded day whose file missed a check set to warn: loaded, and marked as such. */
+const WARNED = { portfolioId: 1003, reportType: 'constituent.close', date: '2024-03-20' } as const;
 /** Loaded and failed as the page's stylesheet colours them (--loaded, --failed). */
 const GREEN = 'rgb(46, 157, 75)';
 const RED = 'rgb(212, 60, 60)';
@@ -81,6 +83,21 @@ describe('the dashboard shows healthy data as healthy, legibly, from recent nigh
 
   beforeAll(async () => {
     seeded = await seededWarehouse('sqlite', seedRows());
+    await seeded.warehouse.db
+      .insertInto('slice_checks')
+      .values({
+        portfolio_id: WARNED.portfolioId,
+        report_type: WARNED.reportType,
+        report_date: WARNED.date,
+        check_name: 'weightsSum',
+        severity: 'warn',
+        outcome: 'warn',
+        measured: 1.4,
+        threshold: 0.001,
+        message: 'the weights (index_weighting) of 11 rows sum to 1.4, 40% away from 1',
+        checked_at: '2026-11-25T00:00:00.000Z',
+      })
+      .execute();
     const configFile = join(seeded.dir, 'settings.json');
     writeFileSync(configFile, JSON.stringify({ portfolios: PORTFOLIOS, reportTypes: TYPES, schedule: { timeZone: 'UTC' } }));
     dashboard = startCliProcess(['dashboard', '--port', '0', '--config', configFile], { cwd: seeded.dir, env: seeded.env });
@@ -124,6 +141,30 @@ describe('the dashboard shows healthy data as healthy, legibly, from recent nigh
         }
         if (zoom.from === '2024-03-01') await page.screenshot({ path: join(SCREENSHOTS, `dashboard-march-by-${zoom.period}.png`), fullPage: true });
       }
+      // Loaded with warnings stays green, with an amber corner, at every zoom; the legend counts it.
+      for (const [period, cellFrom] of [
+        ['day', WARNED.date],
+        ['week', '2024-03-18'],
+        ['month', '2024-03-01'],
+      ] as const) {
+        await page.goto(`${url}?from=2024-03-01&to=2024-03-31&period=${period}`);
+        const warned = page.locator(`.grid-row[data-portfolio="${WARNED.portfolioId}"][data-report-type="${WARNED.reportType}"] .cell[data-from="${cellFrom}"]`);
+        expect(await warned.getAttribute('class'), period).toContain('warned');
+        expect(await warned.evaluate((cell) => [cell.dataset.outcome, getComputedStyle(cell).backgroundColor, getComputedStyle(cell).backgroundImage])).toEqual([
+          'loaded',
+          GREEN,
+          expect.stringContaining('linear-gradient'),
+        ]);
+        expect(await page.locator('.cell.warned').count(), period).toBe(1);
+        expect(await page.textContent('#legend')).toContain('of which with warnings 1');
+        await warned.hover();
+        await expect.poll(() => page.textContent('#tooltip')).toContain(period === 'day' ? 'loaded with warnings' : 'of which with warnings 1');
+      }
+      await page.goto(`${url}?from=2024-03-01&to=2024-03-31&period=week`);
+      await page.waitForSelector('.grid-row');
+      await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-march-warned-by-week.png'), fullPage: true });
+      expect(await page.textContent('#failures h2')).toBe('Failures by error code and portfolio (1 slice)');
+
       // The week's tooltip still counts its days apart.
       await page.goto(`${url}?from=2024-03-01&to=2024-03-31&period=week`);
       await page.locator('.grid-row[data-portfolio="1001"][data-report-type="index"] .cell[data-from="2024-03-04"]').hover();

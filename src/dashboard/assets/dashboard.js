@@ -130,6 +130,17 @@ function drawLegend() {
         element('span', { text: `${LABELS[outcome]} ${number(view.totals[outcome])}` }),
       ),
     );
+    // Loaded with warnings is loaded (complete); it is said beside loaded, and marked on its cells.
+    if (outcome === 'loaded' && view.warned > 0) {
+      legend.append(
+        element(
+          'span',
+          { className: 'legend-item', 'data-outcome': 'warned' },
+          element('span', { className: 'swatch warned-mark' }),
+          element('span', { text: `of which with warnings ${number(view.warned)}` }),
+        ),
+      );
+    }
   }
   const trouble = view.queue ? 'failed, running, queued, missing' : 'failed, missing';
   const period =
@@ -225,7 +236,7 @@ function drawGrid() {
     row.cells.forEach((cell, i) => {
       const column = view.columns[i];
       const node = element('span', {
-        className: view.outcome && cell[INDEX[view.outcome]] === 0 ? 'cell dim' : 'cell',
+        className: `cell${view.outcome && cell[INDEX[view.outcome]] === 0 ? ' dim' : ''}${row.warned?.[i] > 0 ? ' warned' : ''}`,
         'data-outcome': cell[0],
         'data-from': column.from,
         'data-to': column.to,
@@ -255,15 +266,17 @@ function cellAt(target) {
   const rowNode = node.closest('.grid-row');
   const row = view.rows.find((candidate) => String(candidate.portfolioId) === rowNode.dataset.portfolio && candidate.reportType === rowNode.dataset.reportType);
   const cell = row?.cells[Number(node.dataset.i)];
-  return cell && { node, row, cell, from: node.dataset.from, to: node.dataset.to };
+  return cell && { node, row, cell, from: node.dataset.from, to: node.dataset.to, warned: row.warned?.[Number(node.dataset.i)] ?? 0 };
 }
 
-function describeCell({ row, cell, from, to }) {
+function describeCell({ row, cell, from, to, warned }) {
   const lines = [`${row.portfolioId} ${row.reportType}  ${from === to ? from : `${from} to ${to}`}`];
   if (from === to) {
-    lines.push(`${LABELS[cell[0]]}${cell[5] + cell[6] > 0 && cell[0] !== 'queued' && cell[0] !== 'running' ? ' (in the queue)' : ''}`, 'click for its ledger row');
+    const label = cell[0] === 'loaded' && warned > 0 ? `${LABELS.loaded} with warnings` : LABELS[cell[0]];
+    lines.push(`${label}${cell[5] + cell[6] > 0 && cell[0] !== 'queued' && cell[0] !== 'running' ? ' (in the queue)' : ''}`, 'click for its ledger row');
   } else {
     const counts = OUTCOMES.filter((outcome) => cell[INDEX[outcome]] > 0).map((outcome) => `${LABELS[outcome]} ${number(cell[INDEX[outcome]])}`);
+    if (warned > 0) counts.push(`of which with warnings ${number(warned)}`);
     lines.push(counts.join(', ') || 'nothing', 'click to see its days');
   }
   return lines.join('\n');
@@ -417,7 +430,7 @@ async function loadFailures(params) {
     table.append(element('tr', {}, element('td', {}), element('td', { colspan: 3 }, element('span', { text: 'Re-run these: ' }), element('code', { text: code.retry }))));
   }
   section.replaceChildren(
-    element('h2', { text: `Failures by error code and portfolio (${number(failures.total)} slices)` }),
+    element('h2', { text: `Failures by error code and portfolio (${number(failures.total)} ${failures.total === 1 ? 'slice' : 'slices'})` }),
     table,
     element('p', {}, element('span', { text: 'Re-run every failed or missing slice: ' }), element('code', { id: 'retry-run', text: failures.retry.run })),
     element('p', {}, element('span', { text: 'or through the workers: ' }), element('code', { text: failures.retry.backfill })),
