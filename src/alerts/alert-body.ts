@@ -2,6 +2,7 @@ import type { FailureGroup } from '../failure-groups.js';
 import { printableText } from '../printable-text.js';
 import { describeMeasured, type WarningGroup } from '../warning-groups.js';
 import type { AlertFormat, AlertSummary } from './alert-summary.js';
+import { countOf } from '../count-of.js';
 
 /** Codes shown; the rest are counted in one line (as on the terminal). */
 const CODES_SHOWN = 12;
@@ -93,22 +94,22 @@ function failureSections(summary: AlertSummary): { sections: string[][]; moreCod
   for (const group of summary.failures.groups) codes.set(group.code, [...(codes.get(group.code) ?? []), group]);
   const sections: string[][] = [];
   for (const [code, groups] of [...codes].slice(0, CODES_SHOWN)) {
-    const lines = [`*${slack(code, LINE_LENGTH)}*: ${count(sum(groups))}`];
+    const lines = [`*${slack(code, LINE_LENGTH)}*: ${countOf(sum(groups), 'slice')}`];
     for (const group of groups.slice(0, PORTFOLIOS_SHOWN)) {
       const examples = group.examples.map((example) => `${example.slice.reportType} ${example.slice.reportDate}`).join(', ');
-      lines.push(`• portfolio ${group.portfolioId}: ${count(group.slices)}${examples ? `, e.g. ${slack(examples, LINE_LENGTH)}` : ''}`);
+      lines.push(`• portfolio ${group.portfolioId}: ${countOf(group.slices, 'slice')}${examples ? `, e.g. ${slack(examples, LINE_LENGTH)}` : ''}`);
       // The reason as the ledger has it (`CODE: what to check`), once per group.
       const first = group.examples[0];
       if (first) lines.push(`      ${slack(`${code}: ${first.message}`, LINE_LENGTH)}`);
     }
     if (groups.length > PORTFOLIOS_SHOWN) {
       const rest = groups.slice(PORTFOLIOS_SHOWN);
-      lines.push(`• … ${rest.length} more portfolios (${count(sum(rest))})`);
+      lines.push(`• … ${rest.length} more portfolios (${countOf(sum(rest), 'slice')})`);
     }
     sections.push(lines);
   }
   const rest = [...codes.values()].slice(CODES_SHOWN).flat();
-  return { sections, moreCodes: rest.length > 0 ? `… ${codes.size - CODES_SHOWN} more codes (${count(sum(rest))})` : undefined };
+  return { sections, moreCodes: rest.length > 0 ? `… ${codes.size - CODES_SHOWN} more codes (${countOf(sum(rest), 'slice')})` : undefined };
 }
 
 /** One mrkdwn section per check: its slices loaded with warnings, its biggest portfolios with the values measured, each with what was found. */
@@ -119,21 +120,21 @@ function warningSections(summary: AlertSummary): { sections: string[][]; moreChe
   for (const group of warnings.groups) checks.set(group.check, [...(checks.get(group.check) ?? []), group]);
   const sections: string[][] = [];
   for (const [check, groups] of [...checks].slice(0, CHECKS_SHOWN)) {
-    const lines = [`*Loaded with warnings: ${slack(check, LINE_LENGTH)}*: ${count(sumWarned(groups))}`];
+    const lines = [`*Loaded with warnings: ${slack(check, LINE_LENGTH)}*: ${countOf(sumWarned(groups), 'slice')}`];
     for (const group of groups.slice(0, PORTFOLIOS_SHOWN)) {
       const examples = group.examples.map((example) => `${example.slice.reportType} ${example.slice.reportDate}`).join(', ');
-      lines.push(`• portfolio ${group.portfolioId}: ${count(group.slices)}, ${describeMeasured(group)}${examples ? `, e.g. ${slack(examples, LINE_LENGTH)}` : ''}`);
+      lines.push(`• portfolio ${group.portfolioId}: ${countOf(group.slices, 'slice')}, ${describeMeasured(group)}${examples ? `, e.g. ${slack(examples, LINE_LENGTH)}` : ''}`);
       const first = group.examples[0];
       if (first) lines.push(`      ${slack(first.message, LINE_LENGTH)}`);
     }
     if (groups.length > PORTFOLIOS_SHOWN) {
       const rest = groups.slice(PORTFOLIOS_SHOWN);
-      lines.push(`• … ${rest.length} more portfolios (${count(sumWarned(rest))})`);
+      lines.push(`• … ${rest.length} more portfolios (${countOf(sumWarned(rest), 'slice')})`);
     }
     sections.push(lines);
   }
   const rest = [...checks.values()].slice(CHECKS_SHOWN).flat();
-  return { sections, moreChecks: rest.length > 0 ? `… ${checks.size - CHECKS_SHOWN} more checks warned (${count(sumWarned(rest))})` : undefined };
+  return { sections, moreChecks: rest.length > 0 ? `… ${checks.size - CHECKS_SHOWN} more checks warned (${countOf(sumWarned(rest), 'slice')})` : undefined };
 }
 
 function countsLine(counts: AlertSummary['counts']): string | undefined {
@@ -237,8 +238,4 @@ function sumWarned(groups: readonly WarningGroup[]): number {
 /** A number JSON can carry: NaN and the infinities (never measured, but never trusted either) become null. */
 function finite(value: number): number | null {
   return Number.isFinite(value) ? value : null;
-}
-
-function count(slices: number): string {
-  return `${slices} slice${slices === 1 ? '' : 's'}`;
 }

@@ -81,7 +81,7 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
     io.stdout.write(`${describeQueued(added, planned, range, selection, settings.queue.name)}\n`);
     if (added.interrupted) {
       io.stdout.write(
-        `Stopped by the signal before queueing the whole range: ${added.queued + added.requeued} slices were queued and go on in the workers. ` +
+        `Stopped by the signal before queueing the whole range: ${countOf(added.queued + added.requeued, 'slice')} ${added.queued + added.requeued === 1 ? 'was' : 'were'} queued and go on in the workers. ` +
           'Run the same command again to queue the rest: slices already queued are not queued twice.\n',
       );
       return 1;
@@ -123,7 +123,7 @@ function describeQueued(added: AddedSlices, planned: number, range: SliceRange, 
     const codes = selection.codes?.length ? ` with code ${selection.codes.join(' or ')}` : '';
     details.push(`${planned - handed} of the ${planned} in the range not failed${codes}`);
   } else details.push(`${planned} in the range`);
-  return `Queued ${added.queued + added.requeued} slices from ${range.from} to ${range.to} on queue ${queueName} (${details.join('; ')}).`;
+  return `Queued ${countOf(added.queued + added.requeued, 'slice')} from ${range.from} to ${range.to} on queue ${queueName} (${details.join('; ')}).`;
 }
 
 interface WaitOptions {

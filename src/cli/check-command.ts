@@ -11,6 +11,7 @@ import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from '
 import { formatFailures } from './format-failures.js';
 import type { ReportType } from '../reports/report-types.js';
 import type { SliceRange } from '../plan-slices.js';
+import { countOf } from '../count-of.js';
 
 export interface CheckOptions extends CommonOptions {
   /** The last day expected, YYYY-MM-DD. @defaultValue yesterday in schedule.timeZone */
@@ -101,20 +102,22 @@ function headline(result: FreshnessResult, differences: readonly RowCountDiffere
   if (result.missing > 0) parts.push(`${result.missing} of ${result.expected} slices have no outcome${result.status === 'pending' ? ' yet' : ' (did the night run?)'}`);
   if (result.failed > 0) parts.push(`${result.failed} failed`);
   if (differences && differences.length > 0) parts.push(`${differences.length} hold other row counts than the ledger says`);
-  return parts.length > 0 ? parts.join(', ') : `all ${result.expected} slices loaded or no_data`;
+  return parts.length > 0 ? parts.join(', ') : `all ${countOf(result.expected, 'slice')} loaded or no_data`;
 }
 
 function formatCheck(result: FreshnessResult, warned: number, location: string, differences: readonly RowCountDifference[] | undefined, configFile: string | undefined): string[] {
   const { range } = result;
   const days = range.from === range.to ? range.to : `${range.from} to ${range.to}`;
   const lines = [
-    `Freshness of ${days} (${result.expected} slices: ${range.portfolios.length} portfolios × ${range.reportTypes.length} report types) in ${location}:`,
+    `Freshness of ${days} (${countOf(result.expected, 'slice')}: ${countOf(range.portfolios.length, 'portfolio')} × ${countOf(range.reportTypes.length, 'report type')}) in ${location}:`,
     `  loaded ${result.loaded}${warned > 0 ? ` (${warned} with warnings)` : ''}, no_data ${result.noData}, failed ${result.failed}, missing ${result.missing}`,
     '',
   ];
   if (result.status === 'ok') lines.push('OK: every slice is loaded or no_data.');
   else if (result.status === 'pending') {
-    lines.push(`PENDING: the night of ${range.to} may still be running (grace until ${result.graceUntil!.toISOString()}): ${result.missing} slices have no outcome yet.`);
+    lines.push(
+      `PENDING: the night of ${range.to} may still be running (grace until ${result.graceUntil!.toISOString()}): ${countOf(result.missing, 'slice')} ${result.missing === 1 ? 'has' : 'have'} no outcome yet.`,
+    );
   } else lines.push(`FAILED: ${headline(result, undefined)}.`);
   const missing = missingLines(result);
   if (missing.length > 0) lines.push('', 'Missing (no outcome at all):', ...missing.map((line) => `  ${line}`));
@@ -124,7 +127,9 @@ function formatCheck(result: FreshnessResult, warned: number, location: string, 
     lines.push('');
     if (differences.length === 0) lines.push('Row counts: every slice holds the rows its ledger row records.');
     else {
-      lines.push(`Row counts: ${differences.length} slices hold other row counts than their ledger row records (a plain run of them loads them again):`);
+      lines.push(
+        `Row counts: ${countOf(differences.length, 'slice')} ${differences.length === 1 ? 'holds' : 'hold'} other row counts than ${differences.length === 1 ? 'its' : 'their'} ledger row records (a plain run of them loads them again):`,
+      );
       lines.push(...differenceLines(differences).map((line) => `  ${line}`));
     }
   }

@@ -1,5 +1,6 @@
 import type { FailureSummary } from '../failure-groups.js';
 import { printableText } from '../printable-text.js';
+import { countOf } from '../count-of.js';
 
 /** Codes shown; the rest are counted in one line. */
 const CODES_SHOWN = 12;
@@ -16,32 +17,43 @@ export function formatFailures(failures: FailureSummary): string[] {
   if (failures.total === 0) return [];
   const codes = new Map<string, FailureSummary['groups'][number][]>();
   for (const group of failures.groups) codes.set(group.code, [...(codes.get(group.code) ?? []), group]);
-  const lines = [`Failed slices by error code and portfolio (${count(failures.total)}):`];
+  const lines = [`Failed slices by error code and portfolio (${countOf(failures.total, 'slice')}):`];
   let codesShown = 0;
   for (const [code, groups] of codes) {
     if (codesShown === CODES_SHOWN) {
       const rest = [...codes.values()].slice(CODES_SHOWN).flat();
-      lines.push(`  … ${codes.size - CODES_SHOWN} more codes (${count(rest.reduce((sum, group) => sum + group.slices, 0))})`);
+      lines.push(
+        `  … ${codes.size - CODES_SHOWN} more codes (${countOf(
+          rest.reduce((sum, group) => sum + group.slices, 0),
+          'slice',
+        )})`,
+      );
       break;
     }
     codesShown += 1;
-    lines.push(`  ${code}: ${count(groups.reduce((sum, group) => sum + group.slices, 0))}`);
+    lines.push(
+      `  ${code}: ${countOf(
+        groups.reduce((sum, group) => sum + group.slices, 0),
+        'slice',
+      )}`,
+    );
     for (const group of groups.slice(0, PORTFOLIOS_SHOWN)) {
       const first = group.examples[0];
       lines.push(
-        `    portfolio ${group.portfolioId}: ${count(group.slices)}${first ? `, e.g. ${group.examples.map((example) => `${example.slice.reportType} ${example.slice.reportDate}`).join(', ')}` : ''}`,
+        `    portfolio ${group.portfolioId}: ${countOf(group.slices, 'slice')}${first ? `, e.g. ${group.examples.map((example) => `${example.slice.reportType} ${example.slice.reportDate}`).join(', ')}` : ''}`,
       );
       // The reason as the ledger has it (`CODE: what to check`), once per group.
       if (first) lines.push(`      ${printableText(`${code}: ${first.message}`, REASON_LENGTH)}`);
     }
     if (groups.length > PORTFOLIOS_SHOWN) {
       const rest = groups.slice(PORTFOLIOS_SHOWN);
-      lines.push(`    … ${rest.length} more portfolios (${count(rest.reduce((sum, group) => sum + group.slices, 0))})`);
+      lines.push(
+        `    … ${rest.length} more portfolios (${countOf(
+          rest.reduce((sum, group) => sum + group.slices, 0),
+          'slice',
+        )})`,
+      );
     }
   }
   return lines;
-}
-
-function count(slices: number): string {
-  return `${slices} slice${slices === 1 ? '' : 's'}`;
 }

@@ -3,6 +3,7 @@ import { printableText } from '../printable-text.js';
 import { formatFailures } from './format-failures.js';
 import { formatTable } from './format-table.js';
 import { formatWarnings } from './format-warnings.js';
+import { countOf } from '../count-of.js';
 
 /**
  * The end-of-run summary: slices by outcome (a slice loaded with warnings is loaded, and counted
@@ -13,7 +14,7 @@ import { formatWarnings } from './format-warnings.js';
 export function formatRunSummary(report: RunReport): string {
   const seconds = (report.durationMs / 1000).toFixed(1);
   const parts = [
-    `Run finished in ${seconds} s: ${report.planned} slices planned, ${report.retries} retries.`,
+    `Run finished in ${seconds} s: ${countOf(report.planned, 'slice')} planned, ${countOf(report.retries, 'retry', 'retries')}.`,
     '',
     formatTable(
       ['outcome', 'slices'],

@@ -1,6 +1,7 @@
 import { printableText } from '../printable-text.js';
 import { describeMeasured, type WarningGroup, type WarningSummary } from '../warning-groups.js';
 import { REASON_LENGTH } from './format-failures.js';
+import { countOf } from '../count-of.js';
 
 /** Checks shown; the rest are counted in one line. */
 const CHECKS_SHOWN = 12;
@@ -16,7 +17,7 @@ export function formatWarnings(warnings: WarningSummary): string[] {
   if (warnings.slices === 0) return [];
   const checks = new Map<string, WarningGroup[]>();
   for (const group of warnings.groups) checks.set(group.check, [...(checks.get(group.check) ?? []), group]);
-  const lines = [`Loaded with warnings, by data-quality check and portfolio (${count(warnings.slices)}; the rows are loaded, the warnings recorded in slice_checks):`];
+  const lines = [`Loaded with warnings, by data-quality check and portfolio (${countOf(warnings.slices, 'slice')}; the rows are loaded, the warnings recorded in slice_checks):`];
   let checksShown = 0;
   for (const [check, groups] of checks) {
     if (checksShown === CHECKS_SHOWN) {
@@ -24,16 +25,16 @@ export function formatWarnings(warnings: WarningSummary): string[] {
       break;
     }
     checksShown += 1;
-    lines.push(`  ${check}: ${count(sum(groups))}`);
+    lines.push(`  ${check}: ${countOf(sum(groups), 'slice')}`);
     for (const group of groups.slice(0, PORTFOLIOS_SHOWN)) {
       const examples = group.examples.map((example) => `${example.slice.reportType} ${example.slice.reportDate}`).join(', ');
-      lines.push(`    portfolio ${group.portfolioId}: ${count(group.slices)}, ${describeMeasured(group)}${examples ? `, e.g. ${examples}` : ''}`);
+      lines.push(`    portfolio ${group.portfolioId}: ${countOf(group.slices, 'slice')}, ${describeMeasured(group)}${examples ? `, e.g. ${examples}` : ''}`);
       const first = group.examples[0];
       if (first) lines.push(`      ${printableText(first.message, REASON_LENGTH)}`);
     }
     if (groups.length > PORTFOLIOS_SHOWN) {
       const rest = groups.slice(PORTFOLIOS_SHOWN);
-      lines.push(`    … ${rest.length} more portfolios (${count(sum(rest))})`);
+      lines.push(`    … ${rest.length} more portfolios (${countOf(sum(rest), 'slice')})`);
     }
   }
   return lines;
@@ -41,8 +42,4 @@ export function formatWarnings(warnings: WarningSummary): string[] {
 
 function sum(groups: readonly WarningGroup[]): number {
   return groups.reduce((total, group) => total + group.slices, 0);
-}
-
-function count(slices: number): string {
-  return `${slices} slice${slices === 1 ? '' : 's'}`;
 }

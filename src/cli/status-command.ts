@@ -11,6 +11,7 @@ import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 import { formatCoverageGrid } from './format-coverage-grid.js';
 import { formatTable } from './format-table.js';
 import { resolveRange, type RangeOptions } from './resolve-range.js';
+import { countOf } from '../count-of.js';
 
 export interface StatusOptions extends CommonOptions, RangeOptions {
   readonly json?: boolean;
@@ -124,7 +125,7 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
     const grid = buildCoverageGrid({ from, to, period, pairs: rows, counts: await ledger.countByPeriod(filter, period) });
     const colour = Boolean(io.stdout.isTTY) && !config.env.NO_COLOR;
     const lines = [
-      `Slices from ${from} to ${to} (${days} days) in ${warehouse.location}:`,
+      `Slices from ${from} to ${to} (${countOf(days, 'day')}) in ${warehouse.location}:`,
       '',
       formatTable(
         ['portfolio', 'report type', 'loaded', 'no_data', 'failed', 'missing', 'loaded with warnings'],

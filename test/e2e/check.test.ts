@@ -138,7 +138,7 @@ describe.each(DIALECTS)('check --deep (%s)', (dialect) => {
     await warehouse.db.deleteFrom('constituent_report').where('portfolio_id', '=', 1002).where('report_date', '=', NIGHT).execute();
     const found = await rig.cli(['check', '--date', NIGHT, '--deep']);
     expect(found.code).toBe(1);
-    expect(found.stdout).toContain('Row counts: 1 slices hold other row counts than their ledger row records');
+    expect(found.stdout).toContain('Row counts: 1 slice holds other row counts than its ledger row records');
     expect(found.stdout).toContain('portfolio 1002, constituent.close, 2024-03-04: the ledger records 25 rows, the table holds 0');
 
     expect((await rig.cli(['run', '--from', NIGHT, '--to', NIGHT])).code).toBe(0);

@@ -63,7 +63,7 @@ describe('backfill --wait in queue mode', () => {
     const before = rig.simulator.counters.exportRequests;
     const retried = await rig.cli(['backfill', '--from', '2024-01-03', '--to', '2024-01-03', '--portfolios', '1002', '--report-types', 'index', '--only-missing', '--wait']);
     expect(retried.code, retried.stdout).toBe(0);
-    expect(retried.stdout).toContain('Queued 1 slices');
+    expect(retried.stdout).toContain('Queued 1 slice from');
     expect(retried.stdout).toContain('0 new; 1 again after their earlier job had finished');
     expect(rig.simulator.counters.exportRequests).toBe(before + 1);
     expect((await countWarehouse((await rig.warehouse()).db)).notDone).toBe(0);
@@ -138,7 +138,7 @@ describe.each(DIALECTS)('in-process recovery (%s)', (dialect) => {
     const before = rig.simulator.counters.exportRequests;
     const missing = await rig.cli(['run', ...range, '--only-missing']);
     expect(missing.code, missing.stdout).toBe(0);
-    expect(missing.stdout).toContain('1 slices planned');
+    expect(missing.stdout).toContain('1 slice planned');
     expect(rig.simulator.counters.exportRequests).toBe(before + 1);
   });
 });
