@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
 import { Ledger } from '../../src/warehouse/ledger.js';
 import { startCliProcess } from '../helpers/cli-process.js';
-import { startHttpServer } from '../helpers/http-server.js';
+import { startFileGateway, type FileGateway } from '../helpers/file-gateway.js';
 import { makeZip } from '../helpers/make-zip.js';
 import { startSyncRig, type CliResult, type SyncRig } from '../helpers/sync-rig.js';
 import { DIALECTS } from '../helpers/temp-warehouse.js';
@@ -49,33 +49,14 @@ function indexJson(reportDate: string, value: string): string {
   ]);
 }
 
-interface ServedFile {
-  readonly body: Buffer;
-  readonly contentType: string;
-  readonly fileName: string;
-}
-
 describe.each(DIALECTS)('data-quality checks inform by default, in %s', (dialect) => {
   let rig: SyncRig;
-  let upstream: Awaited<ReturnType<typeof startHttpServer>>;
-  const files = new Map<string, ServedFile>();
-  const key = (portfolioId: number, reportType: string, date: string) => `${portfolioId}|${reportType}|${date}`;
+  let upstream: FileGateway;
   let nextConfig = 1;
 
   beforeAll(async () => {
     rig = await startSyncRig({ dialect, settings: { formats: { index: 'json', 'constituent.close': 'csv' } } });
-    upstream = await startHttpServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://upstream');
-      const portfolioId = Number(/\/portfolio\/(\d+)\/export$/.exec(url.pathname)?.[1]);
-      const file = files.get(key(portfolioId, url.searchParams.get('reportType') ?? '', url.searchParams.get('date') ?? ''));
-      if (!file) {
-        res.writeHead(200, { 'content-length': '0' });
-        res.end();
-        return;
-      }
-      res.writeHead(200, { 'content-type': file.contentType, 'content-disposition': `attachment; filename="${file.fileName}"`, 'content-length': String(file.body.length) });
-      res.end(file.body);
-    });
+    upstream = await startFileGateway();
   });
   afterAll(async () => {
     await upstream?.close();
@@ -83,7 +64,7 @@ describe.each(DIALECTS)('data-quality checks inform by default, in %s', (dialect
   });
 
   async function serveConstituents(portfolioId: number, date: string, rows: number, weight: string, tag?: string): Promise<void> {
-    files.set(key(portfolioId, 'constituent.close', date), {
+    upstream.serve(portfolioId, 'constituent.close', date, {
       body: await makeZip({ 'constituents.csv': constituentCsv(date, rows, weight, tag) }),
       contentType: 'application/zip',
       fileName: `${date}_${portfolioId}_constituents.zip`,
@@ -91,7 +72,7 @@ describe.each(DIALECTS)('data-quality checks inform by default, in %s', (dialect
   }
 
   function serveIndex(portfolioId: number, date: string, value: string): void {
-    files.set(key(portfolioId, 'index', date), { body: Buffer.from(indexJson(date, value)), contentType: 'application/json', fileName: `${date}_${portfolioId}_index.json` });
+    upstream.serve(portfolioId, 'index', date, { body: Buffer.from(indexJson(date, value)), contentType: 'application/json', fileName: `${date}_${portfolioId}_index.json` });
   }
 
   async function cli(args: string[], options: { settings?: SettingsInput; env?: Record<string, string> } = {}): Promise<CliResult> {

@@ -5,7 +5,7 @@ import type { SettingsInput } from '../../src/config/settings-schema.js';
 import type { ReportType } from '../../src/reports/report-types.js';
 import type { Slice } from '../../src/slice.js';
 import { startCliProcess } from '../helpers/cli-process.js';
-import { startHttpServer } from '../helpers/http-server.js';
+import { startFileGateway, type FileGateway } from '../helpers/file-gateway.js';
 import { makeZip } from '../helpers/make-zip.js';
 import { startSyncRig, type CliResult, type SyncRig } from '../helpers/sync-rig.js';
 import { DIALECTS } from '../helpers/temp-warehouse.js';
@@ -46,36 +46,15 @@ function csvOf(lines: readonly Line[], reportDate: string): string {
   return [HEADER, ...lines.map((l) => `${l.date ?? reportDate},${l.isin},Acme,ACM,XLON,${l.price ?? '12.5'},EUR,${l.fx ?? '1.1'},${l.shares ?? '100'},${l.weight}`)].join('\r\n');
 }
 
-interface ServedFile {
-  readonly body: Buffer;
-  readonly contentType: string;
-  readonly fileName: string;
-}
-
 describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dialect) => {
   let rig: SyncRig;
-  let upstream: Awaited<ReturnType<typeof startHttpServer>>;
-  const files = new Map<string, ServedFile>();
+  let upstream: FileGateway;
   let nextPortfolio = 5001;
   let nextConfig = 1;
 
-  const key = (portfolioId: number, reportType: string, date: string) => `${portfolioId}|${reportType}|${date}`;
-
   beforeAll(async () => {
     rig = await startSyncRig({ dialect, settings: { formats: { index: 'json', 'constituent.close': 'csv' } } });
-    upstream = await startHttpServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://upstream');
-      const portfolioId = Number(/\/portfolio\/(\d+)\/export$/.exec(url.pathname)?.[1]);
-      const file = files.get(key(portfolioId, url.searchParams.get('reportType') ?? '', url.searchParams.get('date') ?? ''));
-      if (!file) {
-        // A day this test serves nothing for has no data, as the service says it.
-        res.writeHead(200, { 'content-length': '0' });
-        res.end();
-        return;
-      }
-      res.writeHead(200, { 'content-type': file.contentType, 'content-disposition': `attachment; filename="${file.fileName}"`, 'content-length': String(file.body.length) });
-      res.end(file.body);
-    });
+    upstream = await startFileGateway();
   });
   afterAll(async () => {
     await upstream?.close();
@@ -87,7 +66,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
   }
 
   async function serveConstituents(portfolioId: number, date: string, lines: readonly Line[]): Promise<void> {
-    files.set(key(portfolioId, 'constituent.close', date), {
+    upstream.serve(portfolioId, 'constituent.close', date, {
       body: await makeZip({ 'constituents.csv': csvOf(lines, date) }),
       contentType: 'application/zip',
       fileName: `${date}_${portfolioId}_constituents.zip`,
@@ -95,7 +74,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
   }
 
   function serveIndex(portfolioId: number, date: string, records: readonly Record<string, unknown>[]): void {
-    files.set(key(portfolioId, 'index', date), { body: Buffer.from(JSON.stringify(records)), contentType: 'application/json', fileName: `${date}_${portfolioId}_index.json` });
+    upstream.serve(portfolioId, 'index', date, { body: Buffer.from(JSON.stringify(records)), contentType: 'application/json', fileName: `${date}_${portfolioId}_index.json` });
   }
 
   async function run(portfolioId: number, reportType: ReportType, date: string, settings?: SettingsInput): Promise<CliResult> {
@@ -393,7 +372,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
     await serveConstituents(slice.portfolioId, MONDAY, evenLines(3));
     expect((await run(slice.portfolioId, slice.reportType, MONDAY)).code).toBe(0);
     expect((await checks(slice)).size).toBe(5);
-    files.delete(key(slice.portfolioId, slice.reportType, MONDAY));
+    upstream.forget(slice.portfolioId, slice.reportType, MONDAY);
     const emptied = await run(slice.portfolioId, slice.reportType, MONDAY, { warehouse: { acceptEmptyRestatements: true } });
     expect(emptied.code, emptied.stdout).toBe(0);
     expect(await ledger(slice)).toMatchObject({ status: 'no_data', row_count: 0 });
