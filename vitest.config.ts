@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { SlowestFirstSequencer } from './test/slowest-first-sequencer.js';
 
 export default defineConfig({
   test: {
@@ -9,6 +10,7 @@ export default defineConfig({
     // e2e tests start servers and SQLite files of their own; two cores, so two forks.
     pool: 'forks',
     maxWorkers: 2,
+    sequence: { sequencer: SlowestFirstSequencer },
     // Fails a file that leaves a server, socket, timer or child process behind.
     setupFiles: ['test/helpers/leak-check-setup.ts'],
   },
