@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import { SlowestFirstSequencer } from './test/slowest-first-sequencer.js';
 
 export default defineConfig({
   test: {
@@ -10,7 +9,6 @@ export default defineConfig({
     // e2e tests start servers and SQLite files of their own; two cores, so two forks.
     pool: 'forks',
     maxWorkers: 2,
-    sequence: { sequencer: SlowestFirstSequencer },
     // Fails a file that leaves a server, socket, timer or child process behind.
     setupFiles: ['test/helpers/leak-check-setup.ts'],
   },
