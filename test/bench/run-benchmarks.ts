@@ -6,10 +6,10 @@ import { formatBenchTable } from './format-bench-table.js';
 
 /**
  * `npm run bench [-- --smoke] [--only name,name] [--no-readme]`: every `*.bench.ts` beside this
- * file, in their `order`. A full run of all of them rewrites the table in the README's
- * Performance section (between the bench markers), with the machine it ran on.
+ * file, in their `order`. A full run of all of them rewrites the table in docs/performance.md
+ * (between the bench markers), with the machine it ran on.
  */
-const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const PERFORMANCE_PAGE = fileURLToPath(new URL('../../docs/performance.md', import.meta.url));
 const START = '<!-- bench:start -->';
 const END = '<!-- bench:end -->';
 
@@ -48,15 +48,15 @@ async function main(argv: string[]): Promise<number> {
   console.log(`\n${table}\n\nmachine: ${machine}`);
 
   if (size === 'full' && !only && !argv.includes('--no-readme')) {
-    const readme = readFileSync(README, 'utf8');
+    const readme = readFileSync(PERFORMANCE_PAGE, 'utf8');
     const start = readme.indexOf(START);
     const end = readme.indexOf(END);
     if (start < 0 || end < start) {
-      console.error(`README.md has no ${START} … ${END} markers; the table was not written there`);
+      console.error(`docs/performance.md has no ${START} … ${END} markers; the table was not written there`);
     } else {
       const stamp = `Measured ${new Date().toISOString().slice(0, 10)} on ${machine}.`;
-      writeFileSync(README, `${readme.slice(0, start + START.length)}\n${stamp}\n\n${table}\n${readme.slice(end)}`);
-      console.error('README.md Performance table updated');
+      writeFileSync(PERFORMANCE_PAGE, `${readme.slice(0, start + START.length)}\n${stamp}\n\n${table}\n${readme.slice(end)}`);
+      console.error('docs/performance.md table updated');
     }
   }
   return results.every((row) => row.pass) ? 0 : 1;
