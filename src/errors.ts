@@ -64,6 +64,13 @@ export type SyncErrorCode =
   | 'QUALITY_CHECK_FAILED'
   /** A wait (for the identity provider) was cut short by a shutdown; the slice is left as it was. */
   | 'INTERRUPTED'
+  /**
+   * Queue mode: the workers that took the slice's job died with it (crashed, killed by the OOM
+   * killer or a deploy's SIGKILL, or blocked past `queue.lockDurationMs`) more than
+   * `queue.maxStalledCount` times, so it is not handed to another worker again: a file that kills
+   * whoever reads it would otherwise stop the fleet one worker after another. Final.
+   */
+  | 'WORKER_DIED'
   /** Something report-sync did not expect: a bug to report, not trouble to retry. */
   | 'UNEXPECTED';
 

@@ -17,8 +17,12 @@ export type AlertFormat = 'slack' | 'json';
  * (an upstream's error page, a file name, a config path); whoever renders this escapes all of it.
  */
 export interface AlertSummary {
-  /** What ran: 'run' | 'nightly' (in-process night) | 'backfill' (backfill --wait) | 'night' (a queued night, summarised by a worker) | 'check' (freshness check) */
-  readonly kind: 'run' | 'nightly' | 'backfill' | 'night' | 'check';
+  /**
+   * What ran: 'run' | 'nightly' (in-process night) | 'backfill' (backfill --wait) | 'night' (a queued
+   * night, summarised by a worker) | 'check' (freshness check) | 'worker' (queue mode: slices failed
+   * because the workers running them died, told by the worker that failed them)
+   */
+  readonly kind: 'run' | 'nightly' | 'backfill' | 'night' | 'check' | 'worker';
   /** One line, e.g. "nightly sync of 2024-03-04: 3 of 24 slices failed" — built by the caller. */
   readonly title: string;
   /** Slices by outcome, from what happened. Keys absent when not applicable. */

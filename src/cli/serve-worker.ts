@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -24,6 +25,8 @@ import { lastSuccessfulNight } from '../queue/night-record.js';
 import { followNight } from '../queue/follow-night.js';
 import { warehouseNow } from '../warehouse/warehouse-now.js';
 import { alertWebhookFromEnvironment, type AlertWebhook } from '../alerts/alert-webhook.js';
+import { recordWorkerDeath } from '../slice/record-worker-death.js';
+import { WorkerDeathAlerts } from '../queue/worker-death-alerts.js';
 import type { CliIo } from './cli-io.js';
 
 /** What a worker has opened so far: its readiness checks look here, and its close closes all of it. */
@@ -61,6 +64,7 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
   const stop = new AbortController();
   const shutdown = AbortSignal.any([options.signal, stop.signal].filter((signal): signal is AbortSignal => signal !== undefined));
   let webhook: AlertWebhook | undefined;
+  let deathAlerts: WorkerDeathAlerts | undefined;
   try {
     // Made at start, so that a bad REPORT_ALERT_WEBHOOK_URL stops the worker at once (exit 2).
     webhook = alertWebhookFromEnvironment(config.env, { logger, signal: shutdown, onResult: (result) => metrics?.alertSent(result) });
@@ -112,9 +116,12 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
     metrics?.setQueueDepthSource(() => exportQueue.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed'));
     metrics?.setLastSuccessfulNightSource(() => lastSuccessfulNight(redis, settings.queue.prefix));
     const ownNightly = nightlyPlanSettings(settings);
+    const alerts = webhook;
+    const dead = (deathAlerts = new WorkerDeathAlerts({ send: async (alert) => alerts?.send(alert), queueName: settings.queue.name }));
     const worker = createExportWorker({
       connection: workerRedis,
       settings,
+      name: `${hostname()}:${process.pid}`,
       concurrency: settings.concurrency,
       attemptSlice: (slice, attempt, options) => exportReport(slice, attempt, services, options),
       planNightly: (nightly) => planNightlyJob(services.ledger, nightly),
@@ -125,6 +132,11 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
       logger,
       onCredentialsRefused: (error, slice) => credentials.refused(error, slice),
       onStalledTakeover: () => metrics?.stalledJobTaken(),
+      failDeadSlice: async (slice, deaths) => {
+        const outcome = await recordWorkerDeath(slice, { ...deaths, maxStalledCount: settings.queue.maxStalledCount }, services);
+        dead.add(slice, outcome.error);
+        return outcome.error;
+      },
       credentialsRetryMs: settings.token.rejectedRetryMs,
       onFatal: (error) => {
         fatal = error;
@@ -160,6 +172,7 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
     await opened.credentials?.stopped();
     await opened.exportQueue?.close().catch(() => undefined);
     await opened.services?.close();
+    await deathAlerts?.close();
     await webhook?.close();
     opened.redis?.disconnect();
     opened.workerRedis?.disconnect();

@@ -251,6 +251,14 @@ export const settingsSchema = z
         /** How long a worker may hold a job without renewing its lock before another worker takes it. */
         lockDurationMs: positiveInt.default(60_000),
         stalledIntervalMs: positiveInt.default(30_000),
+        /**
+         * Times a job may stall (its worker died, was killed, or stopped renewing its lock) and
+         * still go to another worker; the next stall fails its slice for good as `WORKER_DIED`.
+         * More than 0 by default: a deploy's SIGKILL stalls the jobs in flight, and a job taken over
+         * after one can meet the next restart, or a Redis restart that outlived the locks.
+         * @defaultValue 2
+         */
+        maxStalledCount: nonNegativeInt.max(100).default(2),
         /** Jobs added per round trip while queueing a backfill. */
         addBatchSize: positiveInt.max(10_000).default(1_000),
       })

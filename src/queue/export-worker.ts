@@ -14,6 +14,11 @@ import { EXPORT_SLICE_JOB, NIGHTLY_JOB, type SliceJobData } from './slice-job.js
 export interface ExportWorkerOptions {
   readonly connection: Redis;
   readonly settings: Pick<Settings, 'queue' | 'retry'>;
+  /**
+   * Who this worker is, kept with each job it takes (BullMQ's `processedBy`, shown by Bull Board),
+   * so that the worker holding a job can be found. @defaultValue none
+   */
+  readonly name?: string;
   /** Jobs at once in this process. */
   readonly concurrency: number;
   /** One attempt at one slice: the export job, the same as in-process. */
@@ -37,6 +42,13 @@ export interface ExportWorkerOptions {
   /** Called when this worker takes over a job another worker left stalled (for the metric). */
   readonly onStalledTakeover?: () => void;
   /**
+   * Fails for good (`WORKER_DIED`: ledger, log, metric, alert) a slice whose job stalled more than
+   * `queue.maxStalledCount` times, without attempting it; resolves to the error recorded. Called by
+   * the one worker holding the job, before the job leaves `active`, so a worker dying meanwhile
+   * leaves the job to be failed by the next one, never lost.
+   */
+  readonly failDeadSlice: (slice: Slice, deaths: { readonly stalls: number; readonly starts: number }) => Promise<SyncError>;
+  /**
    * Called on credential trouble (see {@link CREDENTIAL_TROUBLE}) with the job's slice: every job
    * would meet it the same way, so the worker stops taking jobs until the upstream accepts again.
    * The job is put back in the queue either way (not failed for good, no attempt spent); without
@@ -52,6 +64,12 @@ export interface ExportWorkerOptions {
  * refusing the credentials, or the export endpoint refusing a token that renewing did not cure.
  */
 const CREDENTIAL_TROUBLE: ReadonlySet<SyncErrorCode> = new Set<SyncErrorCode>(['AUTH_REJECTED', 'EXPORT_UNAUTHORIZED']);
+
+/**
+ * BullMQ's own reason for a job it failed itself, one stall after ours (see `maxStalledCount`
+ * below): the processor never ran for it.
+ */
+const BULLMQ_STALLED_REASON = 'job stalled more than allowable limit';
 
 /** A retryable failure as BullMQ sees it; carries the service's Retry-After to the backoff strategy. */
 class SliceAttemptError extends Error {
@@ -133,6 +151,11 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
     if (job.name !== EXPORT_SLICE_JOB) throw new UnrecoverableError(`unknown job name ${job.name}`);
 
     const slice = sliceOfJob(job, logger);
+    // Checked before anything is attempted: whatever killed the workers before would kill this one.
+    if (job.stalledCounter > settings.queue.maxStalledCount) {
+      const error = await options.failDeadSlice(slice, { stalls: job.stalledCounter, starts: job.attemptsStarted - 1 });
+      throw new UnrecoverableError(`${error.code}: ${error.message}`);
+    }
     const attempts = job.opts.attempts ?? 1;
     const number = job.attemptsMade + 1;
     // Started more often than attempts were made (plus this one): an earlier start never finished,
@@ -185,10 +208,14 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
   const worker = new Worker<SliceJobData>(settings.queue.name, processor, {
     connection: options.connection,
     prefix: settings.queue.prefix,
+    name: options.name,
     concurrency: options.concurrency,
     lockDuration: settings.queue.lockDurationMs,
     stalledInterval: settings.queue.stalledIntervalMs,
-    maxStalledCount: 3,
+    // One more than ours: the processor fails the job itself (ledger first) at the stall past
+    // queue.maxStalledCount. BullMQ fails it without the processor only if the worker doing that
+    // died too; the 'failed' listener below then records it.
+    maxStalledCount: settings.queue.maxStalledCount + 1,
     limiter: rateLimit.max > 0 ? { max: rateLimit.max, duration: rateLimit.durationMs } : undefined,
     // Every job is trimmed by these; no job carries its own.
     removeOnComplete: { age: settings.queue.keepCompleted.ageSeconds, count: settings.queue.keepCompleted.count },
@@ -202,6 +229,18 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
   // Told by whichever worker's stalled check found it; the worker that takes it over says so too.
   worker.on('stalled', (jobId, previous) => {
     logger.warn({ jobId, previousState: previous }, 'a job stalled (its worker stopped renewing the lock) and went back to the queue for another worker');
+  });
+  worker.on('failed', (job, error) => {
+    if (job?.name !== EXPORT_SLICE_JOB || error.message !== BULLMQ_STALLED_REASON) return;
+    let slice: Slice;
+    try {
+      slice = parseSlice(job.data);
+    } catch {
+      return;
+    }
+    options.failDeadSlice(slice, { stalls: job.stalledCounter, starts: job.attemptsStarted - 1 }).catch((recordError: unknown) => {
+      logger.error({ ...sliceLogFields(slice), jobId: job.id, err: recordError }, 'could not record the failure of a job BullMQ failed for stalling');
+    });
   });
   return worker;
 }

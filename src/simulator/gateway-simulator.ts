@@ -86,6 +86,8 @@ export interface GatewaySimulator {
   setFaults(faults: SimulatorFaults): void;
   /** The slice's next answer differs (other values, one row fewer): a restated file. */
   restate(portfolioId: number, reportType: ReportType, date: string): void;
+  /** Export requests that reached the slice's own answer so far (a scripted one included): whether its download has begun. */
+  requestsFor(portfolioId: number, reportType: ReportType, date: string): number;
   /** Answers the slice's next export requests with these steps, in order, then normally again. */
   script(portfolioId: number, reportType: ReportType, date: string, steps: readonly ScriptStep[]): void;
   close(): Promise<void>;
@@ -125,6 +127,7 @@ export async function createGatewaySimulator(options: GatewaySimulatorOptions = 
   const everIssued: string[] = [];
   const revisions = new Map<string, number>();
   const scripts = new Map<string, ScriptStep[]>();
+  const requestsPerSlice = new Map<string, number>();
   const counters: SimulatorCounters = { tokenRequests: 0, exportRequests: 0, byStatus: {} };
   const exportRequestTimes: number[] = [];
   const dice = seededDice(options.faultSeed ?? 1);
@@ -206,6 +209,7 @@ export async function createGatewaySimulator(options: GatewaySimulatorOptions = 
     }
 
     const key = sliceKey(portfolioId, reportType, date);
+    requestsPerSlice.set(key, (requestsPerSlice.get(key) ?? 0) + 1);
     const step = scripts.get(key)?.shift();
     if (step && 'delayMs' in step) {
       await delay(res, step.delayMs);
@@ -318,6 +322,7 @@ export async function createGatewaySimulator(options: GatewaySimulatorOptions = 
       const key = sliceKey(portfolioId, reportType, date);
       revisions.set(key, (revisions.get(key) ?? 0) + 1);
     },
+    requestsFor: (portfolioId, reportType, date) => requestsPerSlice.get(sliceKey(portfolioId, reportType, date)) ?? 0,
     script(portfolioId, reportType, date, steps) {
       scripts.set(sliceKey(portfolioId, reportType, date), [...steps]);
     },

@@ -37,6 +37,9 @@ export async function drainExportQueue(options: { redisUrl: string; settings: Se
     // No warehouse here, and no nightly job to count outcomes for.
     warehouseNow: async () => new Date().toISOString(),
     ownNightly: nightlyPlanSettings(options.settings),
+    failDeadSlice: async () => {
+      throw new Error('no job stalls while a benchmark drains the queue');
+    },
     exportQueue,
     logger,
   });
