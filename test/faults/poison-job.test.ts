@@ -147,11 +147,22 @@ describe('a poison job in a fleet of two workers', () => {
     const startedAt = Date.now();
     const backfill = rig.cli(['backfill', ...WEEK, '--wait']);
     const kills: number[] = [];
-    for (let start = 1; start <= MAX_STALLS + 1; start += 1) {
+    for (let start = 1; start <= MAX_STALLS; start += 1) {
       kills.push(await killHolder(POISON, start));
       // The supervisor (compose's restart policy, Kubernetes) starts another.
       await startWorker(alerting);
     }
+    // The last death takes the whole fleet down (both workers), so no worker is up when the job's
+    // lock runs out: the stall is found, and the slice failed, by the fleet's next start.
+    kills.push(await killHolder(POISON, MAX_STALLS + 1));
+    for (const [pid, worker] of fleet) {
+      fleet.delete(pid);
+      worker.child.kill('SIGKILL');
+      await worker.exited;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    expect((await jobState(POISON)).state).toBe('active');
+    await Promise.all([startWorker(alerting), startWorker(alerting)]);
     await until(async () => (await jobState(POISON)).state === 'failed', 60_000, 'the poison job to fail');
     const failedAt = Date.now();
     const result = await backfill;
@@ -172,8 +183,11 @@ describe('a poison job in a fleet of two workers', () => {
       'retry it with: report-sync backfill --from 2024-01-03 --to 2024-01-03 --portfolios 1002 --report-types constituent.close --failed --code WORKER_DIED',
     );
     expect(rows.filter((row) => row !== poisonRow).every((row) => row.status === 'loaded')).toBe(true);
-    // The waited backfill says so too, with the code and the command.
+    // The waited backfill says so too, and so does status, with the code and the command.
     expect(result.stdout).toContain('WORKER_DIED');
+    const status = await rig.cli(['status', ...WEEK, '--failed']);
+    expect(status.stdout).toContain('WORKER_DIED');
+    expect(status.stdout).toContain('Retry them: report-sync run --from 2024-01-03 --to 2024-01-03 --portfolios 1002 --report-types constituent.close');
 
     await expectFleetAlive();
     // Counted once, by the worker that failed it.
@@ -201,7 +215,7 @@ describe('a poison job in a fleet of two workers', () => {
     expect(retried).toMatchObject({ status: 'loaded', error_code: null });
 
     console.info(
-      `poison job: ${MAX_STALLS + 1} workers killed, started ${job.starts} times, failed ${((failedAt - kills.at(-1)!) / 1000).toFixed(1)} s after the last kill, ` +
+      `poison job: ${MAX_STALLS + 1} holders killed (the last with the whole fleet), started ${job.starts} times, failed ${((failedAt - kills.at(-1)!) / 1000).toFixed(1)} s after the last kill (4 s of it with no worker up), ` +
         `${((failedAt - startedAt) / 1000).toFixed(1)} s after the backfill began (lockDurationMs 3000, stalledIntervalMs 1000)`,
     );
   }, 180_000);
