@@ -55,14 +55,19 @@ export async function configCommand(options: ConfigOptions, io: CliIo): Promise<
 
 /**
  * How a layer is named to the reader: files relative to the working directory when inside it, the
- * extra file with the option or variable that named it, `LOG_LEVEL` with where it was set.
+ * extra file with the option or variable that named it, a variable with where it was set (the
+ * environment, or the `.env` line).
  */
 function sourceLabeller(config: AppConfig, options: CommonOptions): (source: string) => string {
   const extraNamedBy = options.config ? '--config' : 'REPORT_SYNC_CONFIG';
   const extraFile = options.config ?? config.env.REPORT_SYNC_CONFIG;
   const extraPath = extraFile ? resolve(config.cwd, extraFile) : undefined;
   return (source) => {
-    if (source === 'LOG_LEVEL' || source.startsWith(SETTING_VARIABLE_PREFIX)) return `${source} (${config.dotEnvVariables.has(source) ? '.env' : 'environment'})`;
+    if (source === 'LOG_LEVEL' || source.startsWith(SETTING_VARIABLE_PREFIX)) {
+      // `.env line 4: NAME` becomes `NAME (.env line 4)`, so that the column starts with the variable.
+      const where = config.variableSource(source);
+      return `${source} (${where === source ? 'environment' : where.slice(0, where.lastIndexOf(': '))})`;
+    }
     if (!isAbsolute(source)) return source;
     const inside = relative(config.cwd, source);
     const shown = inside.startsWith('..') || isAbsolute(inside) ? source : inside;
