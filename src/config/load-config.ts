@@ -7,6 +7,7 @@ import { readDotEnvFile, type DotEnvNote } from './dot-env-file.js';
 import { closestName } from './closest-name.js';
 import { environmentSettings } from './environment-settings.js';
 import { quoteSettingValue } from './quote-setting-value.js';
+import { SECRET_SETTINGS } from './secret-values.js';
 import { settingsSchema, type Settings, type SettingsInput } from './settings-schema.js';
 
 /** The warehouse when `DATABASE_URL` is unset or blank. */
@@ -230,6 +231,8 @@ function explainIssue(issue: z.core.$ZodIssue, path: readonly string[], merged: 
     const hint = meant ? `; did you mean ${quoteSettingValue(meant)}?` : allowed ? `; use one of ${allowed.join(', ')}` : '';
     return `unknown key${issue.keys.length > 1 ? 's' : ''} ${keys}${hint}`;
   }
+  // A secret (the dashboard's token) is never quoted, not even when it is wrong.
+  if (SECRET_SETTINGS.some((setting) => setting.key === path.join('.'))) return issue.message;
   const given = valueAt(merged, path);
   if (issue.code === 'invalid_value') {
     return `${quoteSettingValue(given)} is not allowed; use one of ${issue.values.map((value) => String(value)).join(', ')}`;
