@@ -21,7 +21,8 @@ const BODY_LIMIT = 16 * 1024;
 export interface AlertWebhookOptions {
   /**
    * Where alerts go. A secret: a Slack webhook URL carries its token in its path. It is never
-   * logged, put in an error or returned, not even its origin.
+   * logged, put in an error or returned, not even its origin. A `user:password@` in it is sent
+   * as HTTP Basic authorization (undici refuses a URL holding credentials).
    */
   readonly url: URL;
   /** How the body is shaped. @defaultValue 'slack' */
@@ -78,6 +79,10 @@ type Attempt = { readonly ok: true } | { readonly ok: false; readonly retry: boo
  */
 export class AlertWebhook {
   readonly #url: URL;
+  /** `Basic …` from the URL's userinfo, or undefined when it has none. */
+  readonly #authorization: string | undefined;
+  /** Every form of the URL and its credentials that must never reach a log line. */
+  readonly #secrets: readonly string[];
   readonly #format: AlertFormat;
   readonly #origin: AlertOrigin;
   readonly #timeoutMs: number;
@@ -96,7 +101,25 @@ export class AlertWebhook {
     if (options.url.protocol !== 'http:' && options.url.protocol !== 'https:') {
       throw new ConfigError('the alert webhook URL must start with http:// or https://');
     }
-    this.#url = options.url;
+    const url = new URL(options.url.href);
+    this.#authorization = basicAuthorization(url);
+    url.username = '';
+    url.password = '';
+    this.#url = url;
+    const { username, password } = options.url;
+    this.#secrets = [
+      options.url.href,
+      url.href,
+      `${url.origin}${url.pathname}`,
+      url.pathname,
+      url.search,
+      url.host,
+      url.hostname,
+      username,
+      password,
+      safeDecode(username),
+      safeDecode(password),
+    ];
     this.#format = options.format ?? 'slack';
     this.#origin = { host: options.origin?.host ?? hostname(), deployment: options.origin?.deployment ?? 'report-sync' };
     this.#timeoutMs = positive('timeoutMs', options.timeoutMs ?? 10_000);
@@ -196,7 +219,7 @@ export class AlertWebhook {
       const response = await request(this.#url, {
         dispatcher: this.#dispatcher,
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'report-sync' },
+        headers: { 'content-type': 'application/json', 'user-agent': 'report-sync', ...(this.#authorization ? { authorization: this.#authorization } : {}) },
         body,
         signal: controller.signal,
       });
@@ -243,8 +266,7 @@ export class AlertWebhook {
     const code = (error as { code?: unknown } | null)?.code;
     if (typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,63}$/.test(code)) return code;
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    const url = this.#url;
-    return printableText(redactSecrets(message, [url.href, `${url.origin}${url.pathname}`, url.pathname, url.search, url.host, url.hostname]), 200);
+    return printableText(redactSecrets(message, this.#secrets), 200);
   }
 
   #log(delivered: boolean, kind: string, attempts: number, last: Exclude<Attempt, { ok: true }> | undefined): void {
@@ -261,6 +283,23 @@ export class AlertWebhook {
     } catch {
       // A broken log destination is no reason to throw from an alert.
     }
+  }
+}
+
+/**
+ * The `Authorization` value for a URL's `user:password@`, as a browser or curl sends it: the
+ * userinfo percent-decoded, then base64 (RFC 7617). Undefined when the URL has none.
+ */
+function basicAuthorization(url: URL): string | undefined {
+  if (!url.username && !url.password) return undefined;
+  return `Basic ${Buffer.from(`${safeDecode(url.username)}:${safeDecode(url.password)}`, 'utf8').toString('base64')}`;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
   }
 }
 

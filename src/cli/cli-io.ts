@@ -44,6 +44,7 @@ export function createCliLogger(config: AppConfig, io: CliIo, options: { progres
     level,
     destination: io.logDestination,
     pretty: io.logDestination ? false : undefined,
-    secrets: secretValues(config.env),
+    // The dashboard's token may come from a settings file too, where secretValues does not look.
+    secrets: [...secretValues(config.env), config.settings.dashboard.token ?? undefined].filter((secret) => secret !== undefined),
   });
 }

@@ -1,6 +1,7 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { describeEnvironment, type EnvironmentEntry } from '../config/describe-environment.js';
 import type { AppConfig } from '../config/load-config.js';
+import { SECRET_SETTINGS } from '../config/secret-values.js';
 import { settingSources } from '../config/setting-sources.js';
 import { SETTING_VARIABLE_PREFIX } from '../config/setting-variables.js';
 import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
@@ -15,13 +16,20 @@ export interface ConfigOptions extends CommonOptions {
 /**
  * `report-sync config`: the effective settings, each with the layer it came from, then the
  * environment variables report-sync reads and where each came from (`.env` or the environment);
- * secrets only as set or unset, URLs without their password. A diagnostic: it connects nowhere
- * and lists missing variables rather than failing on them; invalid settings exit 2 as everywhere.
+ * secrets (variables, and settings such as `dashboard.token`) only as set or unset, URLs without
+ * their password. A diagnostic: it connects nowhere and lists missing variables rather than
+ * failing on them; invalid settings exit 2 as everywhere.
  */
 export async function configCommand(options: ConfigOptions, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options, { concurrency: options.concurrency });
   const label = sourceLabeller(config, options);
-  const settings = settingSources(config).map((setting) => ({ ...setting, source: label(setting.source) }));
+  const secret = new Set(SECRET_SETTINGS.map((setting) => setting.key));
+  const settings = settingSources(config).map((setting) => ({
+    ...setting,
+    // A secret setting is said to be set or not, like a secret variable.
+    value: secret.has(setting.key) ? (setting.value === null || setting.value === undefined ? 'unset' : 'set') : setting.value,
+    source: label(setting.source),
+  }));
   const environment = describeEnvironment(config);
 
   if (options.json) {
@@ -55,14 +63,19 @@ export async function configCommand(options: ConfigOptions, io: CliIo): Promise<
 
 /**
  * How a layer is named to the reader: files relative to the working directory when inside it, the
- * extra file with the option or variable that named it, `LOG_LEVEL` with where it was set.
+ * extra file with the option or variable that named it, a variable with where it was set (the
+ * environment, or the `.env` line).
  */
 function sourceLabeller(config: AppConfig, options: CommonOptions): (source: string) => string {
   const extraNamedBy = options.config ? '--config' : 'REPORT_SYNC_CONFIG';
   const extraFile = options.config ?? config.env.REPORT_SYNC_CONFIG;
   const extraPath = extraFile ? resolve(config.cwd, extraFile) : undefined;
   return (source) => {
-    if (source === 'LOG_LEVEL' || source.startsWith(SETTING_VARIABLE_PREFIX)) return `${source} (${config.dotEnvVariables.has(source) ? '.env' : 'environment'})`;
+    if (source === 'LOG_LEVEL' || source.startsWith(SETTING_VARIABLE_PREFIX)) {
+      // `.env line 4: NAME` becomes `NAME (.env line 4)`, so that the column starts with the variable.
+      const where = config.variableSource(source);
+      return `${source} (${where === source ? 'environment' : where.slice(0, where.lastIndexOf(': '))})`;
+    }
     if (!isAbsolute(source)) return source;
     const inside = relative(config.cwd, source);
     const shown = inside.startsWith('..') || isAbsolute(inside) ? source : inside;

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { ExportQueue } from '../queue/export-queue.js';
 import { createRedisConnector, type RedisConnector } from '../queue/redis-connection.js';
+import { dashboardAccess } from '../dashboard/dashboard-access.js';
 import { startDashboardServer } from '../dashboard/dashboard-server.js';
 import { QueueView } from '../dashboard/queue-view.js';
 import { Ledger } from '../warehouse/ledger.js';
@@ -24,6 +25,9 @@ export async function dashboardCommand(options: DashboardOptions, io: CliIo): Pr
   const config = loadCliConfig(io, options);
   const { settings } = config;
   const logger = createCliLogger(config, io, { progressBar: false });
+  // The server checks this again; checked here too so that a host beyond loopback without a token
+  // stops the command before it connects to anything.
+  dashboardAccess({ token: settings.dashboard.token, host: options.host });
   const warehouse = await connectWarehouse(config, { purpose: 'read', signal: io.signal });
   let connector: RedisConnector | undefined;
   let exportQueue: ExportQueue | undefined;
@@ -44,6 +48,7 @@ export async function dashboardCommand(options: DashboardOptions, io: CliIo): Pr
       warehouse: warehouse.location,
       configFile: options.config,
       host: options.host,
+      token: settings.dashboard.token,
       port: options.port,
       logger,
       version,
@@ -51,9 +56,8 @@ export async function dashboardCommand(options: DashboardOptions, io: CliIo): Pr
     try {
       const lines = [`Dashboard of ${warehouse.location} at ${server.url}`];
       lines.push(queue ? `Queue: ${connector!.location} (Bull Board at ${server.url}queues)` : 'Queue: not shown (REDIS_URL is not set)');
-      if (!['127.0.0.1', 'localhost', '::1'].includes(options.host)) {
-        lines.push(`Warning: listening on ${options.host}: the dashboard has no login; anyone who reaches this address sees the ledger and the queue.`);
-      }
+      // Beyond loopback the server refuses to start without a token, so no warning is left to give.
+      if (settings.dashboard.token) lines.push('Login: the token of dashboard.token (Authorization: Bearer, or any user name with the token as password).');
       lines.push('Read-only. Press Ctrl-C to stop.');
       io.stdout.write(`${lines.join('\n')}\n`);
       if (io.signal && !io.signal.aborted) await once(io.signal, 'abort');

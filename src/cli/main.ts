@@ -104,7 +104,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .command('dashboard')
     .description('serve a read-only web page of coverage (the ledger, day by day) and, when REDIS_URL is set, the queue, with Bull Board under /queues')
     .addOption(new Option('--port <port>', 'port to listen on (0: any free port)').argParser(parsePortArgument).default(8090))
-    .addOption(new Option('--host <address>', 'address to listen on; anything but loopback shows the ledger to whoever reaches it').default('127.0.0.1'))
+    .addOption(new Option('--host <address>', 'address to listen on; anything but loopback requires dashboard.token (REPORT_SYNC_DASHBOARD__TOKEN)').default('127.0.0.1'))
     .addOption(configOption())
     .action(async (options) => {
       exitCode = await (await import('./dashboard-command.js')).dashboardCommand(options, io);

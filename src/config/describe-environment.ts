@@ -44,8 +44,8 @@ const URLS: ReadonlySet<string> = new Set(URL_VARIABLES);
 /**
  * The environment variables report-sync reads, each with where its value came from, for
  * `report-sync config`. A secret is only said to be set or unset; a URL is shown without its
- * password (and without a query or fragment, where pg reads one too); text that is not a URL is
- * not shown at all, as a password with a `#` or `/` in it can make a URL unparsable. Missing
+ * password (and without a query or fragment, where pg reads one too), whatever its shape (see
+ * `describeUrl`); text that is not a URL at all is not shown. Missing
  * variables are listed, never an error: this is what one runs to find them.
  */
 export function describeEnvironment(config: Pick<AppConfig, 'env' | 'dotEnvVariables' | 'databaseUrl' | 'redisUrl'>): EnvironmentEntry[] {
@@ -76,18 +76,5 @@ const NOT_SHOWN = 'set (not a URL, so not shown)';
 function shownUrl(name: string, raw: string): string {
   // A sqlite: path holds no password, and describeUrl would cut it at a '#' or '?' in the file name.
   if (name === 'DATABASE_URL' && raw.startsWith('sqlite:')) return raw;
-  const shown = describeUrl(raw);
-  if (shown === undefined || !userinfoParsedWhole(raw)) return NOT_SHOWN;
-  return shown;
-}
-
-/**
- * Whether URL found the userinfo where the text has it (up to its last "@"). A password holding a
- * "/" (`postgres://u:12/34@host/db`) parses as a port and a path, and its tail would be shown.
- */
-function userinfoParsedWhole(raw: string): boolean {
-  const written = /^[a-z][a-z0-9+.-]*:\/\/(.*)@/i.exec(raw)?.[1];
-  if (written === undefined) return true;
-  const url = new URL(raw);
-  return written === `${url.username}${url.password ? `:${url.password}` : ''}`;
+  return describeUrl(raw) ?? NOT_SHOWN;
 }

@@ -23,6 +23,8 @@ export interface DotEnvNote {
 
 export interface DotEnvFile {
   readonly values: Record<string, string>;
+  /** The 1-based line of each variable's (last) definition, so that a bad value can be pointed at. */
+  readonly lines: Readonly<Record<string, number>>;
   /** One per variable whose (last) definition a rule changed, in file order. */
   readonly notes: readonly DotEnvNote[];
 }
@@ -53,8 +55,8 @@ const RULE_TEXT: Record<DotEnvRule, string> = {
  * left open), so that a refused password can point at its line instead of the credentials.
  */
 export function readDotEnvFile(path: string): DotEnvFile {
-  const { text, notes } = canonicalise(readFileSync(path, 'utf8'));
-  return { values: parseEnv(text) as Record<string, string>, notes };
+  const { text, notes, lines } = canonicalise(readFileSync(path, 'utf8'));
+  return { values: parseEnv(text) as Record<string, string>, notes, lines };
 }
 
 /**
@@ -77,7 +79,7 @@ export function dotEnvHint(notes: readonly DotEnvNote[], code: string | undefine
  * newline; later versions differ on some), with notes on the rules that changed a value. Line
  * numbers are kept: lines are rewritten, never added or removed.
  */
-function canonicalise(raw: string): { text: string; notes: DotEnvNote[] } {
+function canonicalise(raw: string): { text: string; notes: DotEnvNote[]; lines: Record<string, number> } {
   const lines = raw.replace(/^\uFEFF/, '').split(/\r\n?|\n/);
   const found: DotEnvNote[] = [];
   const lastDefinition = new Map<string, number>();
@@ -126,5 +128,5 @@ function canonicalise(raw: string): { text: string; notes: DotEnvNote[] } {
   }
   // A redefined variable takes its last value: notes on the lines it replaced would mislead.
   const notes = found.filter((note) => lastDefinition.get(note.variable) === note.line);
-  return { text: `${lines.join('\n')}\n`, notes };
+  return { text: `${lines.join('\n')}\n`, notes, lines: Object.fromEntries(lastDefinition) };
 }

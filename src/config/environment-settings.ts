@@ -20,9 +20,10 @@ export interface EnvironmentSettings {
  * `yes`/`no`, `on`/`off`), lists comma-separated or as a JSON array, `null` where the setting takes
  * it. A blank variable counts as unset, as every other variable report-sync reads. An unknown name
  * under the prefix that holds a key path (`__`) or is close to a setting's is a problem, never
- * ignored: a typo must not pass silently.
+ * ignored: a typo must not pass silently. `variableSource` names where a variable was set (a `.env`
+ * line) in those messages.
  */
-export function environmentSettings(env: Readonly<Record<string, string | undefined>>): EnvironmentSettings {
+export function environmentSettings(env: Readonly<Record<string, string | undefined>>, variableSource: (name: string) => string = (name) => name): EnvironmentSettings {
   const variables = settingVariables();
   const known = new Map(variables.map((variable) => [variable.name, variable]));
   const layers: SettingsLayer[] = [];
@@ -31,7 +32,7 @@ export function environmentSettings(env: Readonly<Record<string, string | undefi
     const text = env[variable.name]?.trim();
     if (text === undefined || text === '') continue;
     const read = readValue(variable, text);
-    if ('problem' in read) problems.push(`  ${variable.path.join('.')} (from ${variable.name}): ${read.problem}`);
+    if ('problem' in read) problems.push(`  ${variable.path.join('.')} (from ${variableSource(variable.name)}): ${read.problem}`);
     else layers.push({ source: variable.name, values: nest(variable.path, read.value) });
   }
   for (const name of Object.keys(env).sort()) {
@@ -42,7 +43,9 @@ export function environmentSettings(env: Readonly<Record<string, string | undefi
     // someone else's: Kubernetes gives every pod REPORT_SYNC_SERVICE_HOST, REPORT_SYNC_PORT… when
     // a Service is named report-sync, and refusing those would stop every command in the namespace.
     if (!name.includes('__') && meant === undefined) continue;
-    problems.push(`  ${name}: not a setting variable${meant ? `; did you mean ${meant}?` : '; run report-sync config to see every setting, and the README for its variable'}`);
+    problems.push(
+      `  ${variableSource(name)}: not a setting variable${meant ? `; did you mean ${meant}?` : '; run report-sync config to see every setting, and the README for its variable'}`,
+    );
   }
   return { layers, problems };
 }

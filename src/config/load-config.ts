@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { packageFile } from '../package-file.js';
@@ -7,6 +7,7 @@ import { readDotEnvFile, type DotEnvNote } from './dot-env-file.js';
 import { closestName } from './closest-name.js';
 import { environmentSettings } from './environment-settings.js';
 import { quoteSettingValue } from './quote-setting-value.js';
+import { SECRET_SETTINGS } from './secret-values.js';
 import { settingsSchema, type Settings, type SettingsInput } from './settings-schema.js';
 
 /** The warehouse when `DATABASE_URL` is unset or blank. */
@@ -34,6 +35,12 @@ export interface AppConfig {
   readonly layers: readonly SettingsLayer[];
   /** The variables of {@link AppConfig.env} whose value came from `.env` (the real environment did not set them). */
   readonly dotEnvVariables: ReadonlySet<string>;
+  /**
+   * Where a variable was set, as a message should name it: `.env line 4: REPORT_SYNC_CONCURRENCY`
+   * for one read from a `.env` file (its path when outside the working directory), the name alone
+   * for one from the real environment.
+   */
+  readonly variableSource: (name: string) => string;
 }
 
 export interface LoadConfigOptions {
@@ -68,7 +75,14 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   const cwd = options.cwd ?? process.cwd();
   const processEnv = options.env ?? process.env;
   const configDir = configFolder(processEnv, cwd);
-  const { env, dotEnvNotes, dotEnvVariables } = layerEnvironment(processEnv, cwd, options.readDotEnv ?? true);
+  const { env, dotEnvNotes, dotEnvVariables, dotEnvLines } = layerEnvironment(processEnv, cwd, options.readDotEnv ?? true);
+  const variableSource = (name: string): string => {
+    const line = dotEnvLines.get(name);
+    if (!line) return name;
+    const inside = relative(cwd, line.file);
+    const file = inside.startsWith('..') || isAbsolute(inside) ? line.file : inside;
+    return `${file} line ${line.line}: ${name}`;
+  };
 
   const layers: SettingsLayer[] = [];
   // A folder's own default.json stands in for the one report-sync ships (a project that keeps its
@@ -84,14 +98,14 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     layers.push(readLayer(file));
   }
   if (env.LOG_LEVEL) layers.push({ source: 'LOG_LEVEL', values: { log: { level: env.LOG_LEVEL } } });
-  const fromEnvironment = environmentSettings(env);
+  const fromEnvironment = environmentSettings(env, variableSource);
   if (fromEnvironment.problems.length > 0) throw new ConfigError(`invalid settings:\n${fromEnvironment.problems.join('\n')}`, { multiline: true });
   layers.push(...fromEnvironment.layers);
   if (options.overrides) layers.push({ source: 'command-line flags', values: options.overrides as Record<string, unknown> });
 
   const merged = layers.reduce<Record<string, unknown>>((acc, layer) => deepMerge(acc, layer.values), {});
   const parsed = settingsSchema.safeParse(merged);
-  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, layers, merged), { multiline: true });
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, layers, merged, variableSource), { multiline: true });
 
   return {
     settings: parsed.data,
@@ -103,6 +117,7 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     dotEnvNotes,
     layers,
     dotEnvVariables,
+    variableSource,
   };
 }
 
@@ -131,11 +146,12 @@ function layerEnvironment(
   processEnv: Readonly<Record<string, string | undefined>>,
   cwd: string,
   readDotEnv: boolean,
-): { env: Record<string, string | undefined>; dotEnvNotes: DotEnvNote[]; dotEnvVariables: Set<string> } {
+): { env: Record<string, string | undefined>; dotEnvNotes: DotEnvNote[]; dotEnvVariables: Set<string>; dotEnvLines: Map<string, { file: string; line: number }> } {
   const configDir = processEnv.REPORT_SYNC_CONFIG_DIR?.trim();
   const files = [...new Set([...(configDir ? [resolve(cwd, configDir, '.env')] : []), resolve(cwd, '.env')])].filter((file) => existsSync(file));
-  if (!readDotEnv || files.length === 0) return { env: { ...processEnv }, dotEnvNotes: [], dotEnvVariables: new Set() };
+  if (!readDotEnv || files.length === 0) return { env: { ...processEnv }, dotEnvNotes: [], dotEnvVariables: new Set(), dotEnvLines: new Map() };
   let values: Record<string, string> = {};
+  const lines = new Map<string, { file: string; line: number }>();
   const notes = new Map<string, DotEnvNote>();
   for (const file of files) {
     let fromFile: ReturnType<typeof readDotEnvFile>;
@@ -145,16 +161,23 @@ function layerEnvironment(
       throw new ConfigError(`cannot read ${file}: ${(error as Error).message}`);
     }
     values = { ...values, ...fromFile.values };
+    for (const name of Object.keys(fromFile.values)) {
+      const line = fromFile.lines[name];
+      if (line === undefined) lines.delete(name);
+      else lines.set(name, { file, line });
+    }
     for (const name of Object.keys(fromFile.values)) notes.delete(name);
     for (const note of fromFile.notes) notes.set(note.variable, note);
   }
   // The real environment wins, as with every dotenv tool: a deployment can override the file.
   // A variable present but undefined (as an embedding program may pass) does not hide the file's value.
   const set = Object.entries(processEnv).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  const dotEnvVariables = new Set(Object.keys(values).filter((name) => processEnv[name] === undefined));
   return {
     env: { ...values, ...Object.fromEntries(set) },
     dotEnvNotes: [...notes.values()].filter((note) => processEnv[note.variable] === undefined),
-    dotEnvVariables: new Set(Object.keys(values).filter((name) => processEnv[name] === undefined)),
+    dotEnvVariables,
+    dotEnvLines: new Map([...lines].filter(([name]) => dotEnvVariables.has(name))),
   };
 }
 
@@ -185,14 +208,15 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function describeIssues(issues: readonly z.core.$ZodIssue[], layers: readonly SettingsLayer[], merged: Record<string, unknown>): string {
+function describeIssues(issues: readonly z.core.$ZodIssue[], layers: readonly SettingsLayer[], merged: Record<string, unknown>, variableSource: (name: string) => string): string {
   const lines = issues.map((issue) => {
     const path = issue.path.map(String);
     const key = path.join('.') || '(top level)';
     // An unknown key is reported at its parent's path; the layer to blame is the one holding the key itself.
     const blamed = issue.code === 'unrecognized_keys' && issue.keys.length > 0 ? [...path, issue.keys[0]!] : path;
     const layer = [...layers].reverse().find((candidate) => hasPath(candidate.values, blamed));
-    const from = layer ? ` (from ${layer.source})` : '';
+    // A layer read from a variable is named where it was set: a `.env` line, or the environment.
+    const from = layer ? ` (from ${isVariable(layer.source) ? variableSource(layer.source) : layer.source})` : '';
     return `  ${key}${from}: ${explainIssue(issue, path, merged)}`;
   });
   return `invalid settings:\n${lines.join('\n')}`;
@@ -207,6 +231,8 @@ function explainIssue(issue: z.core.$ZodIssue, path: readonly string[], merged: 
     const hint = meant ? `; did you mean ${quoteSettingValue(meant)}?` : allowed ? `; use one of ${allowed.join(', ')}` : '';
     return `unknown key${issue.keys.length > 1 ? 's' : ''} ${keys}${hint}`;
   }
+  // A secret (the dashboard's token) is never quoted, not even when it is wrong.
+  if (SECRET_SETTINGS.some((setting) => setting.key === path.join('.'))) return issue.message;
   const given = valueAt(merged, path);
   if (issue.code === 'invalid_value') {
     return `${quoteSettingValue(given)} is not allowed; use one of ${issue.values.map((value) => String(value)).join(', ')}`;
@@ -246,6 +272,11 @@ function unwrap(schema: z.core.$ZodType | undefined): z.core.$ZodType | undefine
     current = def.innerType;
   }
   return current;
+}
+
+/** Whether a layer's source is a variable's name (`LOG_LEVEL`, `REPORT_SYNC_…`) rather than a file or the flags. */
+function isVariable(source: string): boolean {
+  return /^[A-Z][A-Z0-9_]*$/.test(source);
 }
 
 function hasPath(values: Record<string, unknown>, path: readonly string[]): boolean {

@@ -1,3 +1,5 @@
+import { writtenUserinfo } from '../written-userinfo.js';
+
 /**
  * Variables that hold a credential outright (a chat webhook's URL is its own credential).
  * `report-sync config` shows these as set or unset only.
@@ -11,6 +13,13 @@ export const SECRET_VARIABLES = ['REPORT_CLIENT_SECRET', 'REPORT_PASSWORD', 'REP
 export const URL_VARIABLES = ['DATABASE_URL', 'REDIS_URL', 'REPORT_BASE_URL', 'REPORT_AUTH_URL', 'REPORT_TOKEN_URL'] as const;
 
 /**
+ * Settings that hold a secret, by key and by variable (the variable as `settingVariables` derives
+ * it, written out here so that the error printer need not load the settings schema).
+ * `report-sync config` shows them as set or unset only, and validation never quotes them.
+ */
+export const SECRET_SETTINGS: readonly { readonly key: string; readonly variable: string }[] = [{ key: 'dashboard.token', variable: 'REPORT_SYNC_DASHBOARD__TOKEN' }];
+
+/**
  * The secret values set in an environment: the credentials of the password grant and any password
  * inside a connection URL. The logger and the CLI's error printer censor them wherever they appear,
  * as a net under the rule that code never puts them in a message. A `.env` file is not read here:
@@ -18,11 +27,13 @@ export const URL_VARIABLES = ['DATABASE_URL', 'REDIS_URL', 'REPORT_BASE_URL', 'R
  */
 export function secretValues(env: Readonly<Record<string, string | undefined>> = process.env): string[] {
   const values: string[] = [];
-  for (const name of SECRET_VARIABLES) {
+  for (const name of [...SECRET_VARIABLES, ...SECRET_SETTINGS.map((setting) => setting.variable)]) {
     const value = env[name];
     if (value) values.push(value, value.trim());
   }
-  for (const name of URL_VARIABLES) {
+  // The webhook URL is censored whole above; its password is censored alone too, as it travels
+  // alone once it is sent as Basic authorization.
+  for (const name of [...URL_VARIABLES, 'REPORT_ALERT_WEBHOOK_URL']) {
     const raw = env[name]?.trim();
     if (!raw) continue;
     values.push(...urlPasswords(raw));
@@ -46,20 +57,9 @@ function urlPasswords(raw: string): string[] {
   return found;
 }
 
-/**
- * The password written before a URL's last "@", in whatever shape the URL was typed:
- * `postgres://u:pw@host`, `postgres:/u:pw@host` (one slash), `redis:/:pw@host`, `u:pw@host:5432/db`
- * and `default:pw@host` (no scheme: the "scheme" is the user). After a scheme and slashes, the
- * userinfo follows them; without slashes, everything before the "@" may be userinfo, and what
- * follows its first ":" is taken as the password, erring towards censoring more.
- */
 function writtenPassword(raw: string): string | undefined {
-  const at = raw.lastIndexOf('@');
-  if (at < 0) return undefined;
-  const before = raw.slice(0, at);
-  const userinfo = /^[a-z][a-z0-9+.-]*:\/+(.*)$/is.exec(before)?.[1] ?? before;
-  const colon = userinfo.indexOf(':');
-  return colon >= 0 && colon < userinfo.length - 1 ? userinfo.slice(colon + 1) : undefined;
+  const password = writtenUserinfo(raw)?.password;
+  return password ? password : undefined;
 }
 
 function safeDecode(text: string): string {

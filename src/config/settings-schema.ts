@@ -330,6 +330,20 @@ export const settingsSchema = z
       })
       .strict()
       .prefault({}),
+    dashboard: z
+      .object({
+        /**
+         * A secret the dashboard asks every request for, on every route (page, assets, API, Bull
+         * Board): `Authorization: Bearer <token>`, or HTTP Basic with any user name and the token as
+         * password (what a browser's login prompt sends). Unset (null): no login, and the dashboard
+         * binds to loopback only. Set it in the environment or `.env`
+         * (`REPORT_SYNC_DASHBOARD__TOKEN`), like the other secrets; `report-sync config` shows it as
+         * set or unset. @defaultValue null
+         */
+        token: z.string().min(16, 'too short for a secret: use at least 16 characters, e.g. from openssl rand -hex 32').nullable().default(null),
+      })
+      .strict()
+      .prefault({}),
     log: z
       .object({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

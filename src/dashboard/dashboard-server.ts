@@ -11,6 +11,7 @@ import { REPORT_TYPES, type ReportType } from '../reports/report-types.js';
 import type { Ledger } from '../warehouse/ledger.js';
 import { bullBoardRouter } from './bull-board-router.js';
 import { coverageView, type CoverageDefaults } from './coverage-view.js';
+import { dashboardAccess } from './dashboard-access.js';
 import { parseDashboardQuery } from './dashboard-query.js';
 import { failuresView } from './failures-view.js';
 import type { QueueView } from './queue-view.js';
@@ -26,6 +27,11 @@ export interface DashboardServerOptions {
   /** The `--config` file, repeated in the commands the page suggests. */
   readonly configFile?: string;
   readonly host: string;
+  /**
+   * `dashboard.token`: when set, every route asks for it (see `dashboardAccess`); required to
+   * listen anywhere but loopback.
+   */
+  readonly token?: string | null;
   /** 0 picks any free port (tests). */
   readonly port: number;
   readonly logger: Logger;
@@ -56,8 +62,9 @@ const CONTENT_SECURITY_POLICY =
  * Serves the coverage dashboard: the page and its script (from this package, no other origin),
  * a JSON API over the ledger and the queue, and Bull Board under {@link BULL_BOARD_PATH}. Read-only:
  * every route answers GET and HEAD only. Bound to loopback, it answers only requests addressed to
- * loopback names, so a web page elsewhere cannot read it through DNS rebinding.
- * @throws ConfigError when it cannot listen on host:port
+ * loopback names, so a web page elsewhere cannot read it through DNS rebinding. Cross-site
+ * requests and, with a token, requests without it are refused (see `dashboardAccess`).
+ * @throws ConfigError when it cannot listen on host:port, or would listen beyond loopback without a token
  */
 export async function startDashboardServer(options: DashboardServerOptions): Promise<DashboardServer> {
   const { ledger, queue, logger } = options;
@@ -83,6 +90,7 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
     }
     next();
   });
+  app.use(dashboardAccess({ token: options.token, host: options.host }));
 
   for (const [path, asset] of assets) {
     app.get(path, (_req, res) => {

@@ -40,7 +40,7 @@ export function createRedisConnector(redisUrl: string, logger: Logger): RedisCon
   const location = describeUrl(redisUrl);
   // `redis:/:pw@host` (one slash) parses as a URL with no host, its password in the path.
   if (location === undefined || !/^rediss?:$/.test(new URL(redisUrl).protocol) || new URL(redisUrl).host === '') {
-    throw new ConfigError('REDIS_URL must look like redis://host:6379 (or rediss:// for TLS)');
+    throw new ConfigError(`REDIS_URL${location ? ` (${location})` : ''} must look like redis://host:6379 (or rediss:// for TLS)`);
   }
   let downSince: number | undefined;
   let nextReportAfterMs = 0;

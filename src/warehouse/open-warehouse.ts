@@ -66,7 +66,9 @@ export interface OpenWarehouseOptions {
 export async function openWarehouse(databaseUrl: string, options: OpenWarehouseOptions = {}): Promise<WarehouseHandle> {
   if (databaseUrl.startsWith('sqlite:')) return openSqlite(databaseUrl.slice('sqlite:'.length), options);
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) return openPostgres(databaseUrl, options);
-  throw new ConfigError('DATABASE_URL must look like sqlite:./data/warehouse.sqlite or postgres://user@host:5432/database');
+  // Shown without its password, so that a typo (one slash, no scheme) can be seen.
+  const shown = describeUrl(databaseUrl);
+  throw new ConfigError(`DATABASE_URL${shown ? ` (${shown})` : ''} must look like sqlite:./data/warehouse.sqlite or postgres://user@host:5432/database`);
 }
 
 function openSqlite(rawPath: string, options: OpenWarehouseOptions): WarehouseHandle {

@@ -35,6 +35,27 @@ describe('the alert webhook', () => {
     expect(`${result.stdout}${result.stderr}${result.logs}`).not.toContain(receiver.url.pathname);
   });
 
+  it('sends the userinfo of the URL as Basic authorization, and prints neither it nor the URL', async () => {
+    rig = await startSyncRig();
+    receiver = await Receiver.start();
+    rig.simulator.script(1001, 'index', '2024-03-04', [{ status: 400 }]);
+    const url = new URL(receiver.url.href);
+    url.username = 'hook-user';
+    url.password = 'Zq9-hook-pw';
+    const env = { REPORT_ALERT_WEBHOOK_URL: url.href, LOG_LEVEL: 'trace' };
+    const result = await rig.cli(['run', '--from', '2024-03-04', '--to', '2024-03-04'], env);
+    expect(result.code).toBe(1);
+    expect(receiver.requests).toHaveLength(1);
+    expect(receiver.requests[0]!.headers.authorization).toBe(`Basic ${Buffer.from('hook-user:Zq9-hook-pw').toString('base64')}`);
+    const shown = await rig.cli(['config'], env);
+    expect(shown.stdout).toMatch(/REPORT_ALERT_WEBHOOK_URL +set /);
+    for (const output of [result, shown]) {
+      const all = `${output.stdout}${output.stderr}${output.logs}`;
+      expect(all).not.toContain('Zq9-hook-pw');
+      expect(all).not.toContain(receiver.url.pathname);
+    }
+  });
+
   it('sends nothing for a run whose only failure recovered on retry', async () => {
     rig = await startSyncRig();
     receiver = await Receiver.start();

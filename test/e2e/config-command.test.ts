@@ -81,7 +81,7 @@ describe('report-sync config', () => {
     writeFileSync(join(cwd, '.env'), 'REPORT_SYNC_CONFIG=extra.json\nLOG_LEVEL=warn\n');
     const { settings, environment } = await configJson(cwd);
     expect(settings['queue.name']!.source).toBe('extra.json (REPORT_SYNC_CONFIG)');
-    expect(settings['log.level']).toEqual({ value: 'warn', source: 'LOG_LEVEL (.env)' });
+    expect(settings['log.level']).toEqual({ value: 'warn', source: 'LOG_LEVEL (.env line 2)' });
     expect(environment.REPORT_SYNC_CONFIG).toEqual({ value: 'extra.json', source: '.env' });
   });
 
@@ -156,7 +156,7 @@ describe('report-sync config', () => {
     const { settings } = await configJson(cwd, [], { REPORT_SYNC_CONCURRENCY: '5', REPORT_SYNC_QUEUE__RATE_LIMIT__MAX: '10' });
     expect(settings['concurrency']).toEqual({ value: 5, source: 'REPORT_SYNC_CONCURRENCY (environment)' });
     expect(settings['queue.rateLimit.max']).toEqual({ value: 10, source: 'REPORT_SYNC_QUEUE__RATE_LIMIT__MAX (environment)' });
-    expect(settings['retry.attempts']).toEqual({ value: 2, source: 'REPORT_SYNC_RETRY__ATTEMPTS (.env)' });
+    expect(settings['retry.attempts']).toEqual({ value: 2, source: 'REPORT_SYNC_RETRY__ATTEMPTS (.env line 1)' });
     const bad = await configCommand(cwd, [], { REPORT_SYNC_CONCURRENCY: 'lots' });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe('report-sync: invalid settings:\n  concurrency (from REPORT_SYNC_CONCURRENCY): "lots" is not a number\n');

@@ -45,6 +45,8 @@ describe('secretValues', () => {
     expect(secretValues({ REDIS_URL: 'default:pw-four@host:6379' })).toContain('pw-four');
     expect(secretValues({ REPORT_BASE_URL: 'u:pw-five@gw.example.com/prefix' })).toContain('pw-five');
     expect(secretValues({ REPORT_AUTH_URL: 'u:pw-six@idp.example.com/auth' })).toContain('pw-six');
+    // The webhook URL is a secret whole, and its password alone too: it travels alone as Basic authorization.
+    expect(secretValues({ REPORT_ALERT_WEBHOOK_URL: 'https://hook:pw-seven%21@hooks.example/x' })).toEqual(expect.arrayContaining(['pw-seven%21', 'pw-seven!']));
     // Nothing taken from URLs without userinfo, or with a user and no password.
     expect(secretValues({ REPORT_BASE_URL: 'https://gw.example.com:8443/a', REDIS_URL: 'redis://cache:6379', DATABASE_URL: 'postgres://app@db/w' })).toEqual([]);
   });

@@ -253,6 +253,29 @@ describe('AlertWebhook', () => {
 describe('alertWebhookFromEnvironment', () => {
   const logger = createLogger({ level: 'silent' });
 
+  it('sends the userinfo of the URL as Basic authorization, to the URL without it, and logs neither', async () => {
+    const rx = await receiver([{ status: 400 }]);
+    const url = new URL(rx.url.href);
+    url.username = 'hook-user';
+    url.password = 'Zq9%2Fp%40ss'; // "Zq9/p@ss", percent-encoded as a URL holds it
+    const { webhook: hook, logs } = webhook(url);
+    expect(await hook.send(summary())).toBe(false);
+    const [request] = rx.requests;
+    expect(request!.url).toBe(SECRET_PATH);
+    expect(request!.headers.authorization).toBe(`Basic ${Buffer.from('hook-user:Zq9/p@ss').toString('base64')}`);
+    // The refusal is logged; neither the credentials nor the header value are.
+    expect(logs.lines.map((line) => line.msg)).toEqual(['could not deliver the alert']);
+    for (const secret of ['Zq9', 'hook-user', Buffer.from('hook-user:Zq9/p@ss').toString('base64')]) expect(logs.text).not.toContain(secret);
+    expectNoSecret(logs, rx.url);
+  });
+
+  it('sends no Authorization header to a URL without userinfo', async () => {
+    const rx = await receiver([{ status: 200 }]);
+    const { webhook: hook } = webhook(rx.url);
+    expect(await hook.send(summary())).toBe(true);
+    expect(rx.requests[0]!.headers.authorization).toBeUndefined();
+  });
+
   it('is undefined when REPORT_ALERT_WEBHOOK_URL is unset or empty', () => {
     expect(alertWebhookFromEnvironment({}, { logger })).toBeUndefined();
     expect(alertWebhookFromEnvironment({ REPORT_ALERT_WEBHOOK_URL: '  ' }, { logger })).toBeUndefined();
@@ -283,6 +306,10 @@ describe('alertWebhookFromEnvironment', () => {
     ['REPORT_ALERT_DEPLOYMENT when set', { REPORT_ALERT_DEPLOYMENT: ' reports-eu ', DATABASE_URL: 'postgres://sync:pw@db.eu:5432/reports' }, 'reports-eu'],
     ['else the warehouse, without its password', { DATABASE_URL: 'postgres://sync:s3cr3t-pw@db.eu:5432/reports?sslmode=require' }, 'postgres://sync@db.eu:5432/reports'],
     ['else the default warehouse', {}, 'sqlite:./data/warehouse.sqlite'],
+    // URLs typed wrong, with a password short enough to slip through the logger's net.
+    ['else a one-slash warehouse URL, without its password', { DATABASE_URL: 'postgres:/sync:s3c@db.eu/reports' }, 'postgres:/sync:[redacted]@db.eu/reports'],
+    ['else a scheme-less warehouse URL, without its password', { DATABASE_URL: 'sync:s3c@db.eu:5432/reports' }, 'sync:[redacted]@db.eu:5432/reports'],
+    ['else a warehouse URL whose password holds a slash, without it', { DATABASE_URL: 'postgres://sync:1/s3c@db.eu/reports' }, 'postgres://sync:[redacted]@db.eu/reports'],
   ])('names this host and the deployment in every alert: %s', async (_, env, deployment) => {
     const rx = await receiver([{ status: 200 }]);
     const hook = alertWebhookFromEnvironment({ REPORT_ALERT_WEBHOOK_URL: rx.url.href, REPORT_ALERT_WEBHOOK_FORMAT: 'json', ...env }, { logger })!;
@@ -290,6 +317,7 @@ describe('alertWebhookFromEnvironment', () => {
     expect(await hook.send(summary())).toBe(true);
     expect(rx.requests[0]!.body).toMatchObject({ host: hostname(), deployment });
     expect(JSON.stringify(rx.requests[0]!.body)).not.toContain('s3cr3t-pw');
+    expect(JSON.stringify(rx.requests[0]!.body)).not.toContain('s3c@');
   });
 
   it('refuses an unknown format, naming the variable and what it allows', () => {

@@ -24,13 +24,13 @@ describe('describeEnvironment', () => {
     expect(describeOnly({}).REPORT_PASSWORD).toMatchObject({ value: 'unset', source: null });
   });
 
-  it('does not show a URL whose password the parser would split', () => {
+  it('shows a URL whose password the parser would split as written, its password cut out', () => {
     const entries = describeOnly({
       DATABASE_URL: 'postgres://app:12/34@db.example/warehouse',
       REDIS_URL: 'redis://:p#ss@cache:6379',
       REPORT_BASE_URL: 'not a url at all',
     });
-    expect(entries.DATABASE_URL!.value).toBe('set (not a URL, so not shown)');
+    expect(entries.DATABASE_URL!.value).toBe('postgres://app:[redacted]@db.example/warehouse');
     expect(entries.REDIS_URL!.value).toBe('set (not a URL, so not shown)');
     expect(entries.REPORT_BASE_URL!.value).toBe('set (not a URL, so not shown)');
   });

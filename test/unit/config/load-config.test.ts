@@ -76,7 +76,15 @@ describe('loadConfig', () => {
     };
     expect(messageOf({}, { REPORT_SYNC_CONCURRENCY: '0' })).toMatch(/concurrency \(from REPORT_SYNC_CONCURRENCY\): Too small/);
     expect(messageOf({ 'config/local.json': '{"concurrency":0}' }, {})).toMatch(/concurrency \(from .*local\.json\): Too small/);
-    expect(messageOf({ '.env': 'REPORT_SYNC_CONCURRENCY=0\n' }, {})).toMatch(/concurrency \(from REPORT_SYNC_CONCURRENCY\): Too small/);
+    // A .env value is named by its line, which the environment's name alone would not find.
+    expect(messageOf({ '.env': '# workers\n\nREPORT_SYNC_CONCURRENCY=0\n' }, {})).toMatch(/concurrency \(from \.env line 3: REPORT_SYNC_CONCURRENCY\): Too small/);
+    expect(messageOf({ '.env': 'LOG_LEVEL=loud\n' }, {})).toMatch(/log\.level \(from \.env line 1: LOG_LEVEL\): "loud" is not allowed/);
+    expect(messageOf({ '.env': 'REPORT_SYNC_RETRY__ATTEMPTS=three\n' }, {})).toContain('retry.attempts (from .env line 1: REPORT_SYNC_RETRY__ATTEMPTS): "three" is not a number');
+    // A .env of REPORT_SYNC_CONFIG_DIR, outside the working directory, is named by its whole path.
+    const mounted = project({ '.env': 'A=1\nREPORT_SYNC_CONCURRENCY=0\n' });
+    expect(messageOf({}, { REPORT_SYNC_CONFIG_DIR: mounted })).toContain(`concurrency (from ${join(mounted, '.env')} line 2: REPORT_SYNC_CONCURRENCY): Too small`);
+    // The real environment wins over .env, and is named as such.
+    expect(messageOf({ '.env': 'REPORT_SYNC_CONCURRENCY=4\n' }, { REPORT_SYNC_CONCURRENCY: '0' })).toMatch(/concurrency \(from REPORT_SYNC_CONCURRENCY\): Too small/);
     // A flag that was given is still the one blamed.
     let message = '';
     try {

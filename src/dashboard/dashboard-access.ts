@@ -1,0 +1,80 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { ConfigError } from '../errors.js';
+
+/** The realm a browser's login prompt names. */
+const REALM = 'report-sync';
+
+export interface DashboardAccessOptions {
+  /** `dashboard.token`: when set, every request must present it; null or undefined: no login. */
+  readonly token: string | null | undefined;
+  /** The address the dashboard listens on: anything but loopback requires the token. */
+  readonly host: string;
+}
+
+/**
+ * Who may read the dashboard, as one middleware placed before every route (page, assets, API,
+ * Bull Board):
+ * - a cross-site request (`Sec-Fetch-Site: cross-site`) gets 403, unless it is a top-level
+ *   navigation to the page: any web page the operator visits can send a GET to 127.0.0.1, and
+ *   though it cannot read the answer, the work of answering is done all the same;
+ * - with a token, a request without it gets 401 and `WWW-Authenticate: Basic` (so a browser asks
+ *   for it); `Authorization: Bearer <token>` and Basic with any user name and the token as
+ *   password are accepted. Tokens are compared as SHA-256 digests in constant time, so neither the
+ *   answer's timing nor a length check tells how much of a guess was right.
+ * @throws ConfigError, before anything listens, when the host is not loopback and no token is set:
+ *   the ledger and the queue would be open to whoever reaches the address
+ */
+export function dashboardAccess(options: DashboardAccessOptions): RequestHandler {
+  const token = options.token ?? undefined;
+  if (token === undefined && !isLoopback(options.host)) {
+    throw new ConfigError(
+      `the dashboard would listen on ${options.host}, beyond this machine, without a login: set dashboard.token (REPORT_SYNC_DASHBOARD__TOKEN) to a secret of at least 16 characters, or listen on 127.0.0.1 (--host)`,
+    );
+  }
+  const expected = token === undefined ? undefined : digest(token);
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (isCrossSite(req)) {
+      res.status(403).type('text/plain').send('cross-site requests are refused: open the dashboard itself\n');
+      return;
+    }
+    if (expected === undefined) {
+      next();
+      return;
+    }
+    const presented = presentedToken(req.headers.authorization);
+    if (presented !== undefined && timingSafeEqual(digest(presented), expected)) {
+      next();
+      return;
+    }
+    res
+      .status(401)
+      .set('WWW-Authenticate', `Basic realm="${REALM}"`)
+      .type('text/plain')
+      .send('this dashboard asks for its token (dashboard.token): send Authorization: Bearer <token>, or log in with any user name and the token as password\n');
+  };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** A request another site's page made: anything but a top-level navigation to a page (never to the API). */
+function isCrossSite(req: Request): boolean {
+  if (req.headers['sec-fetch-site'] !== 'cross-site') return false;
+  return req.headers['sec-fetch-mode'] !== 'navigate' || req.path.includes('/api/');
+}
+
+/** The token an `Authorization` header presents: a Bearer value, or a Basic password (any user name). */
+function presentedToken(header: string | undefined): string | undefined {
+  const match = /^\s*(Bearer|Basic)\s+(\S+)\s*$/i.exec(header ?? '');
+  if (!match) return undefined;
+  if (match[1]!.toLowerCase() === 'bearer') return match[2];
+  const credentials = Buffer.from(match[2]!, 'base64').toString('utf8');
+  const colon = credentials.indexOf(':');
+  return colon < 0 ? undefined : credentials.slice(colon + 1);
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
