@@ -1,4 +1,4 @@
-import { countIsoDates, isoWeekEnd, monthEnd, shiftIsoDate } from './report-date.js';
+import { countIsoDates, weekdayOf } from './report-date.js';
 import type { LedgerPeriod, LedgerPeriodCount } from './warehouse/ledger.js';
 
 /** The outcome a grid cell shows (see {@link cellOutcome}). */
@@ -50,10 +50,22 @@ export function cellOutcome(counts: { readonly loaded: number; readonly noData: 
  * (a ten-year range is 120 months; wider still, the caller shows what fits).
  */
 export function choosePeriod(from: string, to: string, maxColumns: number): LedgerPeriod {
-  const days = countIsoDates(from, to);
-  if (days <= maxColumns) return 'day';
-  if (Math.ceil(days / 7) + 1 <= maxColumns) return 'week';
+  if (countPeriods(from, to, 'day') <= maxColumns) return 'day';
+  if (countPeriods(from, to, 'week') <= maxColumns) return 'week';
   return 'month';
+}
+
+/**
+ * The columns a grid of the range has at `period` (days, ISO weeks or months it touches), by
+ * arithmetic: what a grid would cost is known before a cell of it is made.
+ */
+export function countPeriods(from: string, to: string, period: LedgerPeriod): number {
+  const days = countIsoDates(from, to);
+  if (days === 0) return 0;
+  if (period === 'day') return days;
+  if (period === 'week') return Math.floor((((weekdayOf(from) + 6) % 7) + days - 1) / 7) + 1;
+  const month = (date: string) => Number(date.slice(0, 4)) * 12 + Number(date.slice(5, 7));
+  return month(to) - month(from) + 1;
 }
 
 /**
@@ -69,7 +81,7 @@ export function buildCoverageGrid(options: {
   readonly counts: readonly LedgerPeriodCount[];
 }): CoverageGrid {
   const { from, to, period } = options;
-  const spans = periodSpans(from, to, period).map((span) => ({ ...span, days: countIsoDates(span.from, span.to) }));
+  const spans = periodSpans(from, to, period);
   const columnOf = new Map(spans.map((span, i) => [span.from, i]));
   const tallies = new Map<string, { portfolioId: number; reportType: string; cells: { loaded: number; noData: number; failed: number; missing: number }[] }>();
   const row = (portfolioId: number, reportType: string) => {
@@ -97,7 +109,7 @@ export function buildCoverageGrid(options: {
       // Into the tally itself: a copy of the counts per cell for cellOutcome would be a second
       // short-lived object per cell, and on a wide grid a larger peak for the dashboard.
       counts.missing = Math.max(0, span.days - counts.loaded - counts.noData - counts.failed);
-      return { from: span.from, to: span.to, ...counts, worst: cellOutcome(counts) };
+      return { from: span.from, to: span.to, loaded: counts.loaded, noData: counts.noData, failed: counts.failed, missing: counts.missing, worst: cellOutcome(counts) };
     }),
   }));
   return { from, to, period, rows };
@@ -107,24 +119,40 @@ function pairKey(portfolioId: number, reportType: string): string {
   return `${portfolioId}\u0000${reportType}`;
 }
 
-/** The periods of the range, each cut to it; a cell's key is its first day inside the range. */
-function periodSpans(from: string, to: string, period: LedgerPeriod): { from: string; to: string }[] {
-  const spans: { from: string; to: string }[] = [];
-  let start = from;
-  while (start <= to) {
-    const end = minDate(to, periodEnd(start, period));
-    spans.push({ from: start, to: end });
-    start = shiftIsoDate(end, 1);
+const DAY_MS = 86_400_000;
+
+/**
+ * The periods of the range, each cut to it, with their days; a cell's key is its first day inside
+ * the range. Stepped over UTC midnights by hand: date-fns, once per column, cost more than the
+ * grid's cells on a range of ten thousand days.
+ */
+function periodSpans(from: string, to: string, period: LedgerPeriod): { from: string; to: string; days: number }[] {
+  const spans: { from: string; to: string; days: number }[] = [];
+  const last = utcMidnight(to);
+  for (let start = utcMidnight(from); start <= last;) {
+    const end = Math.min(last, periodEnd(start, period));
+    spans.push({ from: isoDateOf(start), to: isoDateOf(end), days: (end - start) / DAY_MS + 1 });
+    start = end + DAY_MS;
   }
   return spans;
 }
 
-/** The last day of the period `date` falls in. */
-function periodEnd(date: string, period: LedgerPeriod): string {
-  if (period === 'day') return date;
-  return period === 'week' ? isoWeekEnd(date) : monthEnd(date);
+/** The UTC midnight of a YYYY-MM-DD date, in milliseconds (`Date.UTC` would read years below 100 as 19xx). */
+function utcMidnight(isoDate: string): number {
+  const date = new Date(0);
+  date.setUTCFullYear(Number(isoDate.slice(0, 4)), Number(isoDate.slice(5, 7)) - 1, Number(isoDate.slice(8, 10)));
+  return date.getTime();
 }
 
-function minDate(a: string, b: string): string {
-  return a < b ? a : b;
+function isoDateOf(time: number): string {
+  return new Date(time).toISOString().slice(0, 10);
+}
+
+/** The last day of the period (ISO week: to Sunday) that the UTC midnight `time` falls in. */
+function periodEnd(time: number, period: LedgerPeriod): number {
+  if (period === 'day') return time;
+  const date = new Date(time);
+  if (period === 'week') return time + ((7 - date.getUTCDay()) % 7) * DAY_MS;
+  date.setUTCMonth(date.getUTCMonth() + 1, 0);
+  return date.getTime();
 }

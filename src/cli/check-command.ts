@@ -1,6 +1,7 @@
 import { alertWebhookFromEnvironment } from '../alerts/alert-webhook.js';
 import { checkFreshness, type FreshnessResult } from '../check/freshness-check.js';
 import { nightDueAt } from '../check/night-due.js';
+import { checkPlausibleDate } from '../plausible-date.js';
 import { shiftIsoDate, todayIn } from '../report-date.js';
 import { retryCommand } from '../retry-command.js';
 import { describeSlice } from '../slice.js';
@@ -49,6 +50,10 @@ export async function checkCommand(options: CheckOptions, io: CliIo): Promise<nu
     portfolios: options.portfolios ?? settings.portfolios,
     reportTypes: options.reportTypes ?? settings.reportTypes,
   };
+  const window = { earliest: settings.dates.earliest, timeZone: schedule.timeZone };
+  checkPlausibleDate(range.to, '--date', window);
+  // A --days reaching back centuries would count (and list) every slice of them.
+  if (range.from !== range.to) checkPlausibleDate(range.from, `the first day of --days ${options.days},`, window);
   const graceHours = options.grace ?? schedule.graceHours;
   const graceUntil = new Date(nightDueAt(to, schedule.cron, schedule.timeZone).getTime() + graceHours * 3_600_000);
   const logger = createCliLogger(config, io, { progressBar: false });

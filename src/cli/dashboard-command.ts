@@ -44,7 +44,13 @@ export async function dashboardCommand(options: DashboardOptions, io: CliIo): Pr
     const server = await startDashboardServer({
       ledger: new Ledger(warehouse.db),
       queue,
-      defaults: { portfolios: settings.portfolios, reportTypes: settings.reportTypes, timeZone: settings.schedule.timeZone, lookbackDays: settings.schedule.lookbackDays },
+      defaults: {
+        portfolios: settings.portfolios,
+        reportTypes: settings.reportTypes,
+        timeZone: settings.schedule.timeZone,
+        lookbackDays: settings.schedule.lookbackDays,
+        earliest: settings.dates.earliest,
+      },
       warehouse: warehouse.location,
       configFile: options.config,
       host: options.host,

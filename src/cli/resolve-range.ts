@@ -1,5 +1,6 @@
 import type { Settings } from '../config/settings-schema.js';
 import { UsageError } from '../errors.js';
+import { checkPlausibleDate } from '../plausible-date.js';
 import type { SliceRange } from '../plan-slices.js';
 import { shiftIsoDate, todayIn } from '../report-date.js';
 import type { ReportType } from '../reports/report-types.js';
@@ -22,25 +23,13 @@ export function resolveRange(options: RangeOptions, settings: Settings, defaultF
   const to = options.to ?? (options.from && options.from > yesterday ? options.from : yesterday);
   const from = options.from ?? defaultFrom(to);
   if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
-  checkPlausible(from, '--from', settings);
-  checkPlausible(to, '--to', settings);
+  const window = { earliest: settings.dates.earliest, timeZone: settings.schedule.timeZone };
+  checkPlausibleDate(from, '--from', window);
+  checkPlausibleDate(to, '--to', window);
   return {
     from,
     to,
     portfolios: options.portfolios ?? settings.portfolios,
     reportTypes: options.reportTypes ?? settings.reportTypes,
   };
-}
-
-/**
- * Refuses a date outside the window a report can have: before `dates.earliest` (a year typed
- * wrong, `0224-01-08`), or after tomorrow in the schedule's time zone (no report exists yet).
- */
-export function checkPlausible(date: string, flag: string, settings: Pick<Settings, 'dates' | 'schedule'>): void {
-  const { earliest } = settings.dates;
-  if (date < earliest) {
-    throw new UsageError(`${flag} ${date} is before dates.earliest (${earliest}): check the year, or lower dates.earliest (REPORT_SYNC_DATES__EARLIEST) to reach older reports`);
-  }
-  const latest = shiftIsoDate(todayIn(settings.schedule.timeZone), 1);
-  if (date > latest) throw new UsageError(`${flag} ${date} is after tomorrow (${latest} in ${settings.schedule.timeZone}): no report exists for it yet; check the year`);
 }

@@ -1,10 +1,10 @@
-import { buildCoverageGrid, choosePeriod, type CoverageCell } from '../coverage-grid.js';
-import { UsageError } from '../errors.js';
-import { countIsoDates, shiftIsoDate, todayIn } from '../report-date.js';
+import { buildCoverageGrid, countPeriods, type CoverageCell } from '../coverage-grid.js';
+import { shiftIsoDate, todayIn } from '../report-date.js';
 import type { ReportType } from '../reports/report-types.js';
 import type { Slice } from '../slice.js';
 import type { Ledger, LedgerPeriod } from '../warehouse/ledger.js';
-import type { DashboardOutcome, DashboardQuery } from './dashboard-query.js';
+import { DASHBOARD_OUTCOMES, type DashboardOutcome, type DashboardQuery } from './dashboard-query.js';
+import { fitCoveragePeriod } from './fit-coverage-period.js';
 import type { QueuedSlices } from './queue-view.js';
 
 /**
@@ -49,6 +49,8 @@ export interface CoverageDefaults {
   readonly reportTypes: readonly ReportType[];
   readonly timeZone: string;
   readonly lookbackDays: number;
+  /** `dates.earliest`: a query's dates before it are refused. */
+  readonly earliest: string;
 }
 
 /** Most cells one answer holds (a page of more is slow to draw): a ten-year range of 600 pairs by month is 72,000. */
@@ -66,8 +68,9 @@ export const DEFAULT_RANGE_DAYS = 90;
  * The coverage grid for a dashboard query, counted by the ledger in SQL per period (so the server
  * never reads a slice per row) and, with a queue, the slices it holds laid over it. The range
  * defaults to the last {@link DEFAULT_RANGE_DAYS} days (at least the lookback) up to yesterday, or
- * to the ledger's last date when that is later.
- * @throws UsageError when the answer would be more than {@link MAX_CELLS} cells
+ * to the ledger's last date when that is later (but not after tomorrow).
+ * @throws UsageError when the answer would be more than {@link MAX_CELLS} cells, before the
+ *   ledger's cells are counted
  */
 export async function coverageView(options: {
   readonly ledger: Ledger;
@@ -82,24 +85,20 @@ export async function coverageView(options: {
   const portfolios = query.portfolios ?? defaults.portfolios;
   const reportTypes = query.reportTypes ?? defaults.reportTypes;
   const filter = { from, to, portfolios: query.portfolios, reportTypes: query.reportTypes };
-  const pairCount = Math.max(1, portfolios.length * reportTypes.length);
-  const columns = query.columns ?? DEFAULT_COLUMNS;
-  // The finest period that fits the page, coarser still when the pairs would make too many cells.
-  let period = query.period ?? choosePeriod(from, to, columns);
-  if (!query.period) {
-    for (const coarser of ['week', 'month'] as const) {
-      if (spanCount(from, to, period) * pairCount <= MAX_CELLS) break;
-      if (period !== 'month') period = coarser;
-    }
-  }
   const pairs = portfolios.flatMap((portfolioId) => reportTypes.map((reportType) => ({ portfolioId, reportType })));
-  const grid = buildCoverageGrid({ from, to, period, pairs, counts: await ledger.countByPeriod(filter, period) });
-  const cellCount = grid.rows.length * (grid.rows[0]?.cells.length ?? 0);
-  if (cellCount > MAX_CELLS) {
-    throw new UsageError(
-      `${cellCount.toLocaleString('en-US')} cells (${grid.rows.length} rows by ${grid.rows[0]?.cells.length} ${period}s) is more than one page shows (${MAX_CELLS.toLocaleString('en-US')}); choose a coarser period, fewer dates, or fewer portfolios and report types`,
-    );
+  const fit = (rows: number) => fitCoveragePeriod({ from, to, rows, columns: query.columns ?? DEFAULT_COLUMNS, period: query.period, maxCells: MAX_CELLS });
+  // The grid's size is known before it is counted or built: a query that would not fit is refused
+  // here, in arithmetic, whatever range it names (a century by day would otherwise fill the heap).
+  let period = fit(pairs.length);
+  if (!query.portfolios || !query.reportTypes) {
+    // The grid also shows the pairs the ledger holds beyond those asked (a portfolio since dropped
+    // from the settings): fetched up to the most rows any period leaves room for, no more.
+    const roomForRows = Math.floor(MAX_CELLS / Math.max(1, countPeriods(from, to, query.period ?? 'month')));
+    const keys = new Set(pairs.map((pair) => pairKey(pair.portfolioId, pair.reportType)));
+    for (const pair of await ledger.pairs(filter, roomForRows + 1)) keys.add(pairKey(pair.portfolioId, pair.reportType));
+    period = fit(keys.size);
   }
+  const grid = buildCoverageGrid({ from, to, period, pairs, counts: await ledger.countByPeriod(filter, period) });
 
   const spans = grid.rows[0]?.cells.map((cell) => ({ from: cell.from, to: cell.to })) ?? [];
   const inQueue =
@@ -118,7 +117,7 @@ export async function coverageView(options: {
       continue;
     }
     for (const cell of cells) {
-      for (const outcome of Object.keys(totals) as DashboardOutcome[]) totals[outcome] += cell[OUTCOME_INDEX[outcome]];
+      for (const outcome of DASHBOARD_OUTCOMES) totals[outcome] += cell[OUTCOME_INDEX[outcome]];
     }
     const rowWarned = warnedCells.get(key) ?? spans.map(() => 0);
     for (const count of rowWarned) warned += count;
@@ -215,17 +214,13 @@ function pairKey(portfolioId: number, reportType: string): string {
   return `${portfolioId}\u0000${reportType}`;
 }
 
-/** About how many cells a row has at `period` (an upper bound: a partial week or month counts whole). */
-function spanCount(from: string, to: string, period: LedgerPeriod): number {
-  const days = countIsoDates(from, to);
-  return period === 'day' ? days : period === 'week' ? Math.ceil(days / 7) + 1 : Math.ceil(days / 28) + 1;
-}
-
 /** The query's dates, or: to yesterday (or the ledger's last day if later), from the recent window before it. */
 function resolveDates(span: { from: string; to: string } | undefined, query: DashboardQuery, defaults: CoverageDefaults): { from: string; to: string } {
   if (query.from && query.to) return { from: query.from, to: query.to };
   const yesterday = shiftIsoDate(todayIn(defaults.timeZone), -1);
-  let to = query.to ?? (span && span.to > yesterday ? span.to : yesterday);
+  // A date after tomorrow in the ledger (typed wrong before dates.earliest existed) is no reason to draw up to it.
+  const tomorrow = shiftIsoDate(yesterday, 2);
+  let to = query.to ?? (span && span.to > yesterday ? (span.to < tomorrow ? span.to : tomorrow) : yesterday);
   if (query.from && query.from > to) to = query.from;
   const from = query.from ?? shiftIsoDate(to, -Math.max(DEFAULT_RANGE_DAYS - 1, defaults.lookbackDays));
   return { from, to };

@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
 import { parseSelection } from '../parse-selection.js';
+import { checkPlausibleDate, type DateWindow } from '../plausible-date.js';
 import type { ReportType } from '../reports/report-types.js';
 import type { LedgerPeriod } from '../warehouse/ledger.js';
 
@@ -22,11 +23,11 @@ export interface DashboardQuery {
 const PERIODS: readonly LedgerPeriod[] = ['day', 'week', 'month'];
 
 /**
- * The dashboard's URL parameters, checked with the rules the command line uses. Empty values count
- * as absent (a cleared form field).
+ * The dashboard's URL parameters, checked with the rules the command line uses (dates inside
+ * `window`, as every command's). Empty values count as absent (a cleared form field).
  * @throws UsageError naming the parameter and what a good value looks like
  */
-export function parseDashboardQuery(params: URLSearchParams): DashboardQuery {
+export function parseDashboardQuery(params: URLSearchParams, window: DateWindow): DashboardQuery {
   const value = (name: string): string | undefined => {
     const text = params.get(name)?.trim();
     return text ? text : undefined;
@@ -60,5 +61,7 @@ export function parseDashboardQuery(params: URLSearchParams): DashboardQuery {
     }),
   };
   if (query.from && query.to && query.from > query.to) throw new UsageError(`from ${query.from} is after to ${query.to}`);
+  if (query.from) checkPlausibleDate(query.from, 'from', window);
+  if (query.to) checkPlausibleDate(query.to, 'to', window);
   return query;
 }

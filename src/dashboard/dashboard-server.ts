@@ -6,15 +6,17 @@ import { UsageError } from '../errors.js';
 import { listenOn } from '../listen-on.js';
 import type { Logger } from '../logger.js';
 import { parseSelection } from '../parse-selection.js';
+import { checkPlausibleDate } from '../plausible-date.js';
 import { printableText } from '../printable-text.js';
 import { REPORT_TYPES, type ReportType } from '../reports/report-types.js';
 import type { Ledger } from '../warehouse/ledger.js';
 import { bullBoardRouter } from './bull-board-router.js';
 import { coverageView, type CoverageDefaults } from './coverage-view.js';
 import { dashboardAccess } from './dashboard-access.js';
-import { parseDashboardQuery } from './dashboard-query.js';
+import { parseDashboardQuery, type DashboardQuery } from './dashboard-query.js';
 import { failuresView } from './failures-view.js';
 import type { QueueView } from './queue-view.js';
+import { RequestGate } from './request-gate.js';
 import { sliceView } from './slice-view.js';
 
 export interface DashboardServerOptions {
@@ -104,6 +106,9 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
   });
 
   const params = (req: Request) => new URLSearchParams(req.url.split('?')[1] ?? '');
+  const dateWindow = { earliest: options.defaults.earliest, timeZone: options.defaults.timeZone };
+  // The grid and the failures are counted in the warehouse and built in memory: a few at once.
+  const gate = new RequestGate({ concurrent: 2, waiting: 6, retryAfterSeconds: 2 });
 
   app.get('/api/meta', (_req, res) => {
     res.json({
@@ -115,16 +120,22 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
     });
   });
 
-  app.get('/api/coverage', async (req, res) => {
+  // The query is read before the gate, so a bad one is refused at once rather than after a wait.
+  const readQuery = (req: Request, res: Response, next: NextFunction) => {
+    res.locals.query = parseDashboardQuery(params(req), dateWindow);
+    next();
+  };
+
+  app.get('/api/coverage', readQuery, gate.handler, async (_req, res) => {
     const started = performance.now();
-    const query = parseDashboardQuery(params(req));
+    const query = res.locals.query as DashboardQuery;
     const queued = queue ? await queue.slices().catch((error: unknown) => ({ unreachable: messageOf(error) })) : undefined;
     const view = await coverageView({ ledger, query, defaults: options.defaults, queued });
     res.json({ ...view, elapsedMs: Math.round(performance.now() - started) });
   });
 
-  app.get('/api/failures', async (req, res) => {
-    const query = parseDashboardQuery(params(req));
+  app.get('/api/failures', readQuery, gate.handler, async (_req, res) => {
+    const query = res.locals.query as DashboardQuery;
     if (!query.from || !query.to) throw new UsageError('from and to are required');
     const view = await failuresView(ledger, { from: query.from, to: query.to, portfolios: query.portfolios, reportTypes: query.reportTypes }, options.configFile);
     res.json(view);
@@ -140,7 +151,9 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
     const portfolioId = parseSelection.portfolios(required('portfolio'));
     const reportType = parseSelection.reportTypes(required('reportType'));
     if (portfolioId.length !== 1 || reportType.length !== 1) throw new UsageError('one portfolio and one report type');
-    res.json(await sliceView(ledger, { portfolioId: portfolioId[0]!, reportType: reportType[0] as ReportType, reportDate: parseSelection.date(required('date')) }, queue));
+    const reportDate = parseSelection.date(required('date'));
+    checkPlausibleDate(reportDate, 'date', dateWindow);
+    res.json(await sliceView(ledger, { portfolioId: portfolioId[0]!, reportType: reportType[0] as ReportType, reportDate }, queue));
   });
 
   app.get('/api/queue', async (_req, res) => {

@@ -157,6 +157,19 @@ export class Ledger {
     }
   }
 
+  /**
+   * The portfolio and report type pairs the ledger holds inside the filter, at most `limit` of
+   * them: how many rows a coverage grid would have, asked before its cells are counted.
+   */
+  async pairs(filter: LedgerFilter, limit: number): Promise<{ portfolioId: number; reportType: string }[]> {
+    try {
+      const rows = await this.#where(this.#db.selectFrom('report_loads'), filter).select(['portfolio_id', 'report_type']).distinct().limit(limit).execute();
+      return rows.map((row) => ({ portfolioId: Number(row.portfolio_id), reportType: row.report_type }));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
   /** The ledger rows in the filter, oldest first, at most `limit` (all when omitted). */
   async entries(filter: LedgerFilter, options: { status?: SliceStatus | readonly SliceStatus[]; checkedSince?: string; limit?: number } = {}): Promise<LedgerEntry[]> {
     try {

@@ -117,6 +117,28 @@ describe.each(DIALECTS)('check on a seeded ledger (%s)', (dialect) => {
     const past = await check(['--date', shiftIsoDate(yesterday, -2), '--grace', '0']);
     expect(past.code).toBe(1);
   });
+
+  it('refuses a --date, or --days reaching back, outside the dates window, naming dates.earliest; lowered, older nights are checked', async () => {
+    const typo = await check(['--date', '0224-03-04']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('--date 0224-03-04 is before dates.earliest (2000-01-01): check the year, or lower dates.earliest (REPORT_SYNC_DATES__EARLIEST)');
+    const centuries = await check(['--date', NIGHT, '--days', '900000']);
+    expect(centuries.code).toBe(2);
+    expect(centuries.stderr).toContain('--days 900000');
+    expect(centuries.stderr).toContain('is before dates.earliest (2000-01-01)');
+    const future = await check(['--date', '2204-03-04']);
+    expect(future.code).toBe(2);
+    expect(future.stderr).toContain('--date 2204-03-04 is after tomorrow');
+    expect(receiver.requests).toHaveLength(0);
+
+    // The neighbours: an ordinary night is checked, and so is an old one once the window is lowered.
+    await seed(NIGHT);
+    expect((await check(['--date', NIGHT, '--days', '1'])).code).toBe(0);
+    await seed('1995-06-30');
+    const older = await check(['--date', '1995-06-30'], { REPORT_SYNC_DATES__EARLIEST: '1990-01-01' });
+    expect(older.code, older.stderr).toBe(0);
+    expect(older.stdout).toContain('loaded 2, no_data 2, failed 0, missing 0');
+  });
 });
 
 describe.each(DIALECTS)('check --deep (%s)', (dialect) => {
