@@ -55,6 +55,8 @@ export interface CoverageDefaults {
 
 /** Most cells one answer holds (a page of more is slow to draw): a ten-year range of 600 pairs by month is 72,000. */
 export const MAX_CELLS = 150_000;
+/** Cells made into the answer between two turns of the event loop (see `nextTurn`). */
+const CELLS_PER_TURN = 20_000;
 /** Columns assumed when the page does not say how many it has room for. */
 const DEFAULT_COLUMNS = 120;
 /**
@@ -78,8 +80,15 @@ export async function coverageView(options: {
   readonly defaults: CoverageDefaults;
   /** The queue's slices, or the reason it could not be read; undefined when no queue is configured. */
   readonly queued?: QueuedSlices | { readonly unreachable: string };
+  /**
+   * Awaited between the grid's queries and its building, to let other requests in: SQLite
+   * answers synchronously, and the steps in a row would keep every other request out until done.
+   * @defaultValue the next turn of the event loop
+   */
+  readonly nextTurn?: () => Promise<void>;
 }): Promise<CoverageView> {
   const { ledger, query, defaults } = options;
+  const nextTurn = options.nextTurn ?? (() => new Promise<void>((resolve) => setImmediate(resolve)));
   const span = await ledger.dateSpan({ portfolios: query.portfolios, reportTypes: query.reportTypes });
   const { from, to } = resolveDates(span, query, defaults);
   const portfolios = query.portfolios ?? defaults.portfolios;
@@ -95,21 +104,32 @@ export async function coverageView(options: {
     // from the settings): fetched up to the most rows any period leaves room for, no more.
     const roomForRows = Math.floor(MAX_CELLS / Math.max(1, countPeriods(from, to, query.period ?? 'month')));
     const keys = new Set(pairs.map((pair) => pairKey(pair.portfolioId, pair.reportType)));
+    await nextTurn();
     for (const pair of await ledger.pairs(filter, roomForRows + 1)) keys.add(pairKey(pair.portfolioId, pair.reportType));
     period = fit(keys.size);
   }
-  const grid = buildCoverageGrid({ from, to, period, pairs, counts: await ledger.countByPeriod(filter, period) });
+  await nextTurn();
+  const counts = await ledger.countByPeriod(filter, period);
+  await nextTurn();
+  const grid = buildCoverageGrid({ from, to, period, pairs, counts });
 
   const spans = grid.rows[0]?.cells.map((cell) => ({ from: cell.from, to: cell.to })) ?? [];
   const inQueue =
     options.queued && 'queued' in options.queued ? overlay(options.queued, spans, { from, to, portfolios: query.portfolios, reportTypes: query.reportTypes }) : undefined;
 
+  await nextTurn();
   const warnedCells = await warnedPerCell(ledger, filter, period, spans);
   const totals: Record<DashboardOutcome, number> = { failed: 0, running: 0, queued: 0, missing: 0, no_data: 0, loaded: 0 };
   let warned = 0;
   let hiddenRows = 0;
   const rows = [];
+  let cellsSinceTurn = 0;
   for (const row of [...grid.rows].sort((a, b) => a.portfolioId - b.portfolioId || a.reportType.localeCompare(b.reportType))) {
+    cellsSinceTurn += row.cells.length;
+    if (cellsSinceTurn >= CELLS_PER_TURN) {
+      cellsSinceTurn = 0;
+      await nextTurn();
+    }
     const key = pairKey(row.portfolioId, row.reportType);
     const cells = row.cells.map((cell, i) => viewCell(cell, inQueue?.get(key)?.[i]));
     if (query.outcome && !cells.some((cell) => cell[OUTCOME_INDEX[query.outcome!]] > 0)) {

@@ -108,7 +108,7 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
   const params = (req: Request) => new URLSearchParams(req.url.split('?')[1] ?? '');
   const dateWindow = { earliest: options.defaults.earliest, timeZone: options.defaults.timeZone };
   // The grid and the failures are counted in the warehouse and built in memory: a few at once.
-  const gate = new RequestGate({ concurrent: 2, waiting: 6, retryAfterSeconds: 2 });
+  const gate = new RequestGate({ concurrent: 2, waiting: 8, maxWaitMs: 1000, retryAfterSeconds: 2 });
 
   app.get('/api/meta', (_req, res) => {
     res.json({
@@ -130,7 +130,7 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
     const started = performance.now();
     const query = res.locals.query as DashboardQuery;
     const queued = queue ? await queue.slices().catch((error: unknown) => ({ unreachable: messageOf(error) })) : undefined;
-    const view = await coverageView({ ledger, query, defaults: options.defaults, queued });
+    const view = await coverageView({ ledger, query, defaults: options.defaults, queued, nextTurn: () => gate.nextTurn() });
     res.json({ ...view, elapsedMs: Math.round(performance.now() - started) });
   });
 

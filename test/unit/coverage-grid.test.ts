@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildCoverageGrid, cellOutcome, type CoverageGrid } from '../../src/coverage-grid.js';
+import { buildCoverageGrid, cellOutcome, countPeriods, type CoverageGrid } from '../../src/coverage-grid.js';
 import { eachIsoDate, shiftIsoDate, weekdayOf } from '../../src/report-date.js';
 import type { LedgerPeriod, LedgerPeriodCount } from '../../src/warehouse/ledger.js';
 
@@ -81,5 +81,27 @@ describe('what a coverage cell shows', () => {
     expect(cellOutcome({ loaded: 5, noData: 1, failed: 0, missing: 1 })).toBe('missing');
     expect(cellOutcome({ loaded: 5, noData: 0, failed: 1, missing: 1 })).toBe('failed');
     expect(cellOutcome({ loaded: 0, noData: 6, failed: 1, missing: 0 })).toBe('failed');
+  });
+
+  it("counts a range's columns by arithmetic, as many as the grid has, at every period", () => {
+    const ranges = [
+      ['2024-03-01', '2024-03-31'],
+      ['2024-03-04', '2024-03-10'], // one whole ISO week
+      ['2024-03-10', '2024-03-11'], // a Sunday and a Monday: two weeks
+      ['2023-12-31', '2024-01-01'],
+      ['2024-02-29', '2024-02-29'],
+      ['2019-01-01', '2024-06-22'],
+      ['0224-01-08', '0226-03-01'], // a year typed wrong: the arithmetic holds below 1000 too
+    ] as const;
+    for (const [from, to] of ranges) {
+      for (const period of ['day', 'week', 'month'] as const) {
+        const grid = buildCoverageGrid({ from, to, period, pairs: [{ portfolioId: 1, reportType: 'index' }], counts: [] });
+        expect(countPeriods(from, to, period), `${from}..${to} by ${period}`).toBe(grid.rows[0]!.cells.length);
+        expect(grid.rows[0]!.cells.at(-1)!.to).toBe(to);
+      }
+    }
+    expect(countPeriods('2024-03-02', '2024-03-01', 'day')).toBe(0);
+    expect(countPeriods('0100-01-01', '9999-12-31', 'day')).toBe(3_615_900);
+    expect(countPeriods('0100-01-01', '9999-12-31', 'month')).toBe(118_800);
   });
 });
