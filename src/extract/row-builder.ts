@@ -72,6 +72,7 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
   };
   const keyIndexes = columns.flatMap((column, index) => (column.key ? [index] : []));
   const kinds = columns.map((column) => column.kind);
+  const identifiers = columns.map((column) => column.identifier === true);
   const { storesReportType, storesLineNumber } = definition;
   // Scratch space reused by every record of the file: a million-row file must not allocate
   // an array per row for it. Nothing keeps a reference to it between calls.
@@ -137,6 +138,11 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
       if (text === '') continue;
       switch (kinds[index]) {
         case 'text':
+          if (identifiers[index]) {
+            const identifier = toIdentifier(text);
+            if (identifier !== '') values[index] = identifier;
+            continue;
+          }
           // Whitespace alone is no value; only a cell starting with a possible space can be that.
           if (mayBeSpace(text.charCodeAt(0)) && text.trim() === '') continue;
           values[index] = text;
@@ -231,9 +237,25 @@ function fail(column: ReportColumn, sourceName: string, fileName: string, where:
   throw new FileFormatError(`${fileName}, ${where}, column ${column.name} ("${sourceName}"): ${problem}`);
 }
 
-/** Every character String.prototype.trim removes is at most U+0020 or at least U+00A0. */
+/**
+ * An identifier's text as stored (see `ReportColumn.identifier`): without the Unicode spaces
+ * around it (what String.prototype.trim removes, and U+0085, which it keeps) and in NFC. Every
+ * character below U+0300 is already NFC and composes with nothing before it, so an ASCII ISIN
+ * costs one scan and no normalisation.
+ */
+export function toIdentifier(raw: string): string {
+  let text = raw;
+  if (text.length > 0 && (mayBeSpace(text.charCodeAt(0)) || mayBeSpace(text.charCodeAt(text.length - 1)))) text = text.replace(UNICODE_SPACES_AROUND, '');
+  for (let i = 0; i < text.length; i += 1) if (text.charCodeAt(i) >= 0x300) return text.normalize('NFC');
+  return text;
+}
+
+/** Unicode White_Space at either end: JavaScript's `\s` and U+0085 (NEXT LINE), which `\s` lacks. */
+const UNICODE_SPACES_AROUND = /^[\s\u0085]+|[\s\u0085]+$/g;
+
+/** Every character String.prototype.trim removes (and U+0085) is at most U+0020 or at least U+0085. */
 function mayBeSpace(code: number): boolean {
-  return code <= 0x20 || code >= 0xa0;
+  return code <= 0x20 || code >= 0x85;
 }
 
 function quote(text: string): string {

@@ -61,6 +61,21 @@ describe('SliceCheckTally', () => {
     expect(tally(distinct, DEFAULTS, undefined, { rows: 99 }).get('duplicateIsin')).toMatchObject({ outcome: 'pass', measured: 0 });
   });
 
+  it('sees an ISIN with a space around it, or in another Unicode form, as a repeat', () => {
+    const definition = REPORT_REGISTRY[slice.reportType];
+    const build = createRowValuesBuilder(definition, slice, 'test.zip');
+    const mayRepeat = (isins: string[]) => {
+      const checks = new SliceCheckTally(definition, slice, REFUSING);
+      for (const [i, isin] of isins.entries()) checks.observe(build(objectRecord(`line ${i + 2}`, row(isin, '0.5')), i + 1));
+      return checks.mayRepeat;
+    };
+    expect(mayRepeat(['XS0000000001', 'XS0000000001 '])).toBe(true);
+    expect(mayRepeat(['XS0000000001', 'XS0000000001\u00a0'])).toBe(true);
+    expect(mayRepeat([' XS0000000001', 'XS0000000001'])).toBe(true);
+    expect(mayRepeat(['\u00c9X0000000001', 'E\u0301X0000000001'])).toBe(true);
+    expect(mayRepeat(['XS0000000001', 'XS0000000002 '])).toBe(false);
+  });
+
   it('measures the drop in rows against the previous loaded date, and passes with none to compare with', () => {
     const rows = [row('A', '0.5'), row('B', '0.5')];
     expect(tally(rows, DEFAULTS, { reportDate: '2024-05-03', rowCount: 4 }).get('rowCountDrop')).toMatchObject({ outcome: 'warn', severity: 'warn', measured: 0.5 });
