@@ -5,6 +5,7 @@ import type { SourceRecord } from './source-record.js';
 import { isIsoDate } from '../is-iso-date.js';
 import type { Slice } from '../slice.js';
 import { toDecimalText } from '../reports/decimal-text.js';
+import { decimalMisfit, POSTGRES_DECIMALS, type DecimalCapacity } from '../reports/decimal-capacity.js';
 import type { ReportColumn, ReportDefinition } from '../reports/report-definition.js';
 
 /** A row ready for a report table: slice columns, typed columns and `extra`. */
@@ -40,10 +41,19 @@ export function tableColumns(definition: ReportDefinition): string[] {
   return [...rowColumns(definition), 'load_id'];
 }
 
+/** How a row builder types values. */
+export interface RowBuilderOptions {
+  /**
+   * What the warehouse's decimal columns keep exactly (`RowWriter.decimals`): a value they would
+   * round fails the file. @defaultValue Postgres NUMERIC's
+   */
+  readonly decimals?: DecimalCapacity;
+}
+
 /** The row typer of {@link createRowValuesBuilder}, handing each row as an object keyed by column. */
-export function createRowBuilder(definition: ReportDefinition, slice: Slice, fileName: string): RowBuilder {
+export function createRowBuilder(definition: ReportDefinition, slice: Slice, fileName: string, options: RowBuilderOptions = {}): RowBuilder {
   const columns = rowColumns(definition);
-  const build = createRowValuesBuilder(definition, slice, fileName);
+  const build = createRowValuesBuilder(definition, slice, fileName, options);
   return (record, ordinal) => {
     const values = build(record, ordinal);
     const row: WarehouseRow = {};
@@ -57,7 +67,8 @@ export function createRowBuilder(definition: ReportDefinition, slice: Slice, fil
  * normalised name (never by position), so CSV headers and JSON keys feed the same columns; a
  * field no column claims is kept in `extra` under its source name.
  */
-export function createRowValuesBuilder(definition: ReportDefinition, slice: Slice, fileName: string): RowValuesBuilder {
+export function createRowValuesBuilder(definition: ReportDefinition, slice: Slice, fileName: string, options: RowBuilderOptions = {}): RowValuesBuilder {
+  const decimals = options.decimals ?? POSTGRES_DECIMALS;
   const columns = definition.columns;
   const byName = new Map(columns.map((column, index) => [column.name, index]));
   // Per file: source names repeat on every record, so each is normalised once.
@@ -122,16 +133,11 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
       if (value === null || value === undefined) continue;
       if (kinds[index] === 'decimal' && isLosslessNumber(value)) {
         // A JSON number, already checked against JSON's grammar (stricter than a decimal's): only
-        // the finiteness check of toDecimalText can still fail it.
-        values[index] =
-          finiteNumberText(value.toString()) ??
-          fail(
-            columns[index]!,
-            names[field]!,
-            fileName,
-            record.where,
-            `${quote(value.toString())} is not a decimal number (expected digits, an optional sign, point and exponent)`,
-          );
+        // whether the column keeps it exactly is left to check.
+        const text = value.toString();
+        const misfit = decimalMisfit(text, decimals);
+        if (misfit !== undefined) fail(columns[index]!, names[field]!, fileName, record.where, misfit);
+        values[index] = text;
         continue;
       }
       const text = typeof value === 'string' ? value : textOf(value, columns[index]!, names[field]!, fileName, record.where);
@@ -147,13 +153,17 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
           if (mayBeSpace(text.charCodeAt(0)) && text.trim() === '') continue;
           values[index] = text;
           break;
-        case 'decimal':
-          values[index] =
-            toDecimalText(text) ??
-            (text.trim() === ''
-              ? null
-              : fail(columns[index]!, names[field]!, fileName, record.where, `${quote(text)} is not a decimal number (expected digits, an optional sign, point and exponent)`));
+        case 'decimal': {
+          const decimal = toDecimalText(text);
+          if (decimal === undefined) {
+            if (text.trim() === '') continue;
+            fail(columns[index]!, names[field]!, fileName, record.where, `${quote(text)} is not a decimal number (expected digits, an optional sign, point and exponent)`);
+          }
+          const misfit = decimalMisfit(decimal, decimals);
+          if (misfit !== undefined) fail(columns[index]!, names[field]!, fileName, record.where, misfit);
+          values[index] = decimal;
           break;
+        }
         case 'date': {
           if (text === lastGoodDate) {
             values[index] = text;
@@ -218,12 +228,6 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i += 1) if (a[i] !== b[i]) return false;
   return true;
-}
-
-/** The text of a JSON number if it is finite as a double (see {@link toDecimalText}), else undefined. */
-function finiteNumberText(text: string): string | undefined {
-  if (text.length < 300 && text.indexOf('e') < 0 && text.indexOf('E') < 0) return text;
-  return toDecimalText(text);
 }
 
 /** The text of a JSON value that is not a string; objects and arrays fail. */

@@ -4,7 +4,8 @@ import type { ReportDefinition } from '../reports/report-definition.js';
 import { printableText } from '../printable-text.js';
 import type { Slice } from '../slice.js';
 import { businessDaysBetween } from './business-days-between.js';
-import { absExact, compareExact, exactText, ExactDecimalSum, parseExactDecimal, subtractExact, timesWhole, toNumber, type ExactDecimal } from './exact-decimal-sum.js';
+import { absExact, compareExact, exactText, parseExactDecimal, subtractExact, timesWhole, toNumber, type ExactDecimal } from '../exact-decimal.js';
+import { ExactDecimalSum } from './exact-decimal-sum.js';
 import type { SliceCheckName, SliceCheckResult } from './slice-check-result.js';
 
 /** The `checks` settings: a severity per check and its limit. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compareExact, exactText, ExactDecimalSum, parseExactDecimal } from '../../../src/quality/exact-decimal-sum.js';
+import { compareExact, exactText, parseExactDecimal } from '../../../src/exact-decimal.js';
+import { ExactDecimalSum } from '../../../src/quality/exact-decimal-sum.js';
 
 const sum = (texts: string[]) => {
   const total = new ExactDecimalSum();
