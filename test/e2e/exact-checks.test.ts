@@ -180,15 +180,15 @@ describe.each(DIALECTS)('checks that compare exactly, in %s', (dialect) => {
 
   describe('weightsSum', () => {
     it.each([
-      ['0.5 + 0.499', ['0.5', '0.499'], 'pass'],
-      ['0.5 + 0.501', ['0.5', '0.501'], 'pass'],
-      ['0.5 + 0.4989999', ['0.5', '0.4989999'], 'fail'],
-      ['0.5 + 0.5010001', ['0.5', '0.5010001'], 'fail'],
-      ['60 + 39.9 (percent)', ['60', '39.9'], 'pass'],
-      ['60 + 39.8999 (percent)', ['60', '39.8999'], 'fail'],
-      ['1,000 × 0.000999', Array<string>(1000).fill('0.000999'), 'pass'],
-      ['1,000 × 0.0009989', Array<string>(1000).fill('0.0009989'), 'fail'],
-    ])('with a tolerance of 0.001, weights %s: %s', async (_name, weights, outcome) => {
+      ['0.5 + 0.499', 'pass', ['0.5', '0.499']],
+      ['0.5 + 0.501', 'pass', ['0.5', '0.501']],
+      ['0.5 + 0.4989999', 'fail', ['0.5', '0.4989999']],
+      ['0.5 + 0.5010001', 'fail', ['0.5', '0.5010001']],
+      ['60 + 39.9 (percent)', 'pass', ['60', '39.9']],
+      ['60 + 39.8999 (percent)', 'fail', ['60', '39.8999']],
+      ['1,000 × 0.000999', 'pass', Array<string>(1000).fill('0.000999')],
+      ['1,000 × 0.0009989', 'fail', Array<string>(1000).fill('0.0009989')],
+    ])('with a tolerance of 0.001, weights %s: %s', async (_name, outcome, weights) => {
       const slice = newSlice();
       await serve(
         slice,
