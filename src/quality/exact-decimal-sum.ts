@@ -1,71 +1,94 @@
 import { parseExactDecimal, type ExactDecimal } from '../exact-decimal.js';
 
-/** Powers of ten a double holds exactly (10^0 … 10^22). */
-const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
+/** Decimal digits per limb: a limb's sum over 2^25 rows stays below 2^53, an exact integer in a double. */
+const LIMB_DIGITS = 8;
+const LIMBS = 5;
+/** Rows summed into the limbs before they are moved to the bigint, so no limb can pass 2^53. */
+const ROWS_PER_FLUSH = 2 ** 25;
+const LIMB_BASE = 10n ** BigInt(LIMB_DIGITS);
+const POW10 = Array.from({ length: LIMB_DIGITS }, (_, i) => 10 ** i);
 
 /**
  * A running sum of decimal texts, exact whatever they hold: `0.5 + 0.499` is `0.999`, not
- * `0.9990000000000001`, so a check's limit is applied to the value the file states. Most weights
- * have a few digits each, so their units (at the largest scale seen) are summed in a double while
- * that sum stays an exact integer, and moved to a bigint only when it would not: a bigint per row
- * would cost more than the rest of tallying it.
+ * `0.9990000000000001`, so a check's limit is applied to the value the file states. A plain
+ * decimal whose units (at the largest scale seen) have at most 40 digits is added digit by digit
+ * into five limbs of eight digits, each an exact integer in a double; anything else goes to a
+ * bigint. Weights of 20 digits are common, and a bigint and a parse per row would cost more than
+ * the rest of typing the row.
  */
 export class ExactDecimalSum {
   #big = 0n;
-  /** Units at {@link #scale} not yet moved to {@link #big}: always an integer below 2^53. */
-  #small = 0;
+  /** Units at {@link #scale}, limb `i` counting 10^(8i), not yet moved to {@link #big}. */
+  readonly #limbs = new Float64Array(LIMBS);
+  #inLimbs = 0;
   #scale = 0;
 
   /** Adds a decimal's text; false (and nothing added) when it is not a decimal. */
   add(text: string): boolean {
-    const fast = smallDecimal(text);
-    if (fast !== undefined && fast.scale <= this.#scale) {
-      const scaled = fast.units * POW10[this.#scale - fast.scale]!;
-      const sum = this.#small + scaled;
-      if (this.#scale - fast.scale < POW10.length && Number.isSafeInteger(scaled) && Number.isSafeInteger(sum)) {
-        this.#small = sum;
-        return true;
-      }
-    }
+    if (this.#addPlain(text)) return true;
     const value = parseExactDecimal(text);
     if (value === undefined) return false;
-    if (value.scale > this.#scale) {
-      this.#big = (this.#big + BigInt(this.#small)) * 10n ** BigInt(value.scale - this.#scale);
-      this.#small = 0;
-      this.#scale = value.scale;
-    }
+    this.#atScale(value.scale);
     this.#big += value.units * 10n ** BigInt(this.#scale - value.scale);
     return true;
   }
 
   /** The sum so far, exactly. */
   get value(): ExactDecimal {
-    return { units: this.#big + BigInt(this.#small), scale: this.#scale };
+    this.#flush();
+    return { units: this.#big, scale: this.#scale };
   }
-}
 
-/**
- * The units and scale of a plain decimal of at most 15 digits (`[+-]digits[.digits]`, no exponent
- * or spaces), read in one scan as a double (exact at that length); undefined for anything else,
- * which {@link parseExactDecimal} reads.
- */
-function smallDecimal(text: string): { units: number; scale: number } | undefined {
-  const length = text.length;
-  let i = 0;
-  let c = text.charCodeAt(0);
-  const negative = c === 0x2d; /* - */
-  if (negative || c === 0x2b /* + */) c = text.charCodeAt(++i);
-  let units = 0;
-  let digits = 0;
-  let scale = -1;
-  for (; i < length; c = text.charCodeAt(++i)) {
-    if (c >= 0x30 && c <= 0x39) {
-      units = units * 10 + (c - 0x30);
-      digits += 1;
-      if (scale >= 0) scale += 1;
-    } else if (c === 0x2e /* . */ && scale < 0) scale = 0;
-    else return undefined;
+  /**
+   * Adds a plain decimal (`[+-]digits[.digits]`) into the limbs, right to left; false, having
+   * added nothing, for any other form or one whose digits reach past the limbs.
+   */
+  #addPlain(text: string): boolean {
+    const length = text.length;
+    if (length === 0 || length > 60) return false;
+    const first = text.charCodeAt(0);
+    const negative = first === 0x2d; /* - */
+    const start = negative || first === 0x2b /* + */ ? 1 : 0;
+    const point = text.indexOf('.', start);
+    const fraction = point < 0 ? 0 : length - point - 1;
+    if (fraction > this.#scale) this.#atScale(fraction);
+    // The power of ten of the last digit, in units of the sum's scale.
+    let power = this.#scale - fraction;
+    if (power + (length - start) > LIMBS * LIMB_DIGITS) return false;
+    // Checked before anything is added: a text that is not a plain decimal adds nothing.
+    let digits = 0;
+    for (let i = start; i < length; i += 1) {
+      const c = text.charCodeAt(i);
+      if (c >= 0x30 && c <= 0x39) digits += 1;
+      else if (i !== point) return false;
+    }
+    if (digits === 0) return false;
+    const limbs = this.#limbs;
+    const sign = negative ? -1 : 1;
+    for (let i = length - 1; i >= start; i -= 1) {
+      if (i === point) continue;
+      const digit = text.charCodeAt(i) - 0x30;
+      if (digit !== 0) limbs[(power / LIMB_DIGITS) | 0]! += sign * digit * POW10[power % LIMB_DIGITS]!;
+      power += 1;
+    }
+    if (++this.#inLimbs === ROWS_PER_FLUSH) this.#flush();
+    return true;
   }
-  if (digits === 0 || digits > 15) return undefined;
-  return { units: negative ? -units : units, scale: Math.max(0, scale) };
+
+  /** Brings the sum to `scale` digits after the point, if it has fewer. */
+  #atScale(scale: number): void {
+    if (scale <= this.#scale) return;
+    this.#flush();
+    this.#big *= 10n ** BigInt(scale - this.#scale);
+    this.#scale = scale;
+  }
+
+  #flush(): void {
+    if (this.#inLimbs === 0) return;
+    let total = 0n;
+    for (let i = LIMBS - 1; i >= 0; i -= 1) total = total * LIMB_BASE + BigInt(this.#limbs[i]!);
+    this.#big += total;
+    this.#limbs.fill(0);
+    this.#inLimbs = 0;
+  }
 }

@@ -33,9 +33,9 @@ const SMALLEST = parseExactDecimal('2.2250738585072014e-308')!;
  * NUMERIC overflows past 16,383 digits after the point.
  */
 export function decimalMisfit(text: string, capacity: DecimalCapacity): string | undefined {
-  // At most 16 characters and no exponent: at most 15 significant digits, or a whole number of
-  // 16, between 1e-15 and 1e16 in size, which every capacity keeps. Most values end here.
-  if (text.length <= 16 && text.indexOf('e') < 0 && text.indexOf('E') < 0) return undefined;
+  // Fewer than 300 characters and no exponent: between 1e-299 and 1e300 in size (or 0), with
+  // under 300 digits after the point, which every capacity keeps. Most values end here.
+  if (text.length < 300 && text.indexOf('e') < 0 && text.indexOf('E') < 0) return undefined;
   const shape = decimalShape(text);
   if (shape.significant.length > 0) {
     if (shape.magnitude > 308 || (shape.magnitude === 308 && compareExact(absExact(parseExactDecimal(text)!), LARGEST) > 0)) {

@@ -28,9 +28,18 @@ describe('ExactDecimalSum', () => {
     expect(sum(['0.000000000000001', ...Array<string>(3).fill('9.99999999999999')])).toBe('29.999999999999971');
   });
 
+  it('sums weights of 20 digits and more exactly, whether they fit the limbs or not', () => {
+    expect(sum(Array<string>(100_000).fill('0.00001000000000000001'))).toBe('1.000000000000001');
+    expect(sum(['0.12345678901234567890123456789', '-0.12345678901234567890123456788'])).toBe('0.00000000000000000000000000001');
+    // 40 digits of units fill the limbs; 41 and a text past 60 characters go to the bigint.
+    expect(sum(['1234567890123456789012345678901234567890', '0.1'])).toBe('1234567890123456789012345678901234567890.1');
+    expect(sum([`0.${'9'.repeat(70)}`, `0.${'0'.repeat(69)}1`])).toBe('1');
+    expect(sum(['-5', '2.5', '+2.5', '0.000'])).toBe('0');
+  });
+
   it('refuses what is not a decimal, adding nothing', () => {
     const total = new ExactDecimalSum();
-    for (const text of ['', '.', 'e5', '1,5', 'NaN', '0x10', '1e']) expect(total.add(text)).toBe(false);
+    for (const text of ['', '.', 'e5', '1,5', 'NaN', '0x10', '1e', '1.2.3', '-', '+.']) expect(total.add(text)).toBe(false);
     expect(exactText(total.value)).toBe('0');
   });
 });
