@@ -12,19 +12,23 @@ export interface ExactDecimal {
 export function parseExactDecimal(text: string): ExactDecimal | undefined {
   const match = /^\s*([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/.exec(text);
   if (!match || (match[2] === '' && (match[3] ?? '') === '')) return undefined;
-  const [, sign, whole, fraction = '', exponent = '0'] = match;
+  const [, sign, whole, written = '', exponent = '0'] = match;
   if (!(Math.abs(Number(exponent)) <= 1_000_000)) return undefined;
+  // Zeros ending the fraction change no value, only the scale every later sum would work at.
+  let end = written.length;
+  while (end > 0 && written.charCodeAt(end - 1) === 0x30) end -= 1;
+  const fraction = written.slice(0, end);
   const scale = fraction.length - Number(exponent);
   const digits = BigInt(`${whole}${fraction}` || '0');
-  const units = scale >= 0 ? digits : digits * 10n ** BigInt(-scale);
+  const units = scale >= 0 ? digits : digits * pow10(-scale);
   return { units: sign === '-' ? -units : units, scale: Math.max(0, scale) };
 }
 
 /** The two decimals brought to the same scale. */
 function aligned(a: ExactDecimal, b: ExactDecimal): [bigint, bigint, number] {
   if (a.scale === b.scale) return [a.units, b.units, a.scale];
-  if (a.scale > b.scale) return [a.units, b.units * 10n ** BigInt(a.scale - b.scale), a.scale];
-  return [a.units * 10n ** BigInt(b.scale - a.scale), b.units, b.scale];
+  if (a.scale > b.scale) return [a.units, b.units * pow10(a.scale - b.scale), a.scale];
+  return [a.units * pow10(b.scale - a.scale), b.units, b.scale];
 }
 
 /** -1, 0 or 1 as `a` is below, equal to or above `b`, exactly. */
@@ -37,6 +41,12 @@ export function compareExact(a: ExactDecimal, b: ExactDecimal): number {
 export function subtractExact(a: ExactDecimal, b: ExactDecimal): ExactDecimal {
   const [x, y, scale] = aligned(a, b);
   return { units: x - y, scale };
+}
+
+/** `a + b`, exactly. */
+export function addExact(a: ExactDecimal, b: ExactDecimal): ExactDecimal {
+  const [x, y, scale] = aligned(a, b);
+  return { units: x + y, scale };
 }
 
 /** `|a|`. */
@@ -69,4 +79,16 @@ export function exactText(a: ExactDecimal): string {
 /** The nearest double to the decimal (for display and for a `measured` value, never for a decision). */
 export function toNumber(a: ExactDecimal): number {
   return Number(exactText(a));
+}
+
+const POWERS = new Map<number, bigint>();
+
+/** 10^n as a bigint, each computed once: a file whose weights have thousands of digits asks for the same few. */
+export function pow10(n: number): bigint {
+  let power = POWERS.get(n);
+  if (power === undefined) {
+    power = 10n ** BigInt(n);
+    if (POWERS.size < 64) POWERS.set(n, power);
+  }
+  return power;
 }

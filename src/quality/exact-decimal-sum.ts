@@ -1,4 +1,4 @@
-import { parseExactDecimal, type ExactDecimal } from '../exact-decimal.js';
+import { addExact, parseExactDecimal, pow10, type ExactDecimal } from '../exact-decimal.js';
 
 /** Decimal digits per limb: a limb's sum over 2^25 rows stays below 2^53, an exact integer in a double. */
 const LIMB_DIGITS = 8;
@@ -12,31 +12,38 @@ const POW10 = Array.from({ length: LIMB_DIGITS }, (_, i) => 10 ** i);
  * A running sum of decimal texts, exact whatever they hold: `0.5 + 0.499` is `0.999`, not
  * `0.9990000000000001`, so a check's limit is applied to the value the file states. A plain
  * decimal whose units (at the largest scale seen) have at most 40 digits is added digit by digit
- * into five limbs of eight digits, each an exact integer in a double; anything else goes to a
- * bigint. Weights of 20 digits are common, and a bigint and a parse per row would cost more than
+ * into five limbs of eight digits, each an exact integer in a double; anything else is summed
+ * apart, as an exact bigint. Weights of 20 digits are common, and a bigint and a parse per row would cost more than
  * the rest of typing the row.
  */
 export class ExactDecimalSum {
-  #big = 0n;
-  /** Units at {@link #scale}, limb `i` counting 10^(8i), not yet moved to {@link #big}. */
+  /**
+   * The plain decimals' sum: units at {@link #scale}, in the limbs (limb `i` counting 10^(8i)) and
+   * what was moved from them to {@link #flushed}.
+   */
   readonly #limbs = new Float64Array(LIMBS);
   #inLimbs = 0;
+  #flushed = 0n;
   #scale = 0;
+  /**
+   * The sum of everything else, at a scale of its own: one weight of thousands of digits must not
+   * make every ordinary weight after it a bigint sum at that scale.
+   */
+  #other: ExactDecimal = { units: 0n, scale: 0 };
 
   /** Adds a decimal's text; false (and nothing added) when it is not a decimal. */
   add(text: string): boolean {
     if (this.#addPlain(text)) return true;
     const value = parseExactDecimal(text);
     if (value === undefined) return false;
-    this.#atScale(value.scale);
-    this.#big += value.units * 10n ** BigInt(this.#scale - value.scale);
+    this.#other = addExact(this.#other, value);
     return true;
   }
 
   /** The sum so far, exactly. */
   get value(): ExactDecimal {
     this.#flush();
-    return { units: this.#big, scale: this.#scale };
+    return addExact({ units: this.#flushed, scale: this.#scale }, this.#other);
   }
 
   /**
@@ -79,7 +86,7 @@ export class ExactDecimalSum {
   #atScale(scale: number): void {
     if (scale <= this.#scale) return;
     this.#flush();
-    this.#big *= 10n ** BigInt(scale - this.#scale);
+    this.#flushed *= pow10(scale - this.#scale);
     this.#scale = scale;
   }
 
@@ -87,7 +94,7 @@ export class ExactDecimalSum {
     if (this.#inLimbs === 0) return;
     let total = 0n;
     for (let i = LIMBS - 1; i >= 0; i -= 1) total = total * LIMB_BASE + BigInt(this.#limbs[i]!);
-    this.#big += total;
+    this.#flushed += total;
     this.#limbs.fill(0);
     this.#inLimbs = 0;
   }
