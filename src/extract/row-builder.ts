@@ -5,6 +5,7 @@ import type { SourceRecord } from './source-record.js';
 import { isIsoDate } from '../is-iso-date.js';
 import type { Slice } from '../slice.js';
 import { toDecimalText } from '../reports/decimal-text.js';
+import { decimalMisfit, POSTGRES_DECIMALS, type DecimalCapacity } from '../reports/decimal-capacity.js';
 import type { ReportColumn, ReportDefinition } from '../reports/report-definition.js';
 
 /** A row ready for a report table: slice columns, typed columns and `extra`. */
@@ -40,10 +41,19 @@ export function tableColumns(definition: ReportDefinition): string[] {
   return [...rowColumns(definition), 'load_id'];
 }
 
+/** How a row builder types values. */
+export interface RowBuilderOptions {
+  /**
+   * What the warehouse's decimal columns keep exactly (`RowWriter.decimals`): a value they would
+   * round fails the file. @defaultValue Postgres NUMERIC's
+   */
+  readonly decimals?: DecimalCapacity;
+}
+
 /** The row typer of {@link createRowValuesBuilder}, handing each row as an object keyed by column. */
-export function createRowBuilder(definition: ReportDefinition, slice: Slice, fileName: string): RowBuilder {
+export function createRowBuilder(definition: ReportDefinition, slice: Slice, fileName: string, options: RowBuilderOptions = {}): RowBuilder {
   const columns = rowColumns(definition);
-  const build = createRowValuesBuilder(definition, slice, fileName);
+  const build = createRowValuesBuilder(definition, slice, fileName, options);
   return (record, ordinal) => {
     const values = build(record, ordinal);
     const row: WarehouseRow = {};
@@ -57,7 +67,8 @@ export function createRowBuilder(definition: ReportDefinition, slice: Slice, fil
  * normalised name (never by position), so CSV headers and JSON keys feed the same columns; a
  * field no column claims is kept in `extra` under its source name.
  */
-export function createRowValuesBuilder(definition: ReportDefinition, slice: Slice, fileName: string): RowValuesBuilder {
+export function createRowValuesBuilder(definition: ReportDefinition, slice: Slice, fileName: string, options: RowBuilderOptions = {}): RowValuesBuilder {
+  const decimals = options.decimals ?? POSTGRES_DECIMALS;
   const columns = definition.columns;
   const byName = new Map(columns.map((column, index) => [column.name, index]));
   // Per file: source names repeat on every record, so each is normalised once.
@@ -72,6 +83,7 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
   };
   const keyIndexes = columns.flatMap((column, index) => (column.key ? [index] : []));
   const kinds = columns.map((column) => column.kind);
+  const identifiers = columns.map((column) => column.identifier === true);
   const { storesReportType, storesLineNumber } = definition;
   // Scratch space reused by every record of the file: a million-row file must not allocate
   // an array per row for it. Nothing keeps a reference to it between calls.
@@ -121,33 +133,37 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
       if (value === null || value === undefined) continue;
       if (kinds[index] === 'decimal' && isLosslessNumber(value)) {
         // A JSON number, already checked against JSON's grammar (stricter than a decimal's): only
-        // the finiteness check of toDecimalText can still fail it.
-        values[index] =
-          finiteNumberText(value.toString()) ??
-          fail(
-            columns[index]!,
-            names[field]!,
-            fileName,
-            record.where,
-            `${quote(value.toString())} is not a decimal number (expected digits, an optional sign, point and exponent)`,
-          );
+        // whether the column keeps it exactly is left to check.
+        const text = value.toString();
+        const misfit = decimalMisfit(text, decimals);
+        if (misfit !== undefined) fail(columns[index]!, names[field]!, fileName, record.where, misfit);
+        values[index] = text;
         continue;
       }
       const text = typeof value === 'string' ? value : textOf(value, columns[index]!, names[field]!, fileName, record.where);
       if (text === '') continue;
       switch (kinds[index]) {
         case 'text':
+          if (identifiers[index]) {
+            const identifier = toIdentifier(text);
+            if (identifier !== '') values[index] = identifier;
+            continue;
+          }
           // Whitespace alone is no value; only a cell starting with a possible space can be that.
           if (mayBeSpace(text.charCodeAt(0)) && text.trim() === '') continue;
           values[index] = text;
           break;
-        case 'decimal':
-          values[index] =
-            toDecimalText(text) ??
-            (text.trim() === ''
-              ? null
-              : fail(columns[index]!, names[field]!, fileName, record.where, `${quote(text)} is not a decimal number (expected digits, an optional sign, point and exponent)`));
+        case 'decimal': {
+          const decimal = toDecimalText(text);
+          if (decimal === undefined) {
+            if (text.trim() === '') continue;
+            fail(columns[index]!, names[field]!, fileName, record.where, `${quote(text)} is not a decimal number (expected digits, an optional sign, point and exponent)`);
+          }
+          const misfit = decimalMisfit(decimal, decimals);
+          if (misfit !== undefined) fail(columns[index]!, names[field]!, fileName, record.where, misfit);
+          values[index] = decimal;
           break;
+        }
         case 'date': {
           if (text === lastGoodDate) {
             values[index] = text;
@@ -214,12 +230,6 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
-/** The text of a JSON number if it is finite as a double (see {@link toDecimalText}), else undefined. */
-function finiteNumberText(text: string): string | undefined {
-  if (text.length < 300 && text.indexOf('e') < 0 && text.indexOf('E') < 0) return text;
-  return toDecimalText(text);
-}
-
 /** The text of a JSON value that is not a string; objects and arrays fail. */
 function textOf(value: unknown, column: ReportColumn, sourceName: string, fileName: string, where: string): string {
   if (isLosslessNumber(value)) return value.toString();
@@ -231,9 +241,25 @@ function fail(column: ReportColumn, sourceName: string, fileName: string, where:
   throw new FileFormatError(`${fileName}, ${where}, column ${column.name} ("${sourceName}"): ${problem}`);
 }
 
-/** Every character String.prototype.trim removes is at most U+0020 or at least U+00A0. */
+/**
+ * An identifier's text as stored (see `ReportColumn.identifier`): without the Unicode spaces
+ * around it (what String.prototype.trim removes, and U+0085, which it keeps) and in NFC. Every
+ * character below U+0300 is already NFC and composes with nothing before it, so an ASCII ISIN
+ * costs one scan and no normalisation.
+ */
+export function toIdentifier(raw: string): string {
+  let text = raw;
+  if (text.length > 0 && (mayBeSpace(text.charCodeAt(0)) || mayBeSpace(text.charCodeAt(text.length - 1)))) text = text.replace(UNICODE_SPACES_AROUND, '');
+  for (let i = 0; i < text.length; i += 1) if (text.charCodeAt(i) >= 0x300) return text.normalize('NFC');
+  return text;
+}
+
+/** Unicode White_Space at either end: JavaScript's `\s` and U+0085 (NEXT LINE), which `\s` lacks. */
+const UNICODE_SPACES_AROUND = /^[\s\u0085]+|[\s\u0085]+$/g;
+
+/** Every character String.prototype.trim removes (and U+0085) is at most U+0020 or at least U+0085. */
 function mayBeSpace(code: number): boolean {
-  return code <= 0x20 || code >= 0xa0;
+  return code <= 0x20 || code >= 0x85;
 }
 
 function quote(text: string): string {

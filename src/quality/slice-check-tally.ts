@@ -4,6 +4,8 @@ import type { ReportDefinition } from '../reports/report-definition.js';
 import { printableText } from '../printable-text.js';
 import type { Slice } from '../slice.js';
 import { businessDaysBetween } from './business-days-between.js';
+import { absExact, compareExact, exactText, parseExactDecimal, subtractExact, timesWhole, toNumber, type ExactDecimal } from '../exact-decimal.js';
+import { ExactDecimalSum } from './exact-decimal-sum.js';
 import type { SliceCheckName, SliceCheckResult } from './slice-check-result.js';
 
 /** The `checks` settings: a severity per check and its limit. */
@@ -37,7 +39,8 @@ export interface CheckContext {
  */
 export interface SliceCheckTallied {
   readonly rows: number;
-  readonly weightSum: number;
+  /** The weights' exact sum, as plain decimal text. */
+  readonly weightSum: string;
   readonly weightsGiven: number;
   readonly mayRepeat: boolean;
   readonly oldestDate: string | undefined;
@@ -64,7 +67,9 @@ export class SliceCheckTally {
   readonly #positiveIndexes: readonly number[];
   readonly #positiveNames: readonly string[];
   #rows = 0;
-  #weightSum = 0;
+  #weightSum = new ExactDecimalSum();
+  /** A sum handed over by {@link adopt}, which replaces {@link #weightSum}'s. */
+  #adoptedWeightSum: ExactDecimal | undefined;
   #weightsGiven = 0;
   /**
    * A 53-bit hash of each row's unique value, not the values: a Set of a million ISINs cost more
@@ -134,7 +139,7 @@ export class SliceCheckTally {
   tallied(): SliceCheckTallied {
     return {
       rows: this.#rows,
-      weightSum: this.#weightSum,
+      weightSum: exactText(this.#weightSumValue),
       weightsGiven: this.#weightsGiven,
       mayRepeat: this.mayRepeat,
       oldestDate: this.#oldestDate,
@@ -151,7 +156,7 @@ export class SliceCheckTally {
   adopt(seen: SliceCheckTallied): void {
     if (this.#rows > 0) throw new Error('SliceCheckTally.adopt: this tally has already observed rows of its own');
     this.#rows = seen.rows;
-    this.#weightSum = seen.weightSum;
+    this.#adoptedWeightSum = parseExactDecimal(seen.weightSum);
     this.#weightsGiven = seen.weightsGiven;
     this.#mayRepeat = seen.mayRepeat;
     this.#hashes = new Float64Array(0);
@@ -167,7 +172,7 @@ export class SliceCheckTally {
     if (this.#weightIndex >= 0) {
       const weight = values[this.#weightIndex];
       if (weight !== null && weight !== undefined) {
-        this.#weightSum += Number(weight);
+        this.#weightSum.add(String(weight));
         this.#weightsGiven += 1;
       }
     }
@@ -208,17 +213,23 @@ export class SliceCheckTally {
       if (this.#weightsGiven === 0) {
         results.push(this.#result('weightsSum', 0, tolerance, `no row gives a weight (${checks.weightColumn}): nothing to sum`));
       } else {
-        const sum = this.#weightSum;
+        // Exact decimal arithmetic: in doubles 0.5 + 0.499 is 0.0010000000000000009 away from 1,
+        // and a tolerance of 0.001 refused what the file states is exactly 0.001 away.
+        const sum = this.#weightSumValue;
         // Weights are fractions or percentages: whichever total the sum is nearer to is the scale.
-        const scale = Math.abs(sum - 100) < Math.abs(sum - 1) ? 100 : 1;
-        const off = Math.abs(sum / scale - 1);
+        const scale = compareExact(sum, HALFWAY) > 0 ? 100 : 1;
+        const gap = absExact(subtractExact(sum, { units: BigInt(scale), scale: 0 }));
+        // The tolerance as the setting was written (a double's shortest text: 0.001, not 0.00100000000000000002).
+        const allowed = timesWhole(parseExactDecimal(String(tolerance))!, scale);
+        const off = toNumber(gap) / scale;
         results.push(
           this.#result(
             'weightsSum',
             off,
             tolerance,
-            `the weights (${checks.weightColumn}) of ${this.#weightsGiven} rows sum to ${round(sum)}, ${percent(off)} away from ${scale}` +
+            `the weights (${checks.weightColumn}) of ${this.#weightsGiven} rows sum to ${shortText(sum)}, ${percent(off)} away from ${scale}` +
               ` (checks.weightsSum.tolerance allows ${percent(tolerance)})`,
+            compareExact(gap, allowed) > 0,
           ),
         );
       }
@@ -300,6 +311,10 @@ export class SliceCheckTally {
     return { check, severity, outcome, measured, threshold, message: `${check}: ${finding}${advice}` };
   }
 
+  get #weightSumValue(): ExactDecimal {
+    return this.#adoptedWeightSum ?? this.#weightSum.value;
+  }
+
   #line(values: RowValues): number {
     return this.#lineIndex >= 0 ? Number(values[this.#lineIndex]) : this.#rows;
   }
@@ -316,8 +331,13 @@ function isAboveZero(text: string): boolean {
   return Number(text) > 0;
 }
 
-function round(value: number): string {
-  return String(Number(value.toPrecision(12)));
+/** Halfway between 1 and 100: a sum above it is nearer 100. */
+const HALFWAY: ExactDecimal = { units: 505n, scale: 1 };
+
+/** A sum as written exactly when short, else to 12 significant digits. */
+function shortText(value: ExactDecimal): string {
+  const text = exactText(value);
+  return text.length <= 16 ? text : String(Number(toNumber(value).toPrecision(12)));
 }
 
 function percent(share: number): string {

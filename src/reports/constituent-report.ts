@@ -8,7 +8,7 @@ export const constituentReport = {
   storesLineNumber: true,
   columns: [
     { name: 'effective_date', kind: 'date', key: true },
-    { name: 'isin', kind: 'text', key: true },
+    { name: 'isin', kind: 'text', key: true, identifier: true },
     { name: 'security_name', kind: 'text' },
     { name: 'security_ticker', kind: 'text' },
     { name: 'exchange_code', kind: 'text' },

@@ -1,10 +1,11 @@
 /**
  * The decimal text to store for a source value, or `undefined` when the value is not a plain
  * decimal number (`[+-]digits[.digits][(e|E)[+-]digits]`, or `.digits`). The text is kept as
- * written (trimmed), so Postgres NUMERIC gets every digit; forms such as `1,234.5`, `NaN`,
- * `Infinity` and `1e999` (not finite as a double, so SQLite could not hold it) are refused rather
- * than guessed at. Checked by one scan of the characters: a regular expression per value cost
- * more than the rest of typing the value, on a file of a million rows of four decimals.
+ * written (trimmed), so Postgres NUMERIC gets every digit; forms such as `1,234.5`, `NaN` and
+ * `Infinity` are refused rather than guessed at. Whether the warehouse's column keeps the value
+ * exactly (`1e-400`, `1e999`, 20 digits in SQLite) is `decimalMisfit`'s to say. Checked by one
+ * scan of the characters: a regular expression per value cost more than the rest of typing the
+ * value, on a file of a million rows of four decimals.
  */
 export function toDecimalText(raw: string): string | undefined {
   // Only a value starting or ending with a possible space can need trimming (see mayBeSpace).
@@ -23,9 +24,7 @@ export function toDecimalText(raw: string): string | undefined {
     digits += i - fracStart;
   }
   if (digits === 0) return undefined;
-  let exponent = false;
   if (c === 0x65 /* e */ || c === 0x45 /* E */) {
-    exponent = true;
     c = text.charCodeAt(++i);
     if (c === 0x2b || c === 0x2d) c = text.charCodeAt(++i);
     const expStart = i;
@@ -33,9 +32,6 @@ export function toDecimalText(raw: string): string | undefined {
     if (i === expStart) return undefined;
   }
   if (i !== length) return undefined;
-  // Without an exponent, fewer than 300 characters cannot pass the largest double (about 1.8e308),
-  // so the costly conversion is only needed for the rest.
-  if ((exponent || length >= 300) && !Number.isFinite(Number(text))) return undefined;
   return text;
 }
 

@@ -8,7 +8,7 @@ export const indexReport = {
   storesLineNumber: true,
   columns: [
     { name: 'effective_date', kind: 'date', key: true },
-    { name: 'index_id', kind: 'text', key: true },
+    { name: 'index_id', kind: 'text', key: true, identifier: true },
     { name: 'index_name', kind: 'text' },
     { name: 'index_value', kind: 'decimal' },
     { name: 'currency', kind: 'text' },

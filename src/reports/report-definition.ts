@@ -12,6 +12,12 @@ export interface ReportColumn {
   readonly kind: ColumnKind;
   /** A key column must be in every file and non-empty in every record. */
   readonly key?: boolean;
+  /**
+   * A text column that names a thing (an ISIN, an index id): stored trimmed of every Unicode
+   * space (a no-break space too) and in Unicode NFC, so `XS0000000001 ` and `XS0000000001` are
+   * one value to the checks (`duplicateIsin`), to joins and to GROUP BY. Other text is kept as sent.
+   */
+  readonly identifier?: boolean;
 }
 
 /**

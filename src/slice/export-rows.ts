@@ -2,6 +2,7 @@ import type { ExportContent } from '../extract/open-export-records.js';
 import { readZipCopyTextOnWorker, readZipRowsOnWorker } from './read-zip-rows-on-worker.js';
 import { createRowValuesBuilder } from '../extract/row-builder.js';
 import type { SliceCheckTally } from '../quality/slice-check-tally.js';
+import type { DecimalCapacity } from '../reports/decimal-capacity.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
 import type { Slice } from '../slice.js';
 import type { SliceRows } from '../warehouse/row-writer.js';
@@ -21,6 +22,8 @@ export interface ExportRowsOptions {
   readonly checks?: SliceCheckTally;
   /** The warehouse's row writer takes COPY text (see `RowWriter.takesCopyText`): a worker thread then writes it too. */
   readonly copyText: boolean;
+  /** What the warehouse's decimal columns keep exactly (see `RowWriter.decimals`). */
+  readonly decimals: DecimalCapacity;
 }
 
 /**
@@ -38,8 +41,16 @@ export function exportRows(
   const { fileName } = options;
   const { checks } = options;
   if (content.zip && options.bytes >= options.threadedParseBytes) {
-    const job = { zip: content.zip, fileName, maxUncompressedBytes: options.maxUncompressedBytes, maxRecordBytes: options.maxRecordBytes, slice, checks };
+    const job = {
+      zip: content.zip,
+      fileName,
+      maxUncompressedBytes: options.maxUncompressedBytes,
+      maxRecordBytes: options.maxRecordBytes,
+      slice,
+      checks,
+      decimals: options.decimals,
+    };
     return { rows: options.copyText ? readZipCopyTextOnWorker(job) : readZipRowsOnWorker(job), onWorker: true };
   }
-  return { rows: numberedRows(content.records, createRowValuesBuilder(definition, slice, fileName), checks), onWorker: false };
+  return { rows: numberedRows(content.records, createRowValuesBuilder(definition, slice, fileName, { decimals: options.decimals }), checks), onWorker: false };
 }

@@ -58,6 +58,7 @@ export async function fetchAndLoad(
       threadedParseBytes: settings.limits.threadedParseBytes,
       checks,
       copyText: loader.takesCopyText,
+      decimals: loader.decimals,
     });
     if (onWorker) log.debug({ bytes: body.bytes }, 'reading the file on a worker thread while its rows are written');
     // A body held in memory and not compressed has few rows: its transaction may be a small one (see CommitGroups).

@@ -1,5 +1,6 @@
 import type { CheckSettings, SliceCheckTallied } from '../quality/slice-check-tally.js';
 import type { Slice } from '../slice.js';
+import type { DecimalCapacity } from '../reports/decimal-capacity.js';
 import type { RowValues } from '../extract/row-builder.js';
 
 /**
@@ -15,6 +16,8 @@ export interface ZipRowsJob {
   /** `limits.maxRecordBytes`; the default when not given. */
   readonly maxRecordBytes?: number;
   readonly slice: Slice;
+  /** What the warehouse's decimal columns keep exactly; Postgres NUMERIC's when not given. */
+  readonly decimals?: DecimalCapacity;
   /** Rows per message (COPY text also ends a message at about 48 K characters). */
   readonly batchRows: number;
   /** Batches the worker may post before the reader has taken them: the bound on memory in between. */

@@ -35,7 +35,7 @@ const TEXT_CHARS = 48 * 1024;
 
 try {
   const definition = REPORT_REGISTRY[job.slice.reportType];
-  const build = createRowValuesBuilder(definition, job.slice, job.fileName);
+  const build = createRowValuesBuilder(definition, job.slice, job.fileName, { decimals: job.decimals });
   const tally = job.checks ? new SliceCheckTally(definition, job.slice, job.checks) : undefined;
   const lineEnd = job.form.kind === 'copy-text' ? job.form.lineEnd : undefined;
   let rows: RowValues[] = [];

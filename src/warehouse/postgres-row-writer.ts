@@ -1,4 +1,5 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely';
+import { POSTGRES_DECIMALS } from '../reports/decimal-capacity.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
 import { tableColumns } from '../extract/row-builder.js';
 import { CopyFromStdin } from './copy-from-stdin.js';
@@ -15,6 +16,7 @@ import type { Warehouse } from './warehouse-schema.js';
  */
 export class PostgresRowWriter implements RowWriter {
   readonly takesCopyText = true;
+  readonly decimals = POSTGRES_DECIMALS;
 
   async write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: SliceRows, batchRows: number, loadId: string): Promise<number> {
     const columns = tableColumns(definition);

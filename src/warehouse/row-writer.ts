@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { DecimalCapacity } from '../reports/decimal-capacity.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
 import type { RowValues } from '../extract/row-builder.js';
 import type { CopyTextRows } from './copy-text-rows.js';
@@ -15,6 +16,9 @@ export interface RowWriter {
    * thread that types rows can format them too (Postgres).
    */
   readonly takesCopyText: boolean;
+
+  /** What the dialect's decimal columns keep exactly: the row builder refuses a value they would round. */
+  readonly decimals: DecimalCapacity;
 
   /**
    * Writes `rows` (each in the order of `rowColumns(definition)`, read once and not kept; or, where

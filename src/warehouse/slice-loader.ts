@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { DecimalCapacity } from '../reports/decimal-capacity.js';
 import type { Kysely } from 'kysely';
 import { SyncError } from '../errors.js';
 import { QualityCheckError } from '../quality/quality-check-error.js';
@@ -73,6 +74,11 @@ export class SliceLoader {
   /** Whether the warehouse also takes rows already written as COPY text (see `RowWriter.takesCopyText`). */
   get takesCopyText(): boolean {
     return this.#warehouse.rowWriter.takesCopyText;
+  }
+
+  /** What the warehouse's decimal columns keep exactly (see `RowWriter.decimals`). */
+  get decimals(): DecimalCapacity {
+    return this.#warehouse.rowWriter.decimals;
   }
 
   /**

@@ -1,4 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
+import { SQLITE_DECIMALS } from '../reports/decimal-capacity.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
 import { tableColumns, type WarehouseRow } from '../extract/row-builder.js';
 import { CopyTextRows } from './copy-text-rows.js';
@@ -11,6 +12,7 @@ import type { Warehouse } from './warehouse-schema.js';
  */
 export class SqliteRowWriter implements RowWriter {
   readonly takesCopyText = false;
+  readonly decimals = SQLITE_DECIMALS;
 
   /**
    * The SQL of an INSERT per table and row count, compiled on first use. At most `batchRows` texts

@@ -111,7 +111,7 @@ const BAD_FILES: BadFile[] = [
     name: '1e999',
     reportType: 'constituent.close',
     body: zipOf(`${CONSTITUENT_HEADER}\n2024-05-06,XS1,Acme,ACM,XLON,12.5,EUR,1,1e999,0.25\n`),
-    says: /constituents\.csv line 2, column index_shares \("Index Shares"\): "1e999" is not a decimal number/,
+    says: /constituents\.csv line 2, column index_shares \("Index Shares"\): "1e999" is too large: a decimal is loaded up to 1\.7976931348623157e308/,
   },
   {
     name: 'a header naming a column twice',
@@ -199,7 +199,13 @@ const BAD_FILES: BadFile[] = [
     reportType: 'index',
     body: async () => '[{"effectiveDate":"2024-05-06","indexId":"x","indexValue":1e999}]',
     contentType: 'application/json',
-    says: /bad-file\.zip, record 1, column index_value \("indexValue"\): "1e999" is not a decimal number/,
+    says: /bad-file\.zip, record 1, column index_value \("indexValue"\): "1e999" is too large/,
+  },
+  {
+    name: 'a decimal too small to keep (SQLite would store 0)',
+    reportType: 'constituent.close',
+    body: zipOf(`${CONSTITUENT_HEADER}\n${ROW('XS1')}\n${ROW('XS2', '1e-400')}\n`),
+    says: /constituents\.csv line 3, column closing_price \("Closing Price"\): "1e-400" is too small to keep exactly: .*2\.2250738585072014e-308.*SQLite would store 0\)/,
   },
   {
     name: 'a JSON number written as text with a separator',

@@ -10,6 +10,27 @@ const indexSlice = { portfolioId: 5, reportType: 'index' as const, reportDate: '
 const closeSlice = { portfolioId: 5, reportType: 'constituent.close' as const, reportDate: '2024-03-01' };
 
 describe('createRowBuilder', () => {
+  it('stores an identifier trimmed of every Unicode space and in NFC, and other text as sent', () => {
+    const build = createRowBuilder(constituentReport, closeSlice, 'f.zip');
+    const isinOf = (isin: string, name = ' Acme\u00a0') =>
+      build({ where: 'data.csv line 2', names: ['Effective Date', 'ISIN', 'Security Name'], values: ['2024-03-01', isin, name] }, 1);
+    for (const spaced of ['XS0000000001 ', 'XS0000000001\u00a0', ' XS0000000001', '\tXS0000000001\r\n', '\u2003XS0000000001\u3000', 'XS0000000001\u0085', '\ufeffXS0000000001']) {
+      expect(isinOf(spaced).isin).toBe('XS0000000001');
+    }
+    // Spaces inside are part of the value; a zero-width space is no Unicode space.
+    expect(isinOf('XS00 00000001').isin).toBe('XS00 00000001');
+    expect(isinOf('XS0000000001\u200b').isin).toBe('XS0000000001\u200b');
+    // The same letters decomposed (NFD) and composed (NFC) are one value.
+    expect(isinOf('E\u0301X0000000001').isin).toBe('\u00c9X0000000001');
+    expect(isinOf('\u00c9X0000000001').isin).toBe('\u00c9X0000000001');
+    // Text that is not an identifier keeps its spaces.
+    expect(isinOf('XS0000000001').security_name).toBe(' Acme\u00a0');
+    // An identifier of spaces alone is missing, as an empty key cell is.
+    expect(() => isinOf('\u00a0 ')).toThrow(/key column isin \("ISIN"\) is empty/);
+    const index = createRowBuilder(indexReport, indexSlice, 'f.json')(objectRecord('record 1', { effectiveDate: '2024-03-01', indexId: '\u00a0a-1 ' }), 1);
+    expect(index.index_id).toBe('a-1');
+  });
+
   it('types a JSON index record, keeping every decimal digit and the unlisted fields in extra', () => {
     const values = parse(
       '{"effectiveDate":"2024-03-01","indexId":"a-1","indexName":"Alpha","indexValue":1234.56789012345678901,"currency":"EUR",' +

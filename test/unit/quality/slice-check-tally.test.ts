@@ -61,6 +61,21 @@ describe('SliceCheckTally', () => {
     expect(tally(distinct, DEFAULTS, undefined, { rows: 99 }).get('duplicateIsin')).toMatchObject({ outcome: 'pass', measured: 0 });
   });
 
+  it('sees an ISIN with a space around it, or in another Unicode form, as a repeat', () => {
+    const definition = REPORT_REGISTRY[slice.reportType];
+    const build = createRowValuesBuilder(definition, slice, 'test.zip');
+    const mayRepeat = (isins: string[]) => {
+      const checks = new SliceCheckTally(definition, slice, REFUSING);
+      for (const [i, isin] of isins.entries()) checks.observe(build(objectRecord(`line ${i + 2}`, row(isin, '0.5')), i + 1));
+      return checks.mayRepeat;
+    };
+    expect(mayRepeat(['XS0000000001', 'XS0000000001 '])).toBe(true);
+    expect(mayRepeat(['XS0000000001', 'XS0000000001\u00a0'])).toBe(true);
+    expect(mayRepeat([' XS0000000001', 'XS0000000001'])).toBe(true);
+    expect(mayRepeat(['\u00c9X0000000001', 'E\u0301X0000000001'])).toBe(true);
+    expect(mayRepeat(['XS0000000001', 'XS0000000002 '])).toBe(false);
+  });
+
   it('measures the drop in rows against the previous loaded date, and passes with none to compare with', () => {
     const rows = [row('A', '0.5'), row('B', '0.5')];
     expect(tally(rows, DEFAULTS, { reportDate: '2024-05-03', rowCount: 4 }).get('rowCountDrop')).toMatchObject({ outcome: 'warn', severity: 'warn', measured: 0.5 });
@@ -107,5 +122,44 @@ describe('SliceCheckTally', () => {
     const results = tally([row('A', '0.4'), row('A', '0.4')], settings);
     expect([...results.keys()]).toEqual(['weightsSum', 'effectiveDate', 'positiveValues']);
     expect(results.get('weightsSum')).toMatchObject({ outcome: 'warn', severity: 'warn' });
+  });
+
+  it('sums weights exactly, so a tolerance allows what it says at both sides of its boundary', () => {
+    const weightsSum = (weights: string[], settings = REFUSING) =>
+      tally(
+        weights.map((weight, i) => row(`XS${String(i).padStart(10, '0')}`, weight)),
+        settings,
+      ).get('weightsSum')!;
+    // In doubles 0.5 + 0.499 is 0.0010000000000000009 away from 1, past a tolerance of 0.001.
+    expect(weightsSum(['0.5', '0.499'])).toMatchObject({ outcome: 'pass', measured: 0.001, threshold: 0.001 });
+    expect(weightsSum(['0.5', '0.499']).message).toContain('sum to 0.999, 0.1 % away from 1');
+    expect(weightsSum(['0.5', '0.501'])).toMatchObject({ outcome: 'pass' });
+    expect(weightsSum(['0.5', '0.4989999'])).toMatchObject({ outcome: 'fail' });
+    expect(weightsSum(['0.5', '0.5010000001'])).toMatchObject({ outcome: 'fail' });
+    // A hair either side of the boundary, past what a double tells apart from 0.999.
+    expect(weightsSum(['0.5', '0.49900000000000000000000001'])).toMatchObject({ outcome: 'pass' });
+    expect(weightsSum(['0.5', '0.49899999999999999999999999'])).toMatchObject({ outcome: 'fail' });
+    // Percentages: 100 × the tolerance is allowed, exactly.
+    expect(weightsSum(['60', '39.9'])).toMatchObject({ outcome: 'pass' });
+    expect(weightsSum(['60', '39.8999'])).toMatchObject({ outcome: 'fail' });
+    expect(weightsSum(['60', '40.1', '1e-1', '-1E-1'])).toMatchObject({ outcome: 'pass' });
+    // A thousand weights of 0.001 are exactly 1 (in doubles 1.0000000000000007), with a tolerance of 0.
+    const exact = settingsSchema.parse({ checks: { weightsSum: { severity: 'fail', tolerance: 0 } } }).checks;
+    expect(weightsSum(Array<string>(1000).fill('0.001'), exact)).toMatchObject({ outcome: 'pass', measured: 0 });
+    expect(weightsSum([...Array<string>(999).fill('0.001'), '0.0010000000000000000001'], exact)).toMatchObject({ outcome: 'fail' });
+    // A weight with an exponent or more digits than a double keeps is summed exactly too.
+    expect(weightsSum(['5E-1', '0.4990000000000000000000000000000000000001', '9.99999999999999999999999999999999999999E-41'])).toMatchObject({ outcome: 'pass' });
+  });
+
+  it("hands its exact sum from the thread that typed the rows to the slice's tally", () => {
+    const definition = REPORT_REGISTRY[slice.reportType];
+    const build = createRowValuesBuilder(definition, slice, 'test.zip');
+    const onWorker = new SliceCheckTally(definition, slice, REFUSING);
+    for (const [i, weight] of ['0.5', '0.499'].entries()) onWorker.observe(build(objectRecord(`line ${i + 2}`, row(`I${i}`, weight)), i + 1));
+    const seen = structuredClone(onWorker.tallied());
+    expect(seen.weightSum).toBe('0.999');
+    const adopting = new SliceCheckTally(definition, slice, REFUSING);
+    adopting.adopt(seen);
+    expect(adopting.evaluate().find((result) => result.check === 'weightsSum')).toMatchObject({ outcome: 'pass', measured: 0.001 });
   });
 });

@@ -1,3 +1,4 @@
+import { POSTGRES_DECIMALS } from '../../../src/reports/decimal-capacity.js';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -220,7 +221,7 @@ describe('exportRows', () => {
 
   it('reads a ZIP below the threshold on this thread, and one at or above it on a worker, to the same rows', async () => {
     const zip = await syntheticZip(500);
-    const options = { fileName: 'export.zip', bytes: zip.length, maxUncompressedBytes: LIMIT, maxRecordBytes: 1024 ** 2, copyText: false };
+    const options = { fileName: 'export.zip', bytes: zip.length, maxUncompressedBytes: LIMIT, maxRecordBytes: 1024 ** 2, copyText: false, decimals: POSTGRES_DECIMALS };
     let small: RowValues[] = [];
     let big: RowValues[] = [];
     expect(
@@ -241,7 +242,7 @@ describe('exportRows', () => {
 
   it('hands a big ZIP on as COPY text when the warehouse takes it, and a small one as values all the same', async () => {
     const zip = await syntheticZip(50);
-    const options = { fileName: 'export.zip', bytes: zip.length, maxUncompressedBytes: LIMIT, maxRecordBytes: 1024 ** 2, copyText: true };
+    const options = { fileName: 'export.zip', bytes: zip.length, maxUncompressedBytes: LIMIT, maxRecordBytes: 1024 ** 2, copyText: true, decimals: POSTGRES_DECIMALS };
     expect(exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length }).rows).toBeInstanceOf(CopyTextRows);
     const small = exportRows(content(zip), slice, definition, { ...options, threadedParseBytes: zip.length + 1 }).rows;
     expect(small).not.toBeInstanceOf(CopyTextRows);
@@ -299,6 +300,68 @@ describe.each(DIALECTS)('a slice loaded from a worker thread on %s', (dialect) =
       expect(error).toBeInstanceOf(FileFormatError);
       expect(await heldRows()).toEqual(before);
       expect(await warehouse.db.selectFrom('report_loads').selectAll().execute()).toEqual(ledgerBefore);
+    }
+  });
+
+  it('refuses, on either thread, a decimal the column cannot keep, naming its line, column, value and limit; its neighbours load exactly', async () => {
+    const loader = new SliceLoader({ warehouse, batchRows: 100 });
+    const read = (zip: Buffer, threaded: boolean) =>
+      exportRows(
+        { kind: 'records', format: 'csv', records: readZipCsvRecords({ buffer: zip }, { fileName: 'export.zip', maxUncompressedBytes: LIMIT }), zip: { buffer: zip } },
+        slice,
+        definition,
+        {
+          fileName: 'export.zip',
+          bytes: zip.length,
+          maxUncompressedBytes: LIMIT,
+          maxRecordBytes: 1024 ** 2,
+          threadedParseBytes: threaded ? 0 : zip.length + 1,
+          copyText: warehouse.rowWriter.takesCopyText,
+          decimals: warehouse.rowWriter.decimals,
+        },
+      ).rows;
+    const csvOf = (prices: string[]) => makeZip({ 'data.csv': constituentCsv(prices.map((price, i) => `2024-03-01,XS${String(i).padStart(10, '0')},Acme,${price},EUR`)) });
+    const neighbours = ['2.2250738585072014e-308', '1.7976931348623157e308', '1e-5', '12345678901234567890', `1.${'0'.repeat(16_382)}1`];
+    let sha = 0;
+    const load = (zip: Buffer, threaded: boolean) => loader.loadExport(slice, definition, read(zip, threaded), facts(zip, String(++sha).padStart(64, '0')), 1);
+    for (const threaded of [false, true]) {
+      const good = await csvOf(neighbours);
+      expect((await load(good, threaded)).rowCount).toBe(neighbours.length);
+      const held = await heldRows();
+      if (dialect === 'postgres') {
+        // NUMERIC keeps every digit: each value reads back as the same number, written out.
+        expect(held.map((row) => row[2])).toEqual([
+          `0.${'0'.repeat(307)}22250738585072014`,
+          `17976931348623157${'0'.repeat(292)}`,
+          '0.00001',
+          '12345678901234567890',
+          neighbours[4],
+        ]);
+      } else {
+        // A 64-bit float: the nearest one, which reads back as the same number within its digits.
+        expect(held.map((row) => Number(row[2]))).toEqual([2.2250738585072014e-308, 1.7976931348623157e308, 1e-5, 12345678901234567000, 1]);
+      }
+      const bad: [string[], RegExp][] = [
+        [
+          ['1', '1e-400'],
+          /export\.zip, data\.csv line 3, column closing_price \("Closing Price"\): "1e-400" is too small to keep exactly: a decimal other than 0 is loaded from 2\.2250738585072014e-308/,
+        ],
+        [['2.2250738585072013e-308'], /line 2, column closing_price .*"2\.2250738585072013e-308" is too small/],
+        [['1e400'], /line 2, column closing_price .*"1e400" is too large: a decimal is loaded up to 1\.7976931348623157e308/],
+        [['-1.7976931348623158e308'], /"-1\.7976931348623158e308" is too large/],
+      ];
+      if (dialect === 'postgres')
+        bad.push([
+          [`1.${'0'.repeat(16_383)}1`],
+          /line 2, column closing_price .*"1\.0000.*…" has 16384 digits after the point; the column \(Postgres NUMERIC\) keeps at most 16383/,
+        ]);
+      for (const [prices, says] of bad) {
+        const error = await load(await csvOf(prices), threaded).catch((thrown: unknown) => thrown);
+        expect(error).toBeInstanceOf(FileFormatError);
+        expect((error as FileFormatError).code).toBe('FILE_INVALID');
+        expect((error as Error).message).toMatch(says);
+        expect(await heldRows()).toEqual(held);
+      }
     }
   });
 });
