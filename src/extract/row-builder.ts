@@ -3,6 +3,7 @@ import { FileFormatError } from '../errors.js';
 import { toColumnName } from './column-names.js';
 import type { SourceRecord } from './source-record.js';
 import { isIsoDate } from '../is-iso-date.js';
+import { printableText } from '../printable-text.js';
 import type { Slice } from '../slice.js';
 import { toDecimalText } from '../reports/decimal-text.js';
 import type { ReportColumn, ReportDefinition } from '../reports/report-definition.js';
@@ -90,7 +91,9 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
       mapped[field] = index;
       if (index < 0) continue;
       if (seenAs[index] !== undefined) {
-        throw new FileFormatError(`${fileName}, ${where}: fields "${seenAs[index]}" and "${names[field]}" both name column ${columns[index]!.name}; the file is ambiguous`);
+        throw new FileFormatError(
+          `${fileName}, ${where}: fields "${printableText(seenAs[index]!, 80)}" and "${printableText(names[field]!, 80)}" both name column ${columns[index]!.name}; the file is ambiguous`,
+        );
       }
       seenAs[index] = names[field];
     }
@@ -166,7 +169,7 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
     for (const index of keyIndexes) {
       if (values[index] === null) {
         const column = columns[index]!;
-        const state = givenBy[index] === undefined ? 'is missing' : `("${givenBy[index]}") is empty`;
+        const state = givenBy[index] === undefined ? 'is missing' : `("${printableText(givenBy[index]!, 80)}") is empty`;
         throw new FileFormatError(`${fileName}, ${record.where}: key column ${column.name} ${state}; every record needs it`);
       }
     }
@@ -228,7 +231,7 @@ function textOf(value: unknown, column: ReportColumn, sourceName: string, fileNa
 }
 
 function fail(column: ReportColumn, sourceName: string, fileName: string, where: string, problem: string): never {
-  throw new FileFormatError(`${fileName}, ${where}, column ${column.name} ("${sourceName}"): ${problem}`);
+  throw new FileFormatError(`${fileName}, ${where}, column ${column.name} ("${printableText(sourceName, 80)}"): ${problem}`);
 }
 
 /** Every character String.prototype.trim removes is at most U+0020 or at least U+00A0. */
