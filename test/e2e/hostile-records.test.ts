@@ -202,13 +202,20 @@ function describeHostileRecords(dialect: WarehouseDialect, cases: HostileCases) 
         await expectRefused(result, portfolios, `commas.zip, data.csv line 2: the record ${LIMIT_MESSAGE}`);
       }, 60_000);
 
-      it('fails eight bare CSV bodies of 4 MiB of commas at once, each held in memory and read as one chunk', async () => {
-        const body = Buffer.concat([Buffer.from(`${HEADER}\r\n`), Buffer.alloc(4 * MiB - 1024, ','), Buffer.from('\r\n')]);
-        const portfolios = Array.from({ length: 8 }, () => nextPortfolio++);
-        for (const portfolio of portfolios) upstream.serve(portfolio, 'constituent.close', DATE, { body, contentType: 'text/csv', fileName: 'commas.csv' });
-        const result = await run(portfolios);
-        measured.push(`eight bare CSV bodies of 4 MiB of commas at once: ${figures(result, idleMb)}`);
-        await expectRefused(result, portfolios, `commas.csv line 2: the record ${LIMIT_MESSAGE}`);
+      it('fails eight bodies of 4 MiB held in memory at once, each read as one chunk: bare CSVs of commas, JSON arrays of 1.4 million records', async () => {
+        const csv = Buffer.concat([Buffer.from(`${HEADER}\r\n`), Buffer.alloc(4 * MiB - 1024, ','), Buffer.from('\r\n')]);
+        const json = Buffer.from(`[${'{},'.repeat(1_400_000)}{}]`);
+        const [csvs, jsons] = [Array.from({ length: 4 }, () => nextPortfolio++), Array.from({ length: 4 }, () => nextPortfolio++)];
+        for (const portfolio of csvs) upstream.serve(portfolio, 'constituent.close', DATE, { body: csv, contentType: 'text/csv', fileName: 'commas.csv' });
+        for (const portfolio of jsons) upstream.serve(portfolio, 'constituent.close', DATE, { body: json, contentType: 'application/json', fileName: 'many.json' });
+        const result = await run([...csvs, ...jsons]);
+        measured.push(`eight bodies of 4 MiB held in memory at once (commas, empty records): ${figures(result, idleMb)}`);
+        expect(result.code, result.output.slice(-3000)).toBe(1);
+        expect(result.stdout).toMatch(/^failed\s+8\s*$/m);
+        expect(result.peakMb, result.output.slice(-3000)).toBeLessThanOrEqual(idleMb + CEILING_MB);
+        for (const portfolio of csvs) expect(await ledgerRow(portfolio)).toMatchObject({ error: `FILE_INVALID: commas.csv line 2: the record ${LIMIT_MESSAGE}` });
+        for (const portfolio of jsons)
+          expect(await ledgerRow(portfolio)).toMatchObject({ error: 'FILE_INVALID: many.json, record 1: key column effective_date is missing; every record needs it' });
       }, 60_000);
 
       it('loads a record just under the limit, refuses one just over it, and loads a 2 MiB one once limits.maxRecordBytes allows it', async () => {
@@ -272,7 +279,7 @@ describeHostileRecords('sqlite', {
     ['gzip', 160],
     ['deflate', 64],
   ],
-  wide: { format: 'zip', rows: 200, threaded: true },
+  wide: { format: 'zip', rows: 150, threaded: true },
 });
 // The warehouse was blamed for the huge string once; a Postgres load (COPY) is written in chunks of its own.
-describeHostileRecords('postgres', { csv: false, encoded: [['gzip', 64]], wide: { format: 'json', rows: 200, threaded: false } });
+describeHostileRecords('postgres', { csv: false, encoded: [['gzip', 64]], wide: { format: 'json', rows: 150, threaded: false } });
