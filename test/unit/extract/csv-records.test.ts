@@ -75,6 +75,15 @@ describe('readCsvRecords', () => {
   });
 });
 
+describe('readCsvRecords given long names', () => {
+  it('quotes no more than 80 characters of a header cell named twice', async () => {
+    const name = 'n'.repeat(100_000);
+    const error = await read(text(`${name},${name}\nx,y\n`)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FileFormatError);
+    expect((error as Error).message).toBe(`x.zip, data.csv line 1: the header names column "${'n'.repeat(79)}…" twice`);
+  });
+});
+
 describe('readCsvRecords given a whole body in one chunk', () => {
   it('hands the splitter at most 64 Ki characters at a time, and its records on as they come, so a line of commas is refused within a piece of the limit', async () => {
     const push = vi.spyOn(CsvRecordSplitter.prototype, 'push');
