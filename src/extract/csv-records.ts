@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { FileFormatError } from '../errors.js';
+import { printableText } from '../printable-text.js';
 import { CsvRecordSplitter } from './csv-record-splitter.js';
 import { DEFAULT_MAX_RECORD_BYTES } from './default-max-record-bytes.js';
 import type { SourceRecord } from './source-record.js';
@@ -42,14 +43,19 @@ export async function* readCsvRecords(input: AsyncIterable<Buffer | string> | Re
       });
     }
   };
-  // A batch of records per chunk of text: one await per chunk, not per record.
+  // A batch of records per piece of text: one await per piece, not per record. A chunk is cut into
+  // pieces because it can be a whole body held in memory: what one push holds (the cells of a line
+  // of commas, the records of a million short lines) must stay small whatever the file holds.
   async function* batches(): AsyncGenerator<string[][]> {
     let records: string[][] = [];
     for await (const chunk of input as AsyncIterable<Buffer | string>) {
-      splitter.push(decode(chunk, true), records);
-      if (records.length > 0) {
-        yield records;
-        records = [];
+      const text = decode(chunk, true);
+      for (let at = 0; at < text.length; at += PIECE_CHARS) {
+        splitter.push(at === 0 && text.length <= PIECE_CHARS ? text : text.slice(at, at + PIECE_CHARS), records);
+        if (records.length > 0) {
+          yield records;
+          records = [];
+        }
       }
     }
     splitter.push(decode(Buffer.alloc(0), false), records);
@@ -78,12 +84,15 @@ export async function* readCsvRecords(input: AsyncIterable<Buffer | string> | Re
     }
 }
 
+/** Most characters handed to the splitter at once (see `batches`). */
+const PIECE_CHARS = 64 * 1024;
+
 function readHeader(record: string[], label: string, line: number): string[] {
   const header = record.map((cell) => cell.trim());
   const seen = new Set<string>();
   header.forEach((cell, index) => {
     if (cell === '') throw new FileFormatError(`${label} line ${line}: header cell ${index + 1} is empty; every column needs a name`);
-    if (seen.has(cell)) throw new FileFormatError(`${label} line ${line}: the header names column "${cell}" twice`);
+    if (seen.has(cell)) throw new FileFormatError(`${label} line ${line}: the header names column "${printableText(cell, 80)}" twice`);
     seen.add(cell);
   });
   return header;

@@ -1,4 +1,5 @@
 import { FileFormatError } from '../errors.js';
+import { printableText } from '../printable-text.js';
 import { DEFAULT_MAX_RECORD_BYTES } from './default-max-record-bytes.js';
 import { parseJsonRecord } from './parse-json-record.js';
 import { objectRecord, type SourceRecord } from './source-record.js';
@@ -30,6 +31,9 @@ enum Phase {
  * records of a file this size take a few MiB at most.
  */
 const AT_ONCE_MAX_BYTES = 256 * 1024;
+
+/** Most characters scanned before the records they complete are handed on. */
+const PIECE_CHARS = 64 * 1024;
 
 /**
  * Streams the records of a JSON export (a top-level array of objects). Only the current
@@ -152,7 +156,8 @@ export async function* readJsonRecords(input: AsyncIterable<Buffer | string> | B
     try {
       values = parseJsonRecord(text);
     } catch (error) {
-      fail(`record ${number} is not valid JSON: ${(error as Error).message}`);
+      // The parser's message may quote the record (a duplicate key, a number): cut, as the record can be long.
+      fail(`record ${number} is not valid JSON: ${printableText((error as Error).message)}`);
     }
     return objectRecord(`record ${number}`, values as Record<string, unknown>);
   };
@@ -179,8 +184,13 @@ export async function* readJsonRecords(input: AsyncIterable<Buffer | string> | B
   };
 
   for await (const chunk of input) {
-    scan(decode(chunk, true));
-    yield* drain();
+    // In pieces: a chunk can be a whole body held in memory, and the records one scan completes
+    // (a million `{}`) are all held until they are drained.
+    const text = decode(chunk, true);
+    for (let at = 0; at < text.length; at += PIECE_CHARS) {
+      scan(at === 0 && text.length <= PIECE_CHARS ? text : text.slice(at, at + PIECE_CHARS));
+      yield* drain();
+    }
   }
   scan(decode(Buffer.alloc(0), false));
   yield* drain();

@@ -3,6 +3,7 @@ import { FileFormatError } from '../errors.js';
 import { toColumnName } from './column-names.js';
 import type { SourceRecord } from './source-record.js';
 import { isIsoDate } from '../is-iso-date.js';
+import { printableText } from '../printable-text.js';
 import type { Slice } from '../slice.js';
 import { toDecimalText } from '../reports/decimal-text.js';
 import { decimalMisfit, POSTGRES_DECIMALS, type DecimalCapacity } from '../reports/decimal-capacity.js';
@@ -102,7 +103,9 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
       mapped[field] = index;
       if (index < 0) continue;
       if (seenAs[index] !== undefined) {
-        throw new FileFormatError(`${fileName}, ${where}: fields "${seenAs[index]}" and "${names[field]}" both name column ${columns[index]!.name}; the file is ambiguous`);
+        throw new FileFormatError(
+          `${fileName}, ${where}: fields "${printableText(seenAs[index]!, 80)}" and "${printableText(names[field]!, 80)}" both name column ${columns[index]!.name}; the file is ambiguous`,
+        );
       }
       seenAs[index] = names[field];
     }
@@ -119,15 +122,21 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
     const { names } = record;
     if (names !== lastNames && !sameNames(names, lastNames)) mapNames(names, record.where);
     values.fill(null);
-    let extra: Record<string, unknown> | undefined;
+    // The unlisted fields, in file order: two arrays, not an object, which cost microseconds per
+    // key once a record has thousands of them (a hostile file may have a million).
+    let extraNames: string[] | undefined;
+    let extraValues: unknown[] = [];
 
     for (let field = 0; field < names.length; field += 1) {
       const value = record.values[field];
       const index = targets[field]!;
       if (index < 0) {
-        // No prototype: a field named "__proto__" must be kept as data, not set the prototype.
-        extra ??= Object.create(null) as Record<string, unknown>;
-        extra[names[field]!] = value;
+        if (extraNames === undefined) {
+          extraNames = [];
+          extraValues = [];
+        }
+        extraNames.push(names[field]!);
+        extraValues.push(value);
         continue;
       }
       if (value === null || value === undefined) continue;
@@ -182,7 +191,7 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
     for (const index of keyIndexes) {
       if (values[index] === null) {
         const column = columns[index]!;
-        const state = givenBy[index] === undefined ? 'is missing' : `("${givenBy[index]}") is empty`;
+        const state = givenBy[index] === undefined ? 'is missing' : `("${printableText(givenBy[index]!, 80)}") is empty`;
         throw new FileFormatError(`${fileName}, ${record.where}: key column ${column.name} ${state}; every record needs it`);
       }
     }
@@ -193,7 +202,7 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
     row.push(slice.reportDate);
     if (storesLineNumber) row.push(ordinal);
     for (let index = 0; index < columns.length; index += 1) row.push(values[index]!);
-    row.push(extra === undefined ? null : stringifyExtra(extra, quotedNames));
+    row.push(extraNames === undefined ? null : stringifyExtra(extraNames, extraValues, quotedNames));
     return row;
   };
 }
@@ -203,24 +212,36 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
  * when every value is flat (a string, a number, a boolean or null), as unlisted fields almost
  * always are; lossless-json's generic walk cost more than typing the rest of the row.
  */
-function stringifyExtra(extra: Record<string, unknown>, quotedNames: Map<string, string>): string | null {
+function stringifyExtra(names: readonly string[], values: readonly unknown[], quotedNames: Map<string, string>): string | null {
   let out = '{';
-  // Object.keys, as lossless-json takes them: own keys only.
-  for (const key of Object.keys(extra)) {
-    const value = extra[key];
+  for (let i = 0; i < names.length; i += 1) {
+    const value = values[i];
     let text: string;
     if (typeof value === 'string') text = JSON.stringify(value);
     else if (isLosslessNumber(value)) text = value.toString();
     else if (value === null || typeof value === 'boolean') text = String(value);
-    else return stringify(extra) ?? null;
-    let name = quotedNames.get(key);
+    else return stringify(extraObject(names, values)) ?? null;
+    let name = quotedNames.get(names[i]!);
     if (name === undefined) {
-      name = JSON.stringify(key);
-      quotedNames.set(key, name);
+      // An object lists keys that are array indexes ("7") first, in order: such a name takes the object's way.
+      name = ARRAY_INDEX.test(names[i]!) ? '' : JSON.stringify(names[i]);
+      quotedNames.set(names[i]!, name);
     }
+    if (name === '') return stringify(extraObject(names, values)) ?? null;
     out += out.length === 1 ? `${name}:${text}` : `,${name}:${text}`;
   }
   return `${out}}`;
+}
+
+/** What looks like an array index to an object: such keys are listed first, in numeric order. */
+const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
+
+/** The unlisted fields as an object, for lossless-json's `stringify`. */
+function extraObject(names: readonly string[], values: readonly unknown[]): Record<string, unknown> {
+  // No prototype: a field named "__proto__" must be kept as data, not set the prototype.
+  const extra = Object.create(null) as Record<string, unknown>;
+  for (let i = 0; i < names.length; i += 1) extra[names[i]!] = values[i];
+  return extra;
 }
 
 /** Whether two records name the same fields in the same order (JSON keys are interned: mostly a pointer compare). */
@@ -238,7 +259,7 @@ function textOf(value: unknown, column: ReportColumn, sourceName: string, fileNa
 }
 
 function fail(column: ReportColumn, sourceName: string, fileName: string, where: string, problem: string): never {
-  throw new FileFormatError(`${fileName}, ${where}, column ${column.name} ("${sourceName}"): ${problem}`);
+  throw new FileFormatError(`${fileName}, ${where}, column ${column.name} ("${printableText(sourceName, 80)}"): ${problem}`);
 }
 
 /**

@@ -9,6 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { SliceCheckTally } from '../quality/slice-check-tally.js';
 import { REPORT_REGISTRY } from '../reports/report-registry.js';
 import { copyTextRow } from '../warehouse/copy-text-row.js';
+import { MAX_BATCH_CHARS } from '../warehouse/max-batch-chars.js';
 import { createRowValuesBuilder, type RowValues } from '../extract/row-builder.js';
 import type { ZipRowsJob, ZipRowsMessage } from './zip-rows-job.js';
 import { readZipCsvRecords } from '../extract/zip-csv-records.js';
@@ -40,11 +41,14 @@ try {
   const lineEnd = job.form.kind === 'copy-text' ? job.form.lineEnd : undefined;
   let rows: RowValues[] = [];
   let text = '';
+  /** Characters of text in `rows`: long rows end a batch early (see MAX_BATCH_CHARS). */
+  let rowsChars = 0;
   let inBatch = 0;
   const flush = () => {
     if (lineEnd === undefined) {
       post({ kind: 'rows', rows });
       rows = [];
+      rowsChars = 0;
     } else {
       post({ kind: 'copy-text', text, rows: inBatch });
       text = '';
@@ -56,10 +60,15 @@ try {
     ordinal += 1;
     const row = build(record, ordinal);
     tally?.observe(row);
-    if (lineEnd === undefined) rows.push(row);
-    else text += copyTextRow(row, lineEnd);
+    if (lineEnd === undefined) {
+      rows.push(row);
+      for (let i = 0; i < row.length; i += 1) {
+        const value = row[i];
+        if (typeof value === 'string') rowsChars += value.length;
+      }
+    } else text += copyTextRow(row, lineEnd);
     inBatch += 1;
-    if (inBatch === job.batchRows || text.length >= TEXT_CHARS) {
+    if (inBatch === job.batchRows || text.length >= TEXT_CHARS || rowsChars >= MAX_BATCH_CHARS) {
       flush();
       credits -= 1;
       // Backpressure: never more than `batchesAhead` batches the reader has not taken.

@@ -5,12 +5,14 @@ import { tableColumns } from '../extract/row-builder.js';
 import { CopyFromStdin } from './copy-from-stdin.js';
 import { copyLineEnd, copyTextRow } from './copy-text-row.js';
 import { CopyTextRows } from './copy-text-rows.js';
+import { MAX_BATCH_CHARS } from './max-batch-chars.js';
 import type { RowWriter, SliceRows } from './row-writer.js';
 import type { Warehouse } from './warehouse-schema.js';
 
 /**
  * Postgres's {@link RowWriter}: the rows streamed with `COPY … FROM STDIN` in text format (see
- * {@link copyTextRow} for the escaping), in chunks of `batchRows` rows, on the transaction's
+ * {@link copyTextRow} for the escaping), in chunks of `batchRows` rows (fewer when they are long,
+ * see {@link MAX_BATCH_CHARS}), on the transaction's
  * connection. Needs a warehouse opened by `openWarehouse`, whose pool knows how to send the data
  * (see `copyingPostgresPool`).
  */
@@ -37,7 +39,7 @@ export class PostgresRowWriter implements RowWriter {
         chunk += copyTextRow(row, lineEnd);
         rowCount += 1;
         inChunk += 1;
-        if (inChunk === batchRows) {
+        if (inChunk === batchRows || chunk.length >= MAX_BATCH_CHARS) {
           yield chunk;
           chunk = '';
           inChunk = 0;

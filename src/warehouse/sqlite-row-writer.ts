@@ -3,11 +3,13 @@ import { SQLITE_DECIMALS } from '../reports/decimal-capacity.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
 import { tableColumns, type WarehouseRow } from '../extract/row-builder.js';
 import { CopyTextRows } from './copy-text-rows.js';
+import { MAX_BATCH_CHARS } from './max-batch-chars.js';
 import type { RowWriter, SliceRows } from './row-writer.js';
 import type { Warehouse } from './warehouse-schema.js';
 
 /**
- * SQLite's {@link RowWriter}: multi-row INSERTs of `batchRows` rows, each SQL text compiled by
+ * SQLite's {@link RowWriter}: multi-row INSERTs of `batchRows` rows (fewer when they are long,
+ * see {@link MAX_BATCH_CHARS}), each SQL text compiled by
  * Kysely once and executed again with every batch's values (the warehouse keeps it prepared).
  */
 export class SqliteRowWriter implements RowWriter {
@@ -28,15 +30,22 @@ export class SqliteRowWriter implements RowWriter {
     const fullBatchSql = this.#insertSqlFor(trx, definition, columns, batchRows);
     let rowCount = 0;
     let inBatch = 0;
+    let chars = 0;
     let parameters: (string | number | null)[] = [];
     for await (const row of rows) {
-      for (let i = 0; i < valuesPerRow; i += 1) parameters.push(row[i] ?? null);
+      for (let i = 0; i < valuesPerRow; i += 1) {
+        const value = row[i] ?? null;
+        parameters.push(value);
+        if (typeof value === 'string') chars += value.length;
+      }
       parameters.push(loadId);
       inBatch += 1;
-      if (inBatch === batchRows) {
-        await trx.executeQuery(CompiledQuery.raw(fullBatchSql, parameters));
+      // Long rows end a batch early (see MAX_BATCH_CHARS), with an INSERT of their count.
+      if (inBatch === batchRows || chars >= MAX_BATCH_CHARS) {
+        await trx.executeQuery(CompiledQuery.raw(inBatch === batchRows ? fullBatchSql : this.#insertSqlFor(trx, definition, columns, inBatch), parameters));
         rowCount += inBatch;
         inBatch = 0;
+        chars = 0;
         parameters = [];
       }
     }

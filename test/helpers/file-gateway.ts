@@ -5,6 +5,8 @@ export interface ServedFile {
   readonly body: Buffer;
   readonly contentType: string;
   readonly fileName: string;
+  /** Sent as Content-Encoding (the body must already be encoded so). */
+  readonly contentEncoding?: string;
 }
 
 /** An export gateway of the test's own: it serves the files the test sets per slice, and no data for the rest. */
@@ -18,7 +20,7 @@ export interface FileGateway {
 
 /**
  * Starts a gateway answering the export endpoint with the file set for the slice asked (its
- * Content-Type, Content-Disposition and Content-Length), or with the spec's empty 200 for a slice
+ * Content-Type, Content-Disposition, Content-Length and any Content-Encoding), or with the spec's empty 200 for a slice
  * it holds nothing for. It checks no token: the simulator beside it issues those.
  */
 export async function startFileGateway(): Promise<FileGateway> {
@@ -33,7 +35,12 @@ export async function startFileGateway(): Promise<FileGateway> {
       res.end();
       return;
     }
-    res.writeHead(200, { 'content-type': file.contentType, 'content-disposition': `attachment; filename="${file.fileName}"`, 'content-length': String(file.body.length) });
+    res.writeHead(200, {
+      'content-type': file.contentType,
+      'content-disposition': `attachment; filename="${file.fileName}"`,
+      'content-length': String(file.body.length),
+      ...(file.contentEncoding ? { 'content-encoding': file.contentEncoding } : {}),
+    });
     res.end(file.body);
   });
   return {

@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { CsvRecordSplitter } from '../../../src/extract/csv-record-splitter.js';
 import { FileFormatError } from '../../../src/errors.js';
 import { readCsvRecords } from '../../../src/extract/csv-records.js';
 import type { SourceRecord } from '../../../src/extract/source-record.js';
@@ -71,5 +72,39 @@ describe('readCsvRecords', () => {
   it('yields nothing for an empty file or a header alone', async () => {
     expect(await read(text(''))).toEqual([]);
     expect(await read(text('\uFEFFa,b\r\n'))).toEqual([]);
+  });
+});
+
+describe('readCsvRecords given long names', () => {
+  it('quotes no more than 80 characters of a header cell named twice', async () => {
+    const name = 'n'.repeat(100_000);
+    const error = await read(text(`${name},${name}\nx,y\n`)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FileFormatError);
+    expect((error as Error).message).toBe(`x.zip, data.csv line 1: the header names column "${'n'.repeat(79)}…" twice`);
+  });
+});
+
+describe('readCsvRecords given a whole body in one chunk', () => {
+  it('hands the splitter at most 64 Ki characters at a time, and its records on as they come, so a line of commas is refused within a piece of the limit', async () => {
+    const push = vi.spyOn(CsvRecordSplitter.prototype, 'push');
+    try {
+      const body = Buffer.from(`a,b\n${','.repeat(8 * 1024 ** 2)}\n`);
+      const reading = (async () => {
+        for await (const record of readCsvRecords(
+          (async function* () {
+            yield body;
+          })(),
+          { fileName: 'x.csv', maxRecordBytes: 1024 ** 2 },
+        ))
+          void record;
+      })();
+      await expect(reading).rejects.toThrowError('x.csv line 2: the record is longer than limits.maxRecordBytes (1048576 characters)');
+      const pieces = push.mock.calls.map(([text]) => text.length);
+      expect(Math.max(...pieces)).toBeLessThanOrEqual(64 * 1024);
+      // Refused after about 1 MiB of the 8: not after the whole chunk was split into cells.
+      expect(pieces.reduce((sum, length) => sum + length, 0)).toBeLessThanOrEqual(1024 ** 2 + 64 * 1024);
+    } finally {
+      push.mockRestore();
+    }
   });
 });

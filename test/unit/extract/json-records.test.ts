@@ -81,6 +81,16 @@ describe('readJsonRecords', () => {
     expect(await failure('[{"a":1,"a":2}]')).toMatch(/record 1 is not valid JSON: .*[Dd]uplicate key/);
   });
 
+  it('quotes no more than a line of a long key or number in its messages', async () => {
+    const key = 'k'.repeat(100_000);
+    const duplicate = await failure(`[{"${key}":1,"${key}":2}]`);
+    expect(duplicate).toMatch(/record 1 is not valid JSON: .*[Dd]uplicate key 'k+…$/);
+    expect(duplicate.length).toBeLessThan(400);
+    const number = await failure(`[{"a":${'1'.repeat(100_000)}.}]`);
+    expect(number).toMatch(/record 1 is not valid JSON: /);
+    expect(number.length).toBeLessThan(400);
+  });
+
   it('refuses trailing garbage and stray commas', async () => {
     expect(await failure('[{"a":1}] x')).toContain('after the closing "]"');
     expect(await failure('[{"a":1},]')).toContain('record 2 is text starting "]"');

@@ -121,4 +121,14 @@ describe('extra, as lossless-json writes it', () => {
     delete extra.indexId;
     expect(row.extra).toBe(stringify(extra));
   });
+
+  it('for CSV columns in file order, names that look like array indexes first as an object lists them, and a hundred thousand of them', () => {
+    const build = createRowBuilder(indexReport, indexSlice, 'f.zip');
+    const csv = (names: string[]) =>
+      build({ where: 'line 2', names: ['Effective Date', 'Index Id', ...names], values: ['2024-03-01', 'a-1', ...names.map((name) => `v${name}`)] }, 1);
+    expect(csv(['b', 'a', '__proto__']).extra).toBe('{"b":"vb","a":"va","__proto__":"v__proto__"}');
+    expect(csv(['b', '7', 'a', '1']).extra).toBe('{"1":"v1","7":"v7","b":"vb","a":"va"}');
+    const many = Array.from({ length: 100_000 }, (_, i) => `k${i}`);
+    expect(JSON.parse(csv(many).extra as string)).toEqual(Object.fromEntries(many.map((name) => [name, `v${name}`])));
+  });
 });

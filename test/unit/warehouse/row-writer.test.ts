@@ -5,6 +5,7 @@ import { indexReport } from '../../../src/reports/index-report.js';
 import { rowColumns, type RowValues } from '../../../src/extract/row-builder.js';
 import { PostgresRowWriter } from '../../../src/warehouse/postgres-row-writer.js';
 import { PostgresSliceLock } from '../../../src/warehouse/postgres-slice-lock.js';
+import { MAX_BATCH_CHARS } from '../../../src/warehouse/max-batch-chars.js';
 import { SqliteRowWriter } from '../../../src/warehouse/sqlite-row-writer.js';
 import { SqliteSliceLock } from '../../../src/warehouse/sqlite-slice-lock.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
@@ -72,5 +73,44 @@ describe.each(DIALECTS)('the row writer openWarehouse chose on %s', (dialect) =>
       .catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(FileFormatError);
     expect(await warehouse.db.selectFrom('index_report').select('line_number').execute()).toEqual([]);
+  });
+});
+
+describe('the SQLite row writer given long rows', () => {
+  let warehouse: Awaited<ReturnType<typeof createTempWarehouse>>;
+  beforeEach(async () => {
+    warehouse = await createTempWarehouse('sqlite');
+  });
+  afterEach(async () => {
+    await warehouse.close();
+  });
+
+  it('ends a batch at MAX_BATCH_CHARS of text, long before batchRows: rows near limits.maxRecordBytes are not held 500 at a time', async () => {
+    const nameChars = 300_000;
+    const perBatch = Math.ceil(MAX_BATCH_CHARS / nameChars);
+    const aheadOfWrites: number[] = [];
+    const written = await warehouse.db.connection().execute(async (connection) => {
+      await warehouse.sliceLock.begin(connection);
+      async function* longRows(): AsyncGenerator<RowValues> {
+        for (let line = 1; line <= 20; line += 1) {
+          const { rows } = await connection.executeQuery<{ n: number }>(CompiledQuery.raw('select count(*) as n from index_report'));
+          aheadOfWrites.push(line - 1 - Number(rows[0]!.n));
+          const row = values(line);
+          row[columns.indexOf('index_name')] = 'n'.repeat(nameChars);
+          yield row;
+        }
+      }
+      const count = await warehouse.rowWriter.write(connection, indexReport, longRows(), 500, LOAD_ID);
+      await connection.executeQuery(CompiledQuery.raw('commit'));
+      return count;
+    });
+    expect(written).toBe(20);
+    // Rows handed over but not yet written never exceed one batch of about MAX_BATCH_CHARS.
+    expect(Math.max(...aheadOfWrites)).toBeLessThan(perBatch);
+    const names = await warehouse.db
+      .selectFrom('index_report')
+      .select((eb) => eb.fn<number>('length', ['index_name']).as('length'))
+      .execute();
+    expect(names.map((row) => Number(row.length))).toEqual(new Array(20).fill(nameChars));
   });
 });
