@@ -55,7 +55,8 @@ export function dashboardAccess(options: DashboardAccessOptions): RequestHandler
   };
 }
 
-function isLoopback(host: string): boolean {
+/** Whether `host` (an address to listen on) is this machine only. */
+export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 

@@ -12,7 +12,7 @@ import { REPORT_TYPES, type ReportType } from '../reports/report-types.js';
 import type { Ledger } from '../warehouse/ledger.js';
 import { bullBoardRouter } from './bull-board-router.js';
 import { coverageView, type CoverageDefaults } from './coverage-view.js';
-import { dashboardAccess } from './dashboard-access.js';
+import { dashboardAccess, isLoopback } from './dashboard-access.js';
 import { parseDashboardQuery, type DashboardQuery } from './dashboard-query.js';
 import { failuresView } from './failures-view.js';
 import type { QueueView } from './queue-view.js';
@@ -194,10 +194,6 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
       return closing;
     },
   };
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 function messageOf(error: unknown): string {
