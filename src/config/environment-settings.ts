@@ -44,7 +44,7 @@ export function environmentSettings(env: Readonly<Record<string, string | undefi
     // a Service is named report-sync, and refusing those would stop every command in the namespace.
     if (!name.includes('__') && meant === undefined) continue;
     problems.push(
-      `  ${variableSource(name)}: not a setting variable${meant ? `; did you mean ${meant}?` : '; run report-sync config to see every setting, and the README for its variable'}`,
+      `  ${variableSource(name)}: not a setting variable${meant ? `; did you mean ${meant}?` : '; run report-sync config to see every setting, and docs/configuration.md for its variable'}`,
     );
   }
   return { layers, problems };

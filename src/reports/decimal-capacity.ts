@@ -54,7 +54,7 @@ export function decimalMisfit(text: string, capacity: DecimalCapacity): string |
       : `${quote(text)} has ${shape.scale} digits after the point; the column (Postgres NUMERIC) keeps at most ${capacity.maxScale}`;
   }
   // SQLite: a value of more significant digits than a double keeps (15 to 17) is stored as the
-  // nearest one, as the README's known limits say: the service writes decimals of 20 digits
+  // nearest one, as docs/warehouse.md's known limits say: the service writes decimals of 20 digits
   // (0.30000000000000004, 105.20697588613054211), and refusing every such file would leave SQLite
   // nothing to load. A value a double cannot hold at full precision at all is refused above.
   return undefined;

@@ -13,7 +13,7 @@ import { until } from '../helpers/until.js';
  * The dashboard's aggregate endpoint over a ledger of a million slices (100 portfolios × 5 report
  * types × 2,000 days): it answers from per-period counts in SQL, in bounded time and memory, and
  * sends the browser one cell per pair and month or week, never one per slice. The figures are
- * printed; README "Dashboard" quotes them.
+ * printed; docs/operations.md ("The coverage dashboard") quotes them.
  */
 
 const PORTFOLIOS = Array.from({ length: 100 }, (_, i) => 2001 + i);

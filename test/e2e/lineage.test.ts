@@ -8,7 +8,7 @@ import { DIALECTS } from '../helpers/temp-warehouse.js';
 /*
  * Every row of a report table can be traced to the load that wrote it: the row's load_id is its
  * ledger row's, and the ledger keeps the file (name, SHA-256, size, format) and when it was loaded.
- * The query is the README's ("The tables", lineage), run as an analyst would.
+ * The query is docs/warehouse.md's ("Lineage: from a number to its file"), run as an analyst would.
  */
 
 const DAY = '2024-05-06';
@@ -25,7 +25,7 @@ async function constituentFile(price: string): Promise<Buffer> {
   return makeZip({ 'close.csv': `${HEADER}\r\n${lines.join('\r\n')}\r\n` });
 }
 
-/** The README's lineage query: from one number (a security's closing price) to the file it came from. */
+/** The lineage query of docs/warehouse.md: from one number (a security's closing price) to the file it came from. */
 const lineage = (isin: string) => sql<{
   closing_price: string;
   load_id: string;

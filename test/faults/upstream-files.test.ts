@@ -411,7 +411,7 @@ describe('upstream faults: the files', () => {
       const run = await fault.run(slice, { settings: FORM_ONLY });
       await expectSliceLoaded(fault, slice, run, { attempts: 1, withinMs: 3_000 });
       const warehouse = await fault.rig.warehouse();
-      // SQLite keeps 15 significant digits (README, known limits): compared as numbers.
+      // SQLite keeps 15 significant digits (docs/warehouse.md, known limits): compared as numbers.
       const { rows } = await sql<
         Record<string, number>
       >`SELECT index_value, close_market_value, open_market_value, close_divisor FROM index_report WHERE portfolio_id = ${slice.portfolioId}`.execute(warehouse.db);

@@ -141,10 +141,10 @@ describe('settings from REPORT_SYNC_* variables', () => {
   });
 });
 
-describe('the README', () => {
+describe('the configuration page', () => {
   it("gives each key's variable in its configuration table", () => {
-    const readme = readFileSync(packageFile('README.md'), 'utf8');
-    const table = readme.slice(readme.indexOf('| key | variable | default | meaning |'));
+    const page = readFileSync(packageFile('docs/configuration.md'), 'utf8');
+    const table = page.slice(page.indexOf('| key | variable | default | meaning |'));
     const rows = table.slice(0, table.indexOf('\n\n'));
     for (const variable of settingVariables()) {
       if (variable.path[0] === 'formats') continue;
