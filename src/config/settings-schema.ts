@@ -29,6 +29,11 @@ function cronProblem(pattern: string): string | undefined {
 /**
  * The non-secret settings, as they may appear in `config/*.json`. Every key has a default, so an
  * empty file is valid; unknown keys are rejected so a typo never passes silently.
+ *
+ * The JSDoc comment above each key is its meaning in docs/configuration.md: `npm run docs:config`
+ * writes the page's settings table from them, so write them for the operator, in Markdown, and
+ * give every new key one (the generator refuses a key without). An `@defaultValue` tag is checked
+ * against the default the schema gives.
  */
 export const settingsSchema = z
   .object({
@@ -36,15 +41,17 @@ export const settingsSchema = z
     portfolios: z.array(portfolioId).min(1).default([1001, 1002]),
     /** Report types synced when a command is not given `--report-types`. */
     reportTypes: z.array(z.enum(REPORT_TYPES)).min(1).default(['index', 'constituent.close']),
-    /** The `format` asked of the export endpoint per report type; missing types use `defaultFormat`. */
+    /** The `format` asked of the export endpoint per report type; types not listed use `defaultFormat`. */
     formats: z.partialRecord(z.enum(REPORT_TYPES), z.enum(EXPORT_FORMATS)).default({ index: 'json' }),
+    /** The format of report types not in `formats`. */
     defaultFormat: z.enum(EXPORT_FORMATS).default('csv'),
     dates: z
       .object({
         /**
-         * The oldest report date a command takes (`--from`, `--date`, the dashboard's range): an
-         * older one is refused as a likely typo of the year (`0224` for `2024`), which would
-         * otherwise plan and show centuries of slices. @defaultValue "2000-01-01"
+         * The oldest report date a command or the dashboard takes: an older `--from`, `check --date`
+         * or dashboard `from` (a year typed wrong, `0224-01-08`, which would otherwise plan and show
+         * centuries of slices) is refused, as is a date after tomorrow in `schedule.timeZone`.
+         * @defaultValue "2000-01-01"
          */
         earliest: z.string().refine(isIsoDate, 'not a date in YYYY-MM-DD form, e.g. "2000-01-01"').default('2000-01-01'),
       })
@@ -52,7 +59,11 @@ export const settingsSchema = z
       .prefault({}),
     schedule: z
       .object({
-        /** Cron pattern of the nightly sync (used by the queue scheduler). */
+        /**
+         * When the nightly sync runs (the queue scheduler's cron pattern, checked with cron-parser,
+         * the parser BullMQ's scheduler uses); a day's night is due at its first firing at or after
+         * the midnight that ends the day (`check`).
+         */
         cron: z
           .string()
           .min(1)
@@ -63,7 +74,7 @@ export const settingsSchema = z
           .default('30 2 * * *'),
         /** IANA time zone that decides what "yesterday" is. */
         timeZone: z.string().refine(isTimeZone, 'not an IANA time zone such as "Europe/London"').default('UTC'),
-        /** Days before yesterday whose missing, no-data and failed slices the nightly sync checks again. */
+        /** Days before yesterday whose missing, no-data and failed slices `nightly` checks again. */
         lookbackDays: nonNegativeInt.max(366).default(7),
         /**
          * How often each worker makes sure the nightly schedule still exists in Redis (a Redis
@@ -71,8 +82,8 @@ export const settingsSchema = z
          */
         checkIntervalMs: positiveInt.min(1_000).max(86_400_000).default(300_000),
         /**
-         * How long after its cron time a night may still be running: `check` reports the night's
-         * missing slices as pending, not failed, until then.
+         * Hours after a night is due during which `check` reports its missing slices as pending, not
+         * failed (the night may still be running).
          */
         graceHours: z.number().min(0).max(168).default(6),
       })
@@ -81,8 +92,9 @@ export const settingsSchema = z
     startup: z
       .object({
         /**
-         * How long a command waits at start for Redis and the warehouse to answer before it stops
-         * with exit 2 naming the one that did not (a worker keeps retrying instead, not ready).
+         * How long a one-shot command waits for Redis and the warehouse at start before it stops
+         * with exit 2 (`SERVICE_UNREACHABLE`) naming the one that did not answer; also the Postgres
+         * connection timeout. A worker keeps waiting for Redis instead, not ready.
          */
         timeoutMs: positiveInt.max(600_000).default(10_000),
       })
@@ -94,25 +106,34 @@ export const settingsSchema = z
       .object({
         /** Attempts per slice, the first included, before a retryable failure becomes final. */
         attempts: positiveInt.max(100).default(5),
-        /** First backoff; each further attempt doubles it, with equal jitter (see RetryPolicy). */
+        /**
+         * First backoff between attempts; each further attempt doubles it, with equal jitter (half
+         * of each step fixed, half random).
+         */
         baseDelayMs: nonNegativeInt.default(1_000),
+        /** Longest backoff between two attempts. */
         maxDelayMs: nonNegativeInt.default(60_000),
-        /** Longest Retry-After honoured as given; longer ones are cut to this. */
+        /** Longest `Retry-After` honoured as given; longer ones are cut to this. */
         maxRetryAfterMs: nonNegativeInt.default(300_000),
       })
       .strict()
       .prefault({}),
     http: z
       .object({
+        /** Time allowed to connect to the gateway. */
         connectTimeoutMs: positiveInt.default(10_000),
         /** Time allowed for the service to generate the report and start answering. */
         headersTimeoutMs: positiveInt.default(120_000),
-        /** Longest silence allowed between two chunks of a body. */
+        /**
+         * Longest silence allowed between two chunks of a body, and the window in which at least
+         * 16 KiB of it must arrive.
+         */
         bodyTimeoutMs: positiveInt.default(60_000),
+        /** How long an idle keep-alive connection is kept open. */
         keepAliveTimeoutMs: positiveInt.default(30_000),
         /** Keep-alive connections per origin. */
         connections: positiveInt.max(1024).default(64),
-        /** Verify TLS certificates. Turning this off is for test rigs only and logs a warning. */
+        /** Verify TLS certificates; `false` is for test rigs only and logs a warning at every start. */
         verifyTls: z.boolean().default(true),
       })
       .strict()
@@ -129,63 +150,76 @@ export const settingsSchema = z
     token: z
       .object({
         /**
-         * Renew a token this long before its stated lifetime runs out; at most a tenth of that
-         * lifetime, and less under 10 s (a 2 s token is renewed 40 ms early).
+         * Renew a token this long before the lifetime the server gave (`expires_in`, counted from
+         * the request) runs out; at most a tenth of it, and less under 10 s (a 2 s token is renewed
+         * 40 ms early).
          */
         refreshMarginSeconds: nonNegativeInt.default(30),
         /**
-         * How long jobs wait for an identity provider that is down (5xx, refused connections) before
-         * their slices fail with AUTH_UNAVAILABLE; meanwhile it is asked with backoff, once for the
-         * whole process (or fleet), and no slice spends an attempt. 0 fails at once.
+         * How long jobs wait for an identity provider that is down (5xx, 429, refused or broken
+         * connections) before their slices fail with `AUTH_UNAVAILABLE`; meanwhile one waiter per
+         * process (per fleet in queue mode) asks again with backoff (1 s doubling to 30 s, jitter,
+         * `Retry-After` honoured) and no slice spends an attempt; `0` fails at once.
          */
         unavailableWaitMs: nonNegativeInt.max(86_400_000).default(300_000),
         /**
-         * Queue mode: after the identity provider refuses the credentials, workers stop taking jobs
-         * and the fleet asks again with them once per this interval (an identity provider's
-         * brute-force protection locks accounts that keep trying), until they are accepted.
+         * Queue mode: after the identity provider refused the credentials, workers stop taking jobs
+         * and the fleet asks again with them once per this interval (10 min by default; an identity
+         * provider's brute-force protection locks accounts that keep trying), until they are accepted.
          */
         rejectedRetryMs: positiveInt.min(1_000).max(86_400_000).default(600_000),
         /**
-         * Longest a token request may take, connecting, waiting for the answer and reading it all: a
-         * token endpoint that trickles its answer (or never finishes it) counts as unavailable
-         * (AUTH_UNAVAILABLE, waited through like any outage, see unavailableWaitMs) instead of holding
-         * every job up. @defaultValue 30000
+         * Longest one token request may take, connecting, answering and sending its whole body (an
+         * endpoint trickling a byte a second satisfies every `http.*` timeout); past it the request
+         * counts as the provider unavailable (`AUTH_UNAVAILABLE`), waited through like any outage,
+         * so a run waits for a token at most about `token.unavailableWaitMs` + this.
+         * @defaultValue 30000
          */
         requestTimeoutMs: positiveInt.min(100).max(600_000).default(30_000),
         /**
-         * Longest token lifetime believed: a larger `expires_in` (a year, 1e300) is cut to this, with
-         * a warning; a token that dies sooner is renewed on the export endpoint's 401. Every shorter
-         * lifetime is believed as stated, however short (one under 1 s is used as 1 s). @defaultValue 86400
+         * Longest `expires_in` believed: a longer one (a year, `1e300`) is cut to this, with one
+         * warning line; a token that dies sooner is renewed on the export endpoint's 401. Every
+         * shorter lifetime is believed as stated, however short (under 1 s, as `0.001`, counts as
+         * 1 s, with one warning); a numeric string (`"300"`) counts as its number, a missing or
+         * non-numeric one (`"abc"`) as the spec's 300 s. @defaultValue 86400
          */
         maxLifetimeSeconds: positiveInt.max(31_536_000).default(86_400),
-        /** Removed: every lifetime is believed as stated, down to 1 s. */
+        /**
+         * Removed, and ignored with a warning at every start saying to delete it: every lifetime
+         * the identity provider states is believed, down to 1 s.
+         */
         minLifetimeSeconds: retiredSetting,
-        /** Removed: a 401 is judged per token (see `token`). */
+        /**
+         * Removed, and ignored with a warning at every start saying to delete it: a 401 is judged
+         * per token (see [how a slice is fetched](operations.md#how-a-slice-is-fetched)).
+         */
         minRenewalIntervalMs: retiredSetting,
       })
       .strict()
       .prefault({}),
     limits: z
       .object({
-        /** Largest export body downloaded; more fails the slice. */
+        /** Largest export body downloaded; a larger one fails the slice. */
         maxDownloadBytes: positiveInt.default(2 * 1024 ** 3),
         /** Largest CSV a ZIP may inflate to (zip-bomb guard). */
         maxUncompressedBytes: positiveInt.default(8 * 1024 ** 3),
         /** Bodies up to this size stay in memory; larger ones spool to a temporary file. */
         spoolMemoryBytes: nonNegativeInt.default(4 * 1024 ** 2),
         /**
-         * A ZIP body of at least this many bytes is inflated, parsed and typed on a worker thread
-         * while the slice's transaction writes its rows; a smaller one stays on the one thread,
-         * where a worker's start (about 30 ms and 10 MB) would cost more than it saves. 8 MiB of
-         * ZIP is about 250,000 rows of a constituent report. @defaultValue 8388608
+         * A ZIP body at least this big is inflated, parsed and typed on a worker thread while the
+         * slice's transaction writes its rows (see [Performance](performance.md)); a smaller one
+         * stays on the one thread, where a worker's start would cost more than it saves. 8 MiB of
+         * ZIP is about 250,000 rows of a constituent report. `0` threads every ZIP.
+         * @defaultValue 8388608
          */
         threadedParseBytes: nonNegativeInt.default(8 * 1024 ** 2),
         /** Deepest nesting accepted inside a JSON record. */
         maxJsonDepth: positiveInt.max(1_000).default(64),
         /**
-         * Longest record (a CSV line with its quoted line breaks, a JSON array element) and so
-         * longest cell, in characters: a longer one fails the slice (FILE_INVALID) before it is held
-         * whole, so one hostile line cannot take a process's memory. @defaultValue 1048576 (1 MiB)
+         * Longest record (a CSV line, quoted line breaks included; a JSON array element), and so
+         * longest cell, in characters: a longer one fails the slice (`FILE_INVALID`, naming the line
+         * or record) before it is held whole, on either thread, so one hostile line cannot take a
+         * process's memory. @defaultValue 1048576 (1 MiB)
          */
         maxRecordBytes: positiveInt.min(1_024).default(1024 ** 2),
       })
@@ -193,26 +227,33 @@ export const settingsSchema = z
       .prefault({}),
     warehouse: z
       .object({
-        /** Rows per INSERT statement while loading a slice. */
+        /**
+         * Rows per INSERT (SQLite; the statement is compiled once and reused), rows per COPY chunk
+         * (Postgres).
+         */
         batchRows: positiveInt.max(2_000).default(500),
         /**
-         * Most slices committed in one transaction, each in a savepoint of its own (one bad slice
-         * rolls back alone); slices that become ready together share a commit. 1: a transaction each.
+         * Most slices one transaction commits together. Slices whose files are ready at the same
+         * moment share a transaction, each in a savepoint of its own: a slice that fails (a bad
+         * record, a failed check) rolls back alone, and no slice counts as done before its commit.
+         * A lone slice commits at once. `1` gives each slice a transaction of its own.
          */
         slicesPerCommit: positiveInt.max(1_000).default(50),
         /** SQLite: how long a writer waits for a lock held by another process. */
         busyTimeoutMs: nonNegativeInt.default(10_000),
         /**
-         * Accept an empty answer (no data) for a slice the warehouse holds rows of, deleting them.
-         * Off: the rows are kept and the slice is `failed` with EMPTY_RESTATEMENT, so a glitch
-         * upstream never wipes loaded data on its own.
+         * `true` believes an empty answer (`no_data`) for a slice the warehouse holds rows of,
+         * deleting them; `false` keeps the rows and fails the slice with `EMPTY_RESTATEMENT`, so a
+         * glitch upstream never wipes loaded data on its own.
          */
         acceptEmptyRestatements: z.boolean().default(false),
         /**
          * SQLite: the permissions (octal, as chmod takes them) a new warehouse file is created with;
-         * its journal files follow it, and a directory report-sync creates for it gets the matching
-         * search bits. Owner only by default: the warehouse holds the same data the spooled bodies
-         * do, which are private too.
+         * its WAL files follow it, and a directory report-sync creates for it gets the matching
+         * search bits (`"600"` → `700`, `"640"` → `750`). Existing files are left as they are. Owner
+         * only by default: the warehouse holds the same data the spooled bodies do, which are
+         * private too. A data directory that cannot be created or written stops the command with
+         * `LOCAL_STORAGE` (exit 2) naming the path.
          */
         sqliteFileMode: z
           .string()
@@ -230,33 +271,58 @@ export const settingsSchema = z
           .default('report-exports'),
         /** Redis key prefix; the braces make it a Redis Cluster hash tag, so all keys of the queue share a slot. */
         prefix: z.string().min(1).default('{report-sync}'),
-        /** Priority of nightly slices (lower runs first). */
+        /** Priority of nightly slices (lower runs first): nightly slices run before backfill slices. */
         nightlyPriority: positiveInt.max(2_097_152).default(1),
         /** Priority of backfill slices. */
         backfillPriority: positiveInt.max(2_097_152).default(10),
-        /** Finished jobs kept in Redis: at most this old and this many (a million-slice backfill must not fill Redis). */
+        /**
+         * Finished jobs are kept in Redis at most this old and at most `count` of them (a
+         * million-slice backfill must not fill Redis).
+         */
         keepCompleted: z
-          .object({ ageSeconds: nonNegativeInt.default(3_600), count: nonNegativeInt.default(10_000) })
+          .object({
+            /** Seconds a completed job is kept in Redis. */
+            ageSeconds: nonNegativeInt.default(3_600),
+            /** Most completed jobs kept in Redis. */
+            count: nonNegativeInt.default(10_000),
+          })
           .strict()
           .prefault({}),
         keepFailed: z
-          .object({ ageSeconds: nonNegativeInt.default(7 * 86_400), count: nonNegativeInt.default(50_000) })
+          .object({
+            /** Seconds a failed job is kept in Redis. */
+            ageSeconds: nonNegativeInt.default(7 * 86_400),
+            /** Most failed jobs kept in Redis. */
+            count: nonNegativeInt.default(50_000),
+          })
           .strict()
           .prefault({}),
-        /** Export requests per interval across every worker (a sliding window in Redis, plus BullMQ's limiter on job starts); 0 turns the limit off. */
         rateLimit: z
-          .object({ max: nonNegativeInt.default(0), durationMs: positiveInt.default(1_000) })
+          .object({
+            /**
+             * Export requests per `durationMs` across every worker (a sliding window in Redis, plus
+             * BullMQ's limiter on job starts); `0` turns the limit off.
+             */
+            max: nonNegativeInt.default(0),
+            /** The window of `queue.rateLimit.max`. */
+            durationMs: positiveInt.default(1_000),
+          })
           .strict()
           .prefault({}),
-        /** How long a worker may hold a job without renewing its lock before another worker takes it. */
+        /**
+         * How long a worker may hold a job without renewing its lock before another worker takes
+         * it: with `stalledIntervalMs`, how soon a crashed worker's job goes to another worker.
+         */
         lockDurationMs: positiveInt.default(60_000),
+        /** How often workers look for jobs whose lock has expired (stalled jobs). */
         stalledIntervalMs: positiveInt.default(30_000),
         /**
-         * Times a job may stall (its worker died, was killed, or stopped renewing its lock) and
-         * still go to another worker; the next stall fails its slice for good as `WORKER_DIED`.
-         * More than 0 by default: a deploy's SIGKILL stalls the jobs in flight, and a job taken over
-         * after one can meet the next restart, or a Redis restart that outlived the locks.
-         * @defaultValue 2
+         * Times a job may stall (the worker holding it died, was killed or stopped renewing its
+         * lock) and still go to another worker; the next stall fails its slice for good as
+         * `WORKER_DIED`, unattempted, so a file that kills whoever reads it stops at this many dead
+         * workers plus one (see [queue mode](operations.md#many-machines-queue-mode)). More than 0
+         * by default: a deploy's SIGKILL stalls the jobs in flight, and a job taken over after one
+         * can meet the next restart, or a Redis restart that outlived the locks. @defaultValue 2
          */
         maxStalledCount: nonNegativeInt.max(100).default(2),
         /** Jobs added per round trip while queueing a backfill. */
@@ -267,11 +333,12 @@ export const settingsSchema = z
     metrics: z
       .object({
         /**
-         * Port of `/metrics`, `/healthz` and `/readyz` for `worker` (and for `run`/`nightly` given
-         * `--metrics-port`); null: no server. 0 picks any free port.
+         * Port where `worker` (and `run`/`nightly` given `--metrics-port`) serves `/metrics`,
+         * `/healthz` and `/readyz`; `null`: no server, `0`: any free port (logged, and shown by
+         * `/healthz`). Several workers on one host need a port each, or `0`.
          */
         port: z.number().int().min(0).max(65_535).nullable().default(9464),
-        /** Interface they listen on: 127.0.0.1 on a shared host, 0.0.0.0 in a container Prometheus scrapes. */
+        /** Interface they listen on: `127.0.0.1` on a shared host, `0.0.0.0` in a container Prometheus scrapes. */
         host: z.string().min(1).default('127.0.0.1'),
       })
       .strict()
@@ -287,44 +354,59 @@ export const settingsSchema = z
      */
     checks: z
       .object({
-        /**
-         * The weights of a constituent file sum to 1 (or to 100, detected) within `tolerance`
-         * (of the scale: 0.001 is 0.1 % of the total). A portfolio holding cash, a partial list or
-         * weights in another basis sums to something else. @defaultValue warn
-         */
         weightsSum: z
-          .object({ severity: checkSeverity.default('warn'), tolerance: z.number().min(0).max(1).default(0.001) })
+          .object({
+            /**
+             * `warn`, `fail` or `off`: the weights (`index_weighting`) of a constituent file sum to 1,
+             * or to 100 (the nearer is taken as the scale), within `tolerance`. A portfolio holding
+             * cash, a partial list or weights in another basis sums to something else.
+             */
+            severity: checkSeverity.default('warn'),
+            /** The share of the scale the weights' sum may miss it by (0.001 is 0.1 % of the total). */
+            tolerance: z.number().min(0).max(1).default(0.001),
+          })
           .strict()
           .prefault({}),
-        /** No ISIN twice in one constituent file (a duplicate double-counts a security). @defaultValue warn */
         duplicateIsin: z
-          .object({ severity: checkSeverity.default('warn') })
+          .object({
+            /** `warn`, `fail` or `off`: no ISIN twice in one constituent file (a duplicate double-counts a security). */
+            severity: checkSeverity.default('warn'),
+          })
           .strict()
           .prefault({}),
-        /**
-         * The file has at most `maxDropShare` fewer rows than the previous loaded date of the same
-         * portfolio and report type (0.25: a quarter fewer); a portfolio may really shrink.
-         * @defaultValue warn
-         */
         rowCountDrop: z
-          .object({ severity: checkSeverity.default('warn'), maxDropShare: z.number().min(0).max(1).default(0.25) })
+          .object({
+            /**
+             * `warn`, `fail` or `off`: the file has at most `maxDropShare` fewer rows than the
+             * previous loaded date of the same portfolio and report type; a portfolio may really shrink.
+             */
+            severity: checkSeverity.default('warn'),
+            /** The largest share of rows the file may have fewer (a quarter fewer is 0.25, a halved day 0.5). */
+            maxDropShare: z.number().min(0).max(1).default(0.25),
+          })
           .strict()
           .prefault({}),
-        /**
-         * Every row's effective date is the report date or at most `maxBusinessDaysBefore` business
-         * days (Monday to Friday, no holiday calendar) before it, never after (a stale file loaded
-         * under a new date passes old data off as current). @defaultValue warn
-         */
         effectiveDate: z
-          .object({ severity: checkSeverity.default('warn'), maxBusinessDaysBefore: nonNegativeInt.max(366).default(5) })
+          .object({
+            /**
+             * `warn`, `fail` or `off`: every row's `effective_date` is the report date or at most
+             * `maxBusinessDaysBefore` business days before it, never after (a stale file loaded
+             * under a new date passes old data off as current).
+             */
+            severity: checkSeverity.default('warn'),
+            /** Business days (Monday–Friday, no holiday calendar) a row's `effective_date` may be before the report date. */
+            maxBusinessDaysBefore: nonNegativeInt.max(366).default(5),
+          })
           .strict()
           .prefault({}),
-        /**
-         * Prices, FX rates, shares (constituent files) and index values, market values and divisors
-         * (index files) are above zero where given. @defaultValue warn
-         */
         positiveValues: z
-          .object({ severity: checkSeverity.default('warn') })
+          .object({
+            /**
+             * `warn`, `fail` or `off`: prices, FX rates and shares (constituent files), index values,
+             * market values and divisors (index files) are above zero where given.
+             */
+            severity: checkSeverity.default('warn'),
+          })
           .strict()
           .prefault({}),
       })
@@ -333,12 +415,13 @@ export const settingsSchema = z
     dashboard: z
       .object({
         /**
-         * A secret the dashboard asks every request for, on every route (page, assets, API, Bull
-         * Board): `Authorization: Bearer <token>`, or HTTP Basic with any user name and the token as
-         * password (what a browser's login prompt sends). Unset (null): no login, and the dashboard
-         * binds to loopback only. Set it in the environment or `.env`
-         * (`REPORT_SYNC_DASHBOARD__TOKEN`), like the other secrets; `report-sync config` shows it as
-         * set or unset. @defaultValue null
+         * A secret of at least 16 characters (`openssl rand -hex 32`) the
+         * [dashboard](operations.md#the-coverage-dashboard) asks for on every route (page, assets,
+         * API, Bull Board): `Authorization: Bearer <token>`, or a browser's login with any user name
+         * and the token as password (HTTP Basic). Unset (`null`): no login, and the dashboard binds
+         * to loopback only; required to listen beyond loopback. Censored like a credential:
+         * `report-sync config` shows it as `set` or `unset`, logs and errors never show it. Set it
+         * in the environment or `.env`, like the other secrets. @defaultValue null
          */
         token: z.string().min(16, 'too short for a secret: use at least 16 characters, e.g. from openssl rand -hex 32').nullable().default(null),
       })
@@ -346,6 +429,7 @@ export const settingsSchema = z
       .prefault({}),
     log: z
       .object({
+        /** `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`; `LOG_LEVEL` overrides it. */
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
       })
       .strict()
