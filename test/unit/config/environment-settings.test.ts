@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -138,19 +138,6 @@ describe('settings from REPORT_SYNC_* variables', () => {
     for (const key of keys) expect(variables.some((variable) => variable.path.join('.') === key || key.startsWith(`${variable.path.join('.')}.`))).toBe(true);
     expect(names).toContain('REPORT_SYNC_QUEUE__KEEP_FAILED__AGE_SECONDS');
     expect(names).toContain('REPORT_SYNC_FORMATS__CONSTITUENT_PROFORMACORPORATEACTIONS');
-  });
-});
-
-describe('the configuration page', () => {
-  it("gives each key's variable in its configuration table", () => {
-    const page = readFileSync(packageFile('docs/configuration.md'), 'utf8');
-    const table = page.slice(page.indexOf('| key | variable | default | meaning |'));
-    const rows = table.slice(0, table.indexOf('\n\n'));
-    for (const variable of settingVariables()) {
-      if (variable.path[0] === 'formats') continue;
-      expect(rows, variable.name).toContain(`\`${variable.name}\``);
-    }
-    expect(rows).toContain('`REPORT_SYNC_FORMATS__<TYPE>`');
   });
 });
 
