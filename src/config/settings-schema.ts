@@ -111,7 +111,7 @@ export const settingsSchema = z
          * of each step fixed, half random).
          */
         baseDelayMs: nonNegativeInt.default(1_000),
-        /** Longest backoff between two attempts. */
+        /** Longest backoff between two attempts; the doubling stops there. */
         maxDelayMs: nonNegativeInt.default(60_000),
         /** Longest `Retry-After` honoured as given; longer ones are cut to this. */
         maxRetryAfterMs: nonNegativeInt.default(300_000),
@@ -120,7 +120,7 @@ export const settingsSchema = z
       .prefault({}),
     http: z
       .object({
-        /** Time allowed to connect to the gateway. */
+        /** Time allowed to open a connection to the gateway or the identity provider. */
         connectTimeoutMs: positiveInt.default(10_000),
         /** Time allowed for the service to generate the report and start answering. */
         headersTimeoutMs: positiveInt.default(120_000),
@@ -129,9 +129,9 @@ export const settingsSchema = z
          * 16 KiB of it must arrive.
          */
         bodyTimeoutMs: positiveInt.default(60_000),
-        /** How long an idle keep-alive connection is kept open. */
+        /** How long an idle connection of the keep-alive pool is kept open. */
         keepAliveTimeoutMs: positiveInt.default(30_000),
-        /** Keep-alive connections per origin. */
+        /** Keep-alive connections per origin; they cap the requests in flight as well. */
         connections: positiveInt.max(1024).default(64),
         /** Verify TLS certificates; `false` is for test rigs only and logs a warning at every start. */
         verifyTls: z.boolean().default(true),
