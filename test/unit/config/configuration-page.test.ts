@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CONFIGURATION_PAGE, configurationPage, documentedSettings, END, settingsTable, START } from '../../../scripts/config-docs.js';
+import { describeEnvironment } from '../../../src/config/describe-environment.js';
 import { settingVariables } from '../../../src/config/setting-variables.js';
 
 const SCHEMA_SOURCE = readFileSync(new URL('../../../src/config/settings-schema.ts', import.meta.url), 'utf8');
@@ -33,6 +34,22 @@ describe('docs/configuration.md', () => {
     expect(rows.some((row) => row.startsWith('| `formats` | `REPORT_SYNC_FORMATS__<TYPE>`'))).toBe(true);
     // Retired settings are listed so, for whoever still sets them.
     expect(rows.find((row) => row.startsWith('| `token.minLifetimeSeconds` |'))).toContain('| retired |');
+  });
+
+  it('gives each variable `report-sync config` shows (secrets, addresses) a row in its hand-written variables table', () => {
+    const page = readFileSync(CONFIGURATION_PAGE, 'utf8');
+    const table = page.slice(page.indexOf('| variable | meaning |'));
+    const firstCells = table
+      .slice(0, table.indexOf('\n\n'))
+      .split('\n')
+      .map((row) => row.split(' | ')[0] ?? '');
+    const shown = describeEnvironment({ env: {}, dotEnvVariables: new Set(), databaseUrl: 'sqlite:./data/warehouse.sqlite', redisUrl: 'redis://127.0.0.1:6379' });
+    expect(shown.length).toBeGreaterThan(10);
+    for (const { name } of shown)
+      expect(
+        firstCells.some((cell) => cell.includes(`\`${name}\``)),
+        name,
+      ).toBe(true);
   });
 });
 
