@@ -62,9 +62,11 @@ export async function* readCsvRecords(input: AsyncIterable<Buffer | string> | Re
       heldChars = 0;
     };
     for await (const chunk of input as AsyncIterable<Buffer | string>) {
-      const text = decode(chunk, true);
-      for (let at = 0; at < text.length; at += PIECE_CHARS) {
-        const piece = at === 0 && text.length <= PIECE_CHARS ? text : text.slice(at, at + PIECE_CHARS);
+      // Bytes are decoded a piece at a time too: a string of a whole chunk would be a large object,
+      // collected only with the old generation, and every piece sliced from it would keep it.
+      for (let at = 0; at < chunk.length; at += PIECE_CHARS) {
+        const part = chunk.length <= PIECE_CHARS ? chunk : typeof chunk === 'string' ? chunk.slice(at, at + PIECE_CHARS) : chunk.subarray(at, at + PIECE_CHARS);
+        const piece = decode(part, true);
         const end = Math.max(piece.lastIndexOf('\n'), piece.lastIndexOf('\r')) + 1;
         if (end === 0) {
           held.push(piece);

@@ -98,6 +98,9 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
   // Each unlisted field's name as `extra` writes it, after a comma: `,"name":` (or '' for a name
   // that takes lossless-json's way, see extraKey). Worked out with the targets, not per record.
   let extraKeys: string[] = [];
+  // Scratch space for `extra`'s text, reused by every record: its parts are joined a bounded
+  // number at a time, so no record makes a string per field that lives until its last field.
+  const extraParts: string[] = [];
   const mapNames = (names: readonly string[], where: string): void => {
     const mapped: number[] = new Array(names.length);
     const keys: string[] = new Array(names.length);
@@ -130,14 +133,34 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
     values.fill(null);
     // The unlisted fields, in file order, written into `extra`'s text as they come: a record may
     // have tens of thousands, and arrays or an object of them cost more than the text itself.
-    // Undefined while there are none; null once one needs lossless-json's way (see writeExtra).
-    let extra: string | null | undefined;
+    let extraFields = 0;
+    // Set once a field needs lossless-json's way (see flatJson): `extra` is then written whole by it.
+    let extraWalk = false;
+    let extraSegments: string[] | undefined;
+    extraParts.length = 0;
 
     for (let field = 0; field < names.length; field += 1) {
       const value = record.values[field];
       const index = targets[field]!;
       if (index < 0) {
-        if (extra !== null) extra = appendExtra(extra, extraKeys[field]!, value);
+        extraFields += 1;
+        if (extraWalk) continue;
+        const key = extraKeys[field]!;
+        const plain = typeof value === 'string' && isPlainJsonText(value);
+        const text = plain ? value : flatJson(value);
+        if (text === undefined || key === '') {
+          extraWalk = true;
+          continue;
+        }
+        if (extraFields === 1) extraParts.push('{', key.slice(1));
+        else extraParts.push(key);
+        // A string with nothing to escape goes between quotes as it is: no copy of it per field.
+        if (plain) extraParts.push('"', text, '"');
+        else extraParts.push(text);
+        if (extraParts.length >= EXTRA_PARTS_PER_JOIN) {
+          (extraSegments ??= []).push(extraParts.join(''));
+          extraParts.length = 0;
+        }
         continue;
       }
       if (value === null || value === undefined) continue;
@@ -203,30 +226,48 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
     row.push(slice.reportDate);
     if (storesLineNumber) row.push(ordinal);
     for (let index = 0; index < columns.length; index += 1) row.push(values[index]!);
-    row.push(extra === undefined ? null : extra === null ? (stringify(extraObject(record, targets)) ?? null) : `${extra}}`);
+    if (extraFields === 0) row.push(null);
+    else if (extraWalk) row.push(stringify(extraObject(record, targets)) ?? null);
+    else {
+      extraParts.push('}');
+      if (extraSegments === undefined) row.push(extraParts.join(''));
+      else {
+        extraSegments.push(extraParts.join(''));
+        row.push(extraSegments.join(''));
+      }
+      extraParts.length = 0;
+    }
     return row;
   };
 }
 
+/** Most parts of `extra`'s text held before they are joined into one string. */
+const EXTRA_PARTS_PER_JOIN = 1024;
+
 /**
- * `extra` so far with one more field, as lossless-json's `stringify` writes it (numbers with every
- * digit): written directly when the value is flat (a string, a number, a boolean or null), as
- * unlisted fields almost always are; lossless-json's generic walk cost more than typing the rest
- * of the row. Null when the field must take that walk instead (`extra` is then written whole by it).
- * @param key the field's name from {@link extraKey}
+ * A value's text in `extra` as lossless-json's `stringify` writes it (numbers with every digit),
+ * when the value is flat (a string, a number, a boolean or null), as unlisted fields almost always
+ * are; undefined for anything else, which takes lossless-json's generic walk (slower than typing
+ * the rest of the row, so only when needed).
  */
-function appendExtra(extra: string | undefined, key: string, value: unknown): string | null {
-  let text: string;
-  if (typeof value === 'string') text = JSON.stringify(value);
-  else if (isLosslessNumber(value)) text = value.toString();
-  else if (value === null || typeof value === 'boolean') text = String(value);
-  else return null;
-  if (key === '') return null;
-  return extra === undefined ? `{${key.slice(1)}${text}` : extra + key + text;
+function flatJson(value: unknown): string | undefined {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (isLosslessNumber(value)) return value.toString();
+  if (value === null || typeof value === 'boolean') return String(value);
+  return undefined;
+}
+
+/** Whether JSON writes `text` between quotes as it is: no control character, quote, backslash or surrogate. */
+function isPlainJsonText(text: string): boolean {
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return false;
+  }
+  return true;
 }
 
 /**
- * `,"name":`, what {@link appendExtra} writes before a field's value; '' for a name that looks
+ * `,"name":`, what `extra` holds before a field's value; '' for a name that looks
  * like an array index ("7"), which an object lists first, in order: such a name takes the object's way.
  */
 function extraKey(name: string): string {
