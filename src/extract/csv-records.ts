@@ -46,18 +46,47 @@ export async function* readCsvRecords(input: AsyncIterable<Buffer | string> | Re
   // A batch of records per piece of text: one await per piece, not per record. A chunk is cut into
   // pieces because it can be a whole body held in memory: what one push holds (the cells of a line
   // of commas, the records of a million short lines) must stay small whatever the file holds.
+  // Pieces are handed to the splitter up to their last line break, the rest held back for the next:
+  // a record's cells are then made and typed in one go, and die young, instead of surviving while
+  // the other slices read, which made a record of 80,000 tiny cells cost tens of MB until the next
+  // full collection. What is held back is at most a record (longer, it is pushed: the splitter
+  // refuses it), so a line break inside quotes only makes the splitter hold a cell across pushes.
+  const maxHeld = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
   async function* batches(): AsyncGenerator<string[][]> {
     let records: string[][] = [];
+    let held: string[] = [];
+    let heldChars = 0;
+    const pushHeld = () => {
+      for (const part of held) splitter.push(part, records);
+      held = [];
+      heldChars = 0;
+    };
     for await (const chunk of input as AsyncIterable<Buffer | string>) {
-      const text = decode(chunk, true);
-      for (let at = 0; at < text.length; at += PIECE_CHARS) {
-        splitter.push(at === 0 && text.length <= PIECE_CHARS ? text : text.slice(at, at + PIECE_CHARS), records);
+      // Bytes are decoded a piece at a time too: a string of a whole chunk would be a large object,
+      // collected only with the old generation, and every piece sliced from it would keep it.
+      for (let at = 0; at < chunk.length; at += PIECE_CHARS) {
+        const part = chunk.length <= PIECE_CHARS ? chunk : typeof chunk === 'string' ? chunk.slice(at, at + PIECE_CHARS) : chunk.subarray(at, at + PIECE_CHARS);
+        const piece = decode(part, true);
+        const end = Math.max(piece.lastIndexOf('\n'), piece.lastIndexOf('\r')) + 1;
+        if (end === 0) {
+          held.push(piece);
+          heldChars += piece.length;
+          if (heldChars > maxHeld) pushHeld();
+        } else {
+          pushHeld();
+          splitter.push(end === piece.length ? piece : piece.slice(0, end), records);
+          if (end < piece.length) {
+            held.push(piece.slice(end));
+            heldChars = piece.length - end;
+          }
+        }
         if (records.length > 0) {
           yield records;
           records = [];
         }
       }
     }
+    pushHeld();
     splitter.push(decode(Buffer.alloc(0), false), records);
     splitter.end(records);
     if (records.length > 0) yield records;

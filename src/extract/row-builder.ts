@@ -95,13 +95,23 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
   let lastNames: readonly string[] = [];
   let targets: number[] = [];
   let givenBy: (string | undefined)[] = new Array(columns.length).fill(undefined);
+  // Each unlisted field's name as `extra` writes it, after a comma: `,"name":` (or '' for a name
+  // that takes lossless-json's way, see extraKey). Worked out with the targets, not per record.
+  let extraKeys: string[] = [];
+  // Scratch space for `extra`'s text, reused by every record: its parts are joined a bounded
+  // number at a time, so no record makes a string per field that lives until its last field.
+  const extraParts: string[] = [];
   const mapNames = (names: readonly string[], where: string): void => {
     const mapped: number[] = new Array(names.length);
+    const keys: string[] = new Array(names.length);
     const seenAs: (string | undefined)[] = new Array(columns.length).fill(undefined);
     for (let field = 0; field < names.length; field += 1) {
       const index = indexOf(names[field]!);
       mapped[field] = index;
-      if (index < 0) continue;
+      if (index < 0) {
+        keys[field] = extraKey(names[field]!);
+        continue;
+      }
       if (seenAs[index] !== undefined) {
         throw new FileFormatError(
           `${fileName}, ${where}: fields "${printableText(seenAs[index]!, 80)}" and "${printableText(names[field]!, 80)}" both name column ${columns[index]!.name}; the file is ambiguous`,
@@ -112,31 +122,45 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
     lastNames = names;
     targets = mapped;
     givenBy = seenAs;
+    extraKeys = keys;
   };
   // Every row of a file usually has the same effective date: check the calendar once.
   let lastGoodDate = '';
-  // The unlisted fields repeat on every record too: each name is quoted for `extra` once.
-  const quotedNames = new Map<string, string>();
 
   return (record, ordinal) => {
     const { names } = record;
     if (names !== lastNames && !sameNames(names, lastNames)) mapNames(names, record.where);
     values.fill(null);
-    // The unlisted fields, in file order: two arrays, not an object, which cost microseconds per
-    // key once a record has thousands of them (a hostile file may have a million).
-    let extraNames: string[] | undefined;
-    let extraValues: unknown[] = [];
+    // The unlisted fields, in file order, written into `extra`'s text as they come: a record may
+    // have tens of thousands, and arrays or an object of them cost more than the text itself.
+    let extraFields = 0;
+    // Set once a field needs lossless-json's way (see flatJson): `extra` is then written whole by it.
+    let extraWalk = false;
+    let extraSegments: string[] | undefined;
+    extraParts.length = 0;
 
     for (let field = 0; field < names.length; field += 1) {
       const value = record.values[field];
       const index = targets[field]!;
       if (index < 0) {
-        if (extraNames === undefined) {
-          extraNames = [];
-          extraValues = [];
+        extraFields += 1;
+        if (extraWalk) continue;
+        const key = extraKeys[field]!;
+        const plain = typeof value === 'string' && isPlainJsonText(value);
+        const text = plain ? value : flatJson(value);
+        if (text === undefined || key === '') {
+          extraWalk = true;
+          continue;
         }
-        extraNames.push(names[field]!);
-        extraValues.push(value);
+        if (extraFields === 1) extraParts.push('{', key.slice(1));
+        else extraParts.push(key);
+        // A string with nothing to escape goes between quotes as it is: no copy of it per field.
+        if (plain) extraParts.push('"', text, '"');
+        else extraParts.push(text);
+        if (extraParts.length >= EXTRA_PARTS_PER_JOIN) {
+          (extraSegments ??= []).push(extraParts.join(''));
+          extraParts.length = 0;
+        }
         continue;
       }
       if (value === null || value === undefined) continue;
@@ -202,45 +226,62 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
     row.push(slice.reportDate);
     if (storesLineNumber) row.push(ordinal);
     for (let index = 0; index < columns.length; index += 1) row.push(values[index]!);
-    row.push(extraNames === undefined ? null : stringifyExtra(extraNames, extraValues, quotedNames));
+    if (extraFields === 0) row.push(null);
+    else if (extraWalk) row.push(stringify(extraObject(record, targets)) ?? null);
+    else {
+      extraParts.push('}');
+      if (extraSegments === undefined) row.push(extraParts.join(''));
+      else {
+        extraSegments.push(extraParts.join(''));
+        row.push(extraSegments.join(''));
+      }
+      extraParts.length = 0;
+    }
     return row;
   };
 }
 
+/** Most parts of `extra`'s text held before they are joined into one string. */
+const EXTRA_PARTS_PER_JOIN = 1024;
+
 /**
- * `extra` as lossless-json's `stringify` writes it (numbers with every digit), written directly
- * when every value is flat (a string, a number, a boolean or null), as unlisted fields almost
- * always are; lossless-json's generic walk cost more than typing the rest of the row.
+ * A value's text in `extra` as lossless-json's `stringify` writes it (numbers with every digit),
+ * when the value is flat (a string, a number, a boolean or null), as unlisted fields almost always
+ * are; undefined for anything else, which takes lossless-json's generic walk (slower than typing
+ * the rest of the row, so only when needed).
  */
-function stringifyExtra(names: readonly string[], values: readonly unknown[], quotedNames: Map<string, string>): string | null {
-  let out = '{';
-  for (let i = 0; i < names.length; i += 1) {
-    const value = values[i];
-    let text: string;
-    if (typeof value === 'string') text = JSON.stringify(value);
-    else if (isLosslessNumber(value)) text = value.toString();
-    else if (value === null || typeof value === 'boolean') text = String(value);
-    else return stringify(extraObject(names, values)) ?? null;
-    let name = quotedNames.get(names[i]!);
-    if (name === undefined) {
-      // An object lists keys that are array indexes ("7") first, in order: such a name takes the object's way.
-      name = ARRAY_INDEX.test(names[i]!) ? '' : JSON.stringify(names[i]);
-      quotedNames.set(names[i]!, name);
-    }
-    if (name === '') return stringify(extraObject(names, values)) ?? null;
-    out += out.length === 1 ? `${name}:${text}` : `,${name}:${text}`;
+function flatJson(value: unknown): string | undefined {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (isLosslessNumber(value)) return value.toString();
+  if (value === null || typeof value === 'boolean') return String(value);
+  return undefined;
+}
+
+/** Whether JSON writes `text` between quotes as it is: no control character, quote, backslash or surrogate. */
+function isPlainJsonText(text: string): boolean {
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return false;
   }
-  return `${out}}`;
+  return true;
+}
+
+/**
+ * `,"name":`, what `extra` holds before a field's value; '' for a name that looks
+ * like an array index ("7"), which an object lists first, in order: such a name takes the object's way.
+ */
+function extraKey(name: string): string {
+  return ARRAY_INDEX.test(name) ? '' : `,${JSON.stringify(name)}:`;
 }
 
 /** What looks like an array index to an object: such keys are listed first, in numeric order. */
 const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
 
-/** The unlisted fields as an object, for lossless-json's `stringify`. */
-function extraObject(names: readonly string[], values: readonly unknown[]): Record<string, unknown> {
+/** The record's unlisted fields (a target below 0) as an object, for lossless-json's `stringify`. */
+function extraObject(record: SourceRecord, targets: readonly number[]): Record<string, unknown> {
   // No prototype: a field named "__proto__" must be kept as data, not set the prototype.
   const extra = Object.create(null) as Record<string, unknown>;
-  for (let i = 0; i < names.length; i += 1) extra[names[i]!] = values[i];
+  for (let field = 0; field < record.names.length; field += 1) if (targets[field]! < 0) extra[record.names[field]!] = record.values[field];
   return extra;
 }
 

@@ -84,6 +84,22 @@ function* wideCsv(rows: number, nameChars: number): Generator<Buffer> {
   for (let i = 0; i < rows; i += 1) yield* constituentLine(i, name);
 }
 
+/**
+ * A bare CSV of `rows` constituents with `fields` columns, all but the ten listed ones unlisted
+ * (kept in `extra`): each record about 1 MiB of 12-character cells, just under the limit.
+ */
+function manyFieldsCsv(rows: number, fields: number): Buffer {
+  const names = HEADER.split(',');
+  for (let field = names.length; field < fields; field += 1) names.push(`f${field}`);
+  const lines = [names.join(',')];
+  for (let i = 0; i < rows; i += 1) {
+    const cells = [DATE, `XS${String(i).padStart(10, '0')}`, 'Acme', 'ACM', 'XLON', '12.5', 'EUR', '1.1', '100', '0.001'];
+    for (let field = cells.length; field < fields; field += 1) cells.push(`${String(i).padStart(2, '0')}:${String(field).padStart(9, '0')}`);
+    lines.push(cells.join(','));
+  }
+  return Buffer.from(`${lines.join('\r\n')}\r\n`);
+}
+
 function* wideJson(rows: number, nameChars: number): Generator<Buffer> {
   const name = Buffer.alloc(nameChars, 'n');
   yield Buffer.from('[');
@@ -216,6 +232,30 @@ function describeHostileRecords(dialect: WarehouseDialect, cases: HostileCases) 
         for (const portfolio of csvs) expect(await ledgerRow(portfolio)).toMatchObject({ error: `FILE_INVALID: commas.csv line 2: the record ${LIMIT_MESSAGE}` });
         for (const portfolio of jsons)
           expect(await ledgerRow(portfolio)).toMatchObject({ error: 'FILE_INVALID: many.json, record 1: key column effective_date is missing; every record needs it' });
+      }, 60_000);
+
+      it('loads eight bare CSVs of 20 records of 80,000 tiny fields each at once (concurrency 8) within the ceiling', async () => {
+        const body = manyFieldsCsv(20, 80_000);
+        const portfolios = Array.from({ length: 8 }, () => nextPortfolio++);
+        for (const portfolio of portfolios) upstream.serve(portfolio, 'constituent.close', DATE, { body, contentType: 'text/csv', fileName: 'fields.csv' });
+        const result = await run(portfolios);
+        measured.push(`eight bare CSVs of 20 records of 80,000 fields each at once: ${figures(result, idleMb)}`);
+        expect(result.code, result.output.slice(-3000)).toBe(0);
+        expect(result.stdout).toMatch(/^loaded\s+8\s*$/m);
+        expect(result.peakMb, result.output.slice(-3000)).toBeLessThanOrEqual(idleMb + CEILING_MB);
+        for (const portfolio of portfolios) expect(await ledgerRow(portfolio)).toMatchObject({ status: 'loaded', row_count: 20 });
+        // Every unlisted field is kept, in file order.
+        const warehouse = await rig.warehouse();
+        const row = await warehouse.db
+          .selectFrom('constituent_report')
+          .select('extra')
+          .where('portfolio_id', '=', portfolios[0]!)
+          .where('isin', '=', 'XS0000000019')
+          .executeTakeFirstOrThrow();
+        const extra = JSON.parse(row.extra!) as Record<string, string>;
+        expect(Object.keys(extra)).toHaveLength(80_000 - 10);
+        expect(extra.f10).toBe('19:000000010');
+        expect(extra.f79999).toBe('19:000079999');
       }, 60_000);
 
       it('loads a record just under the limit, refuses one just over it, and loads a 2 MiB one once limits.maxRecordBytes allows it', async () => {

@@ -107,4 +107,31 @@ describe('readCsvRecords given a whole body in one chunk', () => {
       push.mockRestore();
     }
   });
+
+  it('hands the splitter whole records where it can: a record of 80,000 cells over many pieces is split in one go, the same as read line by line', async () => {
+    const names = Array.from({ length: 80_000 }, (_, i) => `f${i}`);
+    const line = (row: number) => names.map((_, i) => `${row}:${i}`).join(',');
+    // CRLF, a CR ending a piece (its LF in the next), a quoted line break across pieces, no break at the end.
+    const quoted = `"${'q'.repeat(70_000)}\r\n${'q'.repeat(70_000)}"`;
+    const body = `${names.join(',')}\r\n${line(1)}\r\n${line(2)}\r\n${quoted},${line(3).slice(line(3).indexOf(',') + 1)}`;
+    for (const chunkSize of [1 << 16, 100_003, 1 << 20, body.length]) {
+      const push = vi.spyOn(CsvRecordSplitter.prototype, 'push');
+      const records: SourceRecord[] = [];
+      try {
+        for await (const record of readCsvRecords(text(body, chunkSize), { fileName: 'x.csv' })) {
+          records.push(record);
+        }
+        expect(records.map((record) => record.where)).toEqual(['line 2', 'line 3', 'line 4']);
+        expect(records[0]!.values).toEqual(line(1).split(','));
+        expect(records[1]!.values).toEqual(line(2).split(','));
+        expect(records[2]!.values[0]).toBe(quoted.slice(1, -1));
+        expect(records[2]!.values.slice(1)).toEqual(line(3).split(',').slice(1));
+        expect(push.mock.calls.every(([piece]) => piece.length <= 64 * 1024)).toBe(true);
+        // Each piece pushed ends at a line break or holds none (the start of a record held back).
+        expect(push.mock.calls.filter(([piece]) => /[\r\n]/.test(piece) && !/[\r\n]$/.test(piece))).toEqual([]);
+      } finally {
+        push.mockRestore();
+      }
+    }
+  });
 });
