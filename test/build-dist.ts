@@ -7,9 +7,12 @@ import { fileURLToPath } from 'node:url';
  * Vitest global set-up: builds `dist/` from the current sources, so the tests that start the
  * `report-sync` command run what would be published, never a stale build. The build is incremental
  * (a second or two when little changed), and tsc never deletes the output of a source that is gone:
- * those files are removed here, so no test can pass on a module that no longer exists.
+ * those files are removed here, so no test can pass on a module that no longer exists. Several
+ * projects (e2e, faults, bench) name this set-up; a mark in the environment of vitest's main
+ * process makes one `vitest run` build once.
  */
 export default function buildDist(): void {
+  if (process.env[BUILT_MARK] === '1') return;
   const root = fileURLToPath(new URL('..', import.meta.url));
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
   for (const folder of ['src', 'jobs']) {
@@ -18,7 +21,11 @@ export default function buildDist(): void {
       if (output.endsWith('.js') && !existsSync(copied.replace(/\.js$/, '.ts')) && !existsSync(copied)) rmSync(output);
     }
   }
+  process.env[BUILT_MARK] = '1';
 }
+
+/** Set once this run of vitest has built `dist/`. */
+const BUILT_MARK = 'REPORT_SYNC_TEST_DIST_BUILT';
 
 function* walk(dir: string): Generator<string> {
   if (!existsSync(dir)) return;
