@@ -133,7 +133,9 @@ describe('a poison job in a fleet of two workers', () => {
     rig = await startQueueRig();
     redis = new Redis(TEST_REDIS_URL);
     receiver = await Receiver.start();
-    const alerting = { REPORT_ALERT_WEBHOOK_URL: receiver.url.href, REPORT_ALERT_WEBHOOK_FORMAT: 'json' };
+    // One job per worker: a job running beside the poison job on the worker killed with it would
+    // stall as often and be failed with it (as documented); here only the poison job may.
+    const alerting = { REPORT_ALERT_WEBHOOK_URL: receiver.url.href, REPORT_ALERT_WEBHOOK_FORMAT: 'json', REPORT_SYNC_CONCURRENCY: '1' };
     await Promise.all([startWorker(alerting), startWorker(alerting)]);
     // The poison slice's first allowed + 1 downloads hang: whichever worker takes it is killed while
     // it waits. A download after those would be answered with the file, and the slice loaded.
@@ -182,7 +184,7 @@ describe('a poison job in a fleet of two workers', () => {
     expect(poisonRow!.error).toContain(
       'retry it with: report-sync backfill --from 2024-01-03 --to 2024-01-03 --portfolios 1002 --report-types constituent.close --failed --code WORKER_DIED',
     );
-    expect(rows.filter((row) => row !== poisonRow).every((row) => row.status === 'loaded')).toBe(true);
+    expect(rows.filter((row) => row !== poisonRow && row.status !== 'loaded')).toEqual([]);
     // The waited backfill says so too, and so does status, with the code and the command.
     expect(result.stdout).toContain('WORKER_DIED');
     const status = await rig.cli(['status', ...WEEK, '--failed']);
@@ -278,7 +280,7 @@ describe('a poison job in a fleet of two workers', () => {
     const poisonRow = rows.find((row) => row.portfolio_id === POISON.portfolioId && row.report_type === POISON.reportType && row.report_date === POISON.reportDate);
     expect(poisonRow).toMatchObject({ status: 'failed', error_code: 'FILE_INVALID', attempts: 1 });
     expect(poisonRow!.error).toMatch(/poison\.zip.* line 2: the record is longer than limits\.maxRecordBytes \(1048576 characters\)/);
-    expect(rows.filter((row) => row !== poisonRow).every((row) => row.status === 'loaded')).toBe(true);
+    expect(rows.filter((row) => row !== poisonRow && row.status !== 'loaded')).toEqual([]);
 
     for (const worker of workers) expect(fleet.get(worker.child.pid!)).toBe(worker);
     await expectFleetAlive();

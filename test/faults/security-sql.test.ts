@@ -239,8 +239,9 @@ const ALLOWED: readonly Allowed[] = [
   {
     file: 'src/warehouse/sqlite-row-writer.ts',
     kind: 'raw-sql',
-    code: 'CompiledQuery.raw(fullBatchSql, parameters)',
-    reason: 're-runs the multi-row INSERT Kysely compiled once (compileInsert) with fresh parameters: values are never in the text',
+    code: 'CompiledQuery.raw(inBatch === batchRows ? fullBatchSql : this.#insertSqlFor(trx, definition, columns, inBatch), parameters)',
+    reason:
+      're-runs the multi-row INSERT Kysely compiled once (compileInsert), or once per shorter row count for a batch ended early by long rows, with fresh parameters: values are never in the text',
   },
   {
     file: 'src/warehouse/sqlite-row-writer.ts',
