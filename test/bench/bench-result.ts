@@ -16,6 +16,52 @@ export interface BenchResult {
   readonly pass: boolean;
   /** Anything a reader needs to read the row right (sizes, what was measured). */
   readonly note?: string;
+  /** What the row's runs left behind, counted afterwards; not printed in the table (the smoke test asserts it). */
+  readonly facts?: BenchFacts;
+}
+
+/**
+ * What a benchmark can vouch for besides its speed, counted after its runs from the warehouse, the
+ * ledger, the simulator or the queue (never copied from what was planned, except `slicesPlanned`).
+ * Each benchmark fills the fields it can count.
+ */
+export interface BenchFacts {
+  /** Slices (or jobs) the product side was given. */
+  readonly slicesPlanned?: number;
+  /** Of those, the slices the ledger has a row for. */
+  readonly slicesRecorded?: number;
+  /** Of those, the slices recorded `loaded`. */
+  readonly slicesLoaded?: number;
+  /** The most ledger rows any one of those slices has: 1 when each is recorded once. */
+  readonly ledgerRowsPerSlice?: number;
+  /** Ledger rows in the span of those slices that belong to none of them. */
+  readonly ledgerRowsUnplanned?: number;
+  /** The ledger's `row_count`, summed over those slices. */
+  readonly ledgerRowCount?: number;
+  /** Rows the simulator's file generator makes for those slices. */
+  readonly rowsExpected?: number;
+  /** Rows of those slices in the report's table afterwards. */
+  readonly rowsLoaded?: number;
+  /** Rows each raw baseline loaded, by baseline. */
+  readonly baselineRows?: Readonly<Record<string, number>>;
+  /** Export requests the simulator answered during the product's run, and how many of them with 200. */
+  readonly exportRequests?: number;
+  readonly exportAnswered200?: number;
+  /** Export answers of 401 (a token used after it expired or was revoked). */
+  readonly export401s?: number;
+  /** Token requests the simulator saw during the product's run, and the most the row allows. */
+  readonly tokenRequests?: number;
+  readonly tokenRequestsBound?: number;
+  /** Slices the ledger held as done (`loaded`, `no_data`) before the run: what `--only-missing` must skip. */
+  readonly slicesDone?: number;
+  /** Jobs the queue held after the product queued them, and after the raw baseline did. */
+  readonly jobsQueued?: number;
+  readonly baselineJobsQueued?: number;
+  /** Distinct jobs a worker attempted while draining the queue, and the most attempts of one job. */
+  readonly jobsAttempted?: number;
+  readonly attemptsPerJob?: number;
+  /** Exit codes of the commands the row ran, that are not 0. */
+  readonly nonZeroExits?: number;
 }
 
 /** A benchmark module: runs the product and its raw baseline in this process run, one after the other. */

@@ -1,17 +1,129 @@
 import { describe, expect, it } from 'vitest';
+import type { BenchFacts, BenchResult } from './bench-result.js';
 import { loadBenchmarks } from './run-benchmarks.js';
 
-// A tiny run of every benchmark, so they never rot: the sizes are too small for the targets to mean anything,
-// so only the shape and the sanity of each row is checked here.
+// A tiny run of every benchmark, so they never rot: the sizes are too small for the targets to mean
+// anything, so the speed figures are only checked for sanity here. What each run left behind
+// (its facts, counted afterwards from the warehouse, the ledger, the simulator and the queue) is
+// checked in full: a benchmark that measured a run which lost or doubled work would be measuring
+// something other than the product.
 const benchmarks = await loadBenchmarks();
+
+/** Facts of the row whose benchmark column is `name`. */
+function factsOf(rows: readonly BenchResult[], name: string): BenchFacts {
+  const row = rows.find((candidate) => candidate.benchmark === name);
+  expect(row?.facts, `the row ${name} and its facts`).toBeDefined();
+  return row!.facts!;
+}
+
+/** Every slice asked for is in the ledger once, `loaded`, with all the rows the simulator served for it, and nothing else is. */
+function expectEverySliceLoadedOnce(facts: BenchFacts): void {
+  const { slicesPlanned, rowsExpected } = facts;
+  expect(slicesPlanned).toBeGreaterThan(0);
+  expect(rowsExpected).toBeGreaterThan(0);
+  expect({
+    slicesRecorded: facts.slicesRecorded,
+    slicesLoaded: facts.slicesLoaded,
+    ledgerRowsPerSlice: facts.ledgerRowsPerSlice,
+    ledgerRowsUnplanned: facts.ledgerRowsUnplanned,
+    ledgerRowCount: facts.ledgerRowCount,
+    rowsLoaded: facts.rowsLoaded,
+  }).toEqual({
+    slicesRecorded: slicesPlanned,
+    slicesLoaded: slicesPlanned,
+    ledgerRowsPerSlice: 1,
+    ledgerRowsUnplanned: 0,
+    ledgerRowCount: rowsExpected,
+    rowsLoaded: rowsExpected,
+  });
+}
+
+/** An in-process run against a simulator without faults: one export request per slice, every one answered 200, one token. */
+function expectOneRequestPerSlice(facts: BenchFacts): void {
+  expect({ exportRequests: facts.exportRequests, exportAnswered200: facts.exportAnswered200, tokenRequests: facts.tokenRequests, nonZeroExits: facts.nonZeroExits }).toEqual({
+    exportRequests: facts.slicesPlanned,
+    exportAnswered200: facts.slicesPlanned,
+    tokenRequests: 1,
+    nonZeroExits: 0,
+  });
+}
+
+/** What each benchmark can vouch for, by its name. */
+const INVARIANTS: Record<string, (rows: readonly BenchResult[]) => void> = {
+  'small-slices': (rows) => {
+    const inProcess = factsOf(rows, 'small slices: run, in-process');
+    expectEverySliceLoadedOnce(inProcess);
+    expectOneRequestPerSlice(inProcess);
+    expect(inProcess.baselineRows).toEqual({ raw: inProcess.rowsLoaded, guaranteed: inProcess.rowsLoaded });
+    for (const fleet of ['small slices: BullMQ, 1 worker', 'small slices: BullMQ, 2 workers', 'small slices: BullMQ on Postgres, 2 workers']) {
+      const facts = factsOf(rows, fleet);
+      expectEverySliceLoadedOnce(facts);
+      // Two worker processes at most, sharing a token through Redis: never more than one each.
+      expect(facts.tokenRequests).toBeGreaterThanOrEqual(1);
+      expect(facts.tokenRequests).toBeLessThanOrEqual(2);
+    }
+  },
+  'big-slice': (rows) => {
+    for (const dialect of ['big slice → SQLite', 'big slice → Postgres']) {
+      const facts = factsOf(rows, dialect);
+      expectEverySliceLoadedOnce(facts);
+      expect(facts.slicesPlanned).toBe(1);
+      expect(facts.baselineRows).toEqual({ raw: facts.rowsLoaded });
+    }
+  },
+  'latency-bound': (rows) => {
+    const facts = factsOf(rows, 'latency-bound: run, in-process');
+    expectEverySliceLoadedOnce(facts);
+    expectOneRequestPerSlice(facts);
+    expect(facts.baselineRows).toEqual({ raw: facts.rowsLoaded });
+  },
+  'token-load': (rows) => {
+    const facts = factsOf(rows, 'identity-provider load');
+    expect(facts.tokenRequestsBound).toBeGreaterThanOrEqual(1);
+    expect(facts.tokenRequests).toBeGreaterThanOrEqual(1);
+    expect(facts.tokenRequests).toBeLessThanOrEqual(facts.tokenRequestsBound!);
+    expect(facts.jobsQueued).toBeGreaterThan(0);
+    expect(facts.exportRequests).toBeGreaterThan(0);
+    expect({ export401s: facts.export401s, nonZeroExits: facts.nonZeroExits }).toEqual({ export401s: 0, nonZeroExits: 0 });
+  },
+  'plan-scale': (rows) => {
+    const backfill = factsOf(rows, 'scale of the plan: backfill');
+    expect(backfill.slicesPlanned).toBeGreaterThan(0);
+    expect({ jobsQueued: backfill.jobsQueued, baselineJobsQueued: backfill.baselineJobsQueued, nonZeroExits: backfill.nonZeroExits }).toEqual({
+      jobsQueued: backfill.slicesPlanned,
+      baselineJobsQueued: backfill.slicesPlanned,
+      nonZeroExits: 0,
+    });
+    const drained = factsOf(rows, 'scale of the plan: Redis used_memory');
+    expect({ jobsQueued: drained.jobsQueued, jobsAttempted: drained.jobsAttempted, attemptsPerJob: drained.attemptsPerJob }).toEqual({
+      jobsQueued: drained.slicesPlanned,
+      jobsAttempted: drained.slicesPlanned,
+      attemptsPerJob: 1,
+    });
+    const onlyMissing = factsOf(rows, 'scale of the plan: backfill --only-missing');
+    expect(onlyMissing.slicesDone).toBeGreaterThan(0);
+    expect(onlyMissing.slicesDone).toBeLessThan(onlyMissing.slicesPlanned!);
+    expect({ jobsQueued: onlyMissing.jobsQueued, nonZeroExits: onlyMissing.nonZeroExits }).toEqual({
+      jobsQueued: onlyMissing.slicesPlanned! - onlyMissing.slicesDone!,
+      nonZeroExits: 0,
+    });
+  },
+  'start-up': (rows) => {
+    for (const row of rows) expect(row.facts?.nonZeroExits).toBe(0);
+  },
+};
 
 describe('benchmarks at smoke size', () => {
   it('finds the five benchmarks of the issue, and the start-up one', () => {
     expect(benchmarks.map((bench) => bench.order)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
+  it('knows what every benchmark can vouch for', () => {
+    expect(Object.keys(INVARIANTS).sort()).toEqual(benchmarks.map((bench) => bench.name).sort());
+  });
+
   for (const bench of benchmarks) {
-    it(`runs ${bench.name}`, { timeout: 120_000 }, async () => {
+    it(`runs ${bench.name}, and its run did all the work and no more`, { timeout: 120_000 }, async () => {
       const rows = await bench.run('smoke');
       expect(rows.length).toBeGreaterThan(0);
       for (const row of rows) {
@@ -21,6 +133,7 @@ describe('benchmarks at smoke size', () => {
           expect(row.ratio).toBeGreaterThan(0);
         }
       }
+      INVARIANTS[bench.name]!(rows);
     });
   }
 });

@@ -15,6 +15,7 @@ import type { BigSliceSideResult } from './big-slice-side.js';
 import { BIG_SLICE, writeBigSliceZip } from './big-slice-zip.js';
 import { rawPostgresSlice, type RawPostgresSliceInput } from './raw-postgres-slice.js';
 import { rawSqliteSlice, type RawSqliteSliceInput } from './raw-sqlite-slice.js';
+import { countSliceFactsAt, type SliceFacts } from './count-slice-facts.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ROWS: Record<BenchSize, number> = { full: 1_000_000, smoke: 2_000 };
@@ -24,6 +25,9 @@ const RSS_LIMIT_MB = 250;
 /** Issue 13, part 4: the big file on both cores (a worker thread inflating, parsing and typing while the main thread writes). */
 const RATIO_TARGET = 1.2;
 const PSQL = process.env.PSQL ?? 'psql';
+
+/** A side's run with what it left in its warehouse, counted afterwards. */
+type CountedSide = BigSliceSideResult & { readonly facts: SliceFacts };
 
 /**
  * Benchmark 2 of the issue, the big slice: one `constituent.close` ZIP of 1,000,000 CSV rows
@@ -65,8 +69,13 @@ export const benchmark: Benchmark = {
       );
       const timeoutMs = size === 'full' ? 10 * 60_000 : 60_000;
 
-      const sqlite = { product: [] as BigSliceSideResult[], raw: [] as BigSliceSideResult[] };
-      const postgres = { product: [] as BigSliceSideResult[], raw: [] as BigSliceSideResult[], ceilingMs: [] as number[] };
+      const sqlite = { product: [] as CountedSide[], raw: [] as CountedSide[] };
+      const postgres = { product: [] as CountedSide[], raw: [] as CountedSide[], ceilingMs: [] as number[] };
+      // The rows the generator wrote into the ZIP, and the slice, as the warehouse is asked about them.
+      const counted = async (databaseUrl: string, side: BigSliceSideResult): Promise<CountedSide> => ({
+        ...side,
+        facts: await countSliceFactsAt(databaseUrl, [BIG_SLICE], { constituentRows: rows }),
+      });
       for (let round = 0; round < ROUNDS[size]; round += 1) {
         const productFile = join(dir, `product-${round}.sqlite`);
         await migrated(`sqlite:${productFile}`);
@@ -76,25 +85,25 @@ export const benchmark: Benchmark = {
           env: { ...simulatorEnvironment(served), DATABASE_URL: `sqlite:${productFile}` },
           slice: BIG_SLICE,
         };
-        sqlite.product.push(expectRows(await runSide(size, 'big-slice-product.ts', productInput, timeoutMs), rows, 'product → SQLite'));
+        sqlite.product.push(await counted(`sqlite:${productFile}`, expectRows(await runSide(size, 'big-slice-product.ts', productInput, timeoutMs), rows, 'product → SQLite')));
 
         const rawFile = join(dir, `raw-${round}.sqlite`);
         await migrated(`sqlite:${rawFile}`);
         serveOnce();
         const rawInput: RawSqliteSliceInput = { ...rawRequest, databasePath: rawFile, slice: BIG_SLICE };
-        sqlite.raw.push(expectRows(await runSide(size, 'raw-sqlite-slice.ts', rawInput, timeoutMs), rows, 'raw → SQLite'));
+        sqlite.raw.push(await counted(`sqlite:${rawFile}`, expectRows(await runSide(size, 'raw-sqlite-slice.ts', rawInput, timeoutMs), rows, 'raw → SQLite')));
         rmSync(productFile, { force: true });
         rmSync(rawFile, { force: true });
 
         await withDatabase(async (databaseUrl) => {
           serveOnce();
           const input: BigSliceProductInput = { ...productInput, env: { ...productInput.env, DATABASE_URL: databaseUrl } };
-          postgres.product.push(expectRows(await runSide(size, 'big-slice-product.ts', input, timeoutMs), rows, 'product → Postgres'));
+          postgres.product.push(await counted(databaseUrl, expectRows(await runSide(size, 'big-slice-product.ts', input, timeoutMs), rows, 'product → Postgres')));
         });
         await withDatabase(async (databaseUrl) => {
           serveOnce();
           const input: RawPostgresSliceInput = { ...rawRequest, databaseUrl, slice: BIG_SLICE };
-          postgres.raw.push(expectRows(await runSide(size, 'raw-postgres-slice.ts', input, timeoutMs), rows, 'raw → Postgres'));
+          postgres.raw.push(await counted(databaseUrl, expectRows(await runSide(size, 'raw-postgres-slice.ts', input, timeoutMs), rows, 'raw → Postgres')));
         });
         await withDatabase(async (databaseUrl) => {
           postgres.ceilingMs.push(await psqlCopy(databaseUrl, csvPath, rows, timeoutMs));
@@ -102,7 +111,8 @@ export const benchmark: Benchmark = {
       }
 
       const sizes = `${rows.toLocaleString('en')} rows, ZIP ${mb(zipBytes)} MB, CSV ${mb(csvBytes)} MB, best of ${ROUNDS[size]}`;
-      const best = (runs: BigSliceSideResult[]) => runs.reduce((a, b) => (b.ms < a.ms ? b : a));
+      const best = (runs: CountedSide[]) => runs.reduce((a, b) => (b.ms < a.ms ? b : a));
+      const facts = (side: { product: CountedSide[]; raw: CountedSide[] }) => ({ ...best(side.product).facts, baselineRows: { raw: best(side.raw).facts.rowsLoaded } });
       const rate = (run: BigSliceSideResult) => (run.rows / run.ms) * 1000;
       const peak = (runs: BigSliceSideResult[]) => Math.max(...runs.map((run) => run.peakRssMb));
       const sqliteRatio = rate(best(sqlite.product)) / rate(best(sqlite.raw));
@@ -116,6 +126,7 @@ export const benchmark: Benchmark = {
           ratio: sqliteRatio,
           target: `≥ ${RATIO_TARGET} × raw`,
           pass: sqliteRatio >= RATIO_TARGET,
+          facts: facts(sqlite),
           note: `${sizes}; raw: unzipper → csv-parse → one prepared INSERT per row, one transaction`,
         },
         {
@@ -134,6 +145,7 @@ export const benchmark: Benchmark = {
           ratio: postgresRatio,
           target: `≥ ${RATIO_TARGET} × raw`,
           pass: postgresRatio >= RATIO_TARGET,
+          facts: facts(postgres),
           note: `${sizes}; raw: unzipper → csv-parse → COPY, one transaction`,
         },
         {

@@ -12,6 +12,9 @@ export interface DrainResult {
   /** Jobs still in the `completed` set afterwards (what trimming kept). */
   readonly keptCompleted: number;
   readonly keptFailed: number;
+  /** First attempts the worker made (one per job), and the highest attempt number it saw (1 when no job ran twice). */
+  readonly attempted: number;
+  readonly mostAttempts: number;
 }
 
 /**
@@ -28,11 +31,18 @@ export async function drainExportQueue(options: { redisUrl: string; settings: Se
   const logger = createLogger({ level: 'warn' });
   const exportQueue = new ExportQueue({ connection: redis, settings: options.settings });
   const startedAt = performance.now();
+  // Two numbers rather than a set of slices: at full size the queue holds millions of jobs.
+  let attempted = 0;
+  let mostAttempts = 0;
   const worker = createExportWorker({
     connection: workerRedis,
     settings: options.settings,
     concurrency: options.concurrency,
-    attemptSlice: async (slice, attempt) => ({ status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: 0, unchanged: false }),
+    attemptSlice: async (slice, attempt) => {
+      if (attempt.number === 1) attempted += 1;
+      mostAttempts = Math.max(mostAttempts, attempt.number);
+      return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: 0, unchanged: false };
+    },
     planNightly: async () => ({ slices: [], reportDate: '2024-01-01', lookbackFrom: '2024-01-01' }),
     // No warehouse here, and no nightly job to count outcomes for.
     warehouseNow: async () => new Date().toISOString(),
@@ -52,7 +62,7 @@ export async function drainExportQueue(options: { redisUrl: string; settings: Se
     }
     const ms = performance.now() - startedAt;
     const counts = await exportQueue.queue.getJobCounts('completed', 'failed');
-    return { ms, keptCompleted: counts.completed ?? 0, keptFailed: counts.failed ?? 0 };
+    return { ms, keptCompleted: counts.completed ?? 0, keptFailed: counts.failed ?? 0, attempted, mostAttempts };
   } finally {
     await worker.close();
     await exportQueue.close();

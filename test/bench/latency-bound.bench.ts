@@ -8,6 +8,7 @@ import { runProductInProcess } from './run-product-in-process.js';
 import { runRawJsonSlices } from './raw-json-slices.js';
 import { watchUndiciInFlight } from './undici-in-flight.js';
 import { weekdayIndexSlices } from './weekday-index-slices.js';
+import { countSliceFactsAt } from './count-slice-facts.js';
 
 const CONCURRENCY = 64;
 const LATENCY_MS = 100;
@@ -51,10 +52,11 @@ export const benchmark: Benchmark = {
       await simulator.reset();
       const productWatch = watchUndiciInFlight();
       const productLoop = watchEventLoop();
+      const productDir = mkdtempSync(join(dir, 'product-'));
       const product = await runProductInProcess({
         env: simulator.env,
         slices,
-        dir: mkdtempSync(join(dir, 'product-')),
+        dir: productDir,
         settings: {
           portfolios: [1001],
           reportTypes: ['index'],
@@ -73,6 +75,8 @@ export const benchmark: Benchmark = {
         throw new Error(`the run did not load every slice with one request each: exit ${product.exitCode}, ${report.loaded} loaded, ${usage.counters.exportRequests} requests`);
       }
 
+      const warehouseFacts = await countSliceFactsAt(`sqlite:${join(productDir, 'warehouse.sqlite')}`, slices, { indexRecords: RECORDS_PER_SLICE });
+
       const productRate = (count * 1000) / report.durationMs;
       const rawRate = (count * 1000) / raw.durationMs;
       const ratio = productRate / ideal;
@@ -84,6 +88,14 @@ export const benchmark: Benchmark = {
           ratio,
           target: '≥ 0.85 × ideal',
           pass: ratio >= 0.85,
+          facts: {
+            ...warehouseFacts,
+            baselineRows: { raw: raw.rows },
+            exportRequests: usage.counters.exportRequests,
+            exportAnswered200: usage.counters.byStatus[200] ?? 0,
+            tokenRequests: usage.counters.tokenRequests,
+            nonZeroExits: product.exitCode === 0 ? 0 : 1,
+          },
           note: `${count.toLocaleString('en-US')} index slices × ${RECORDS_PER_SLICE} records, simulator latency ${LATENCY_MS} ms, concurrency ${CONCURRENCY}, http.connections ${CONCURRENCY}, SQLite; raw baseline the same way: ${Math.round(rawRate)} slices/s (${(rawRate / ideal).toFixed(2)} × ideal). Requests waiting for their answer: product mean ${productInFlight.mean.toFixed(1)}, max ${productInFlight.max}; raw mean ${rawInFlight.mean.toFixed(1)}, max ${rawInFlight.max}. Request time (Little's law: in flight / rate): product ${((productInFlight.mean / productRate) * 1000).toFixed(0)} ms, raw ${((rawInFlight.mean / rawRate) * 1000).toFixed(0)} ms. CPU per slice: product ${(product.cpuMs / count).toFixed(2)} ms, raw ${((rawCpu.user + rawCpu.system) / 1000 / count).toFixed(2)} ms; simulator ${(usage.cpuMs / count).toFixed(2)} ms (product), ${(rawUsage.cpuMs / count).toFixed(2)} ms (raw). Event-loop delay p99: product ${productLoopDelay.p99.toFixed(1)} ms, raw ${rawLoopDelay.p99.toFixed(1)} ms`,
         },
       ] satisfies BenchResult[];

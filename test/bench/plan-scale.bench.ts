@@ -7,6 +7,7 @@ import { countSlices, type SliceRange } from '../../src/plan-slices.js';
 import { shiftIsoDate } from '../../src/report-date.js';
 import { REPORT_TYPES } from '../../src/reports/report-types.js';
 import type { BenchResult, BenchSize, Benchmark } from './bench-result.js';
+import { countQueuedJobs } from './count-queued-jobs.js';
 import { drainExportQueue } from './drain-export-queue.js';
 import { startPrivateRedisServer } from './private-redis-server.js';
 import type { RawAddBulkOptions } from './raw-add-bulk.js';
@@ -88,6 +89,7 @@ export const benchmark: Benchmark = {
       const productRedisCpuMs = (await redis.cpuMs()) - productRedisCpuFrom;
       if (product.queued !== planned) throw new Error(`backfill queued ${product.queued} slices, expected ${planned}`);
       const queuedMemory = await redis.usedMemory();
+      const productJobs = await countQueuedJobs(redis.url, settings);
       const drain = await drainExportQueue({ redisUrl: redis.url, settings, concurrency: 100, timeoutMs: scale.timeoutMs });
       const drainedMemory = await redis.usedMemory();
       await redis.flush();
@@ -108,6 +110,7 @@ export const benchmark: Benchmark = {
       const rawRedisCpuMs = (await redis.cpuMs()) - rawRedisCpuFrom;
       if (raw.code !== 0 || raw.stdout.trim() !== `added ${planned}`) throw new Error(`raw addBulk failed (${raw.code}):\n${raw.stdout}${raw.stderr}`);
       const rawPerSecond = (planned * 1000) / raw.wallMs;
+      const rawJobs = await countQueuedJobs(redis.url, settings);
       await redis.flush();
 
       const ledgerPath = join(dir, 'ledger.sqlite');
@@ -115,6 +118,7 @@ export const benchmark: Benchmark = {
       const seeded = await seedSqliteLedger(ledgerPath, { ...range, to: ledgerTo }, 100);
       const missing = await backfill(scale.to, ['--only-missing'], `sqlite:${ledgerPath}`);
       if (missing.queued !== planned - seeded.done) throw new Error(`--only-missing queued ${missing.queued} slices, expected ${planned - seeded.done}`);
+      const missingJobs = await countQueuedJobs(redis.url, settings);
 
       const perQueuedJob = (queuedMemory - emptyMemory) / planned;
       const { keepCompleted, keepFailed } = settings.queue;
@@ -133,6 +137,7 @@ export const benchmark: Benchmark = {
           ratio: product.slicesPerSecond / rawPerSecond,
           target: '≈ raw addBulk (≥ 0.8 ×)',
           pass: product.slicesPerSecond >= 0.8 * rawPerSecond,
+          facts: { slicesPlanned: planned, jobsQueued: productJobs, baselineJobsQueued: rawJobs, nonZeroExits: [product, raw].filter((child) => child.code !== 0).length },
           note:
             `${sizeNote}, batches of ${settings.queue.addBatchSize}; wall time of each process, start to exit: ${seconds(product.wallMs)} vs ${seconds(raw.wallMs)}; ` +
             `CPU (less disturbed by other load): process ${seconds(product.cpuMs)} vs ${seconds(raw.cpuMs)}, Redis ${seconds(productRedisCpuMs)} vs ${seconds(rawRedisCpuMs)}`,
@@ -153,6 +158,7 @@ export const benchmark: Benchmark = {
           ratio: drainedMemory / bound,
           target: 'bounded by keepCompleted / keepFailed',
           pass: drainedMemory <= bound && drain.keptCompleted <= keepCompleted.count && drain.keptFailed <= keepFailed.count,
+          facts: { slicesPlanned: planned, jobsQueued: productJobs, jobsAttempted: drain.attempted, attemptsPerJob: drain.mostAttempts },
           note:
             `${mb(emptyMemory)} before queueing, ${mb(queuedMemory)} with ${planned.toLocaleString('en-US')} jobs queued (${Math.round(perQueuedJob)} B each); ` +
             `drained in ${(drain.ms / 1000).toFixed(0)} s by the product's worker with a no-op attempt, ${drain.keptCompleted.toLocaleString('en-US')} completed jobs kept ` +
@@ -165,6 +171,7 @@ export const benchmark: Benchmark = {
           ratio: missing.peakRssBytes / product.peakRssBytes,
           target: 'bounded (≤ 1.25 × plain backfill)',
           pass: missing.peakRssBytes <= 1.25 * product.peakRssBytes,
+          facts: { slicesPlanned: planned, slicesDone: seeded.done, jobsQueued: missingJobs, nonZeroExits: missing.code === 0 ? 0 : 1 },
           note: `SQLite ledger of ${seeded.rows.toLocaleString('en-US')} rows (1 in 100 failed); ${missing.queued.toLocaleString('en-US')} of ${planned.toLocaleString('en-US')} slices queued in ${(missing.wallMs / 1000).toFixed(1)} s`,
         },
       ];

@@ -14,6 +14,9 @@ import { Ledger } from '../../src/warehouse/ledger.js';
 import { migrateWarehouse } from '../../src/warehouse/migrate-warehouse.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
 import { TEST_REDIS_URL, testPrefix } from '../helpers/test-redis.js';
+import type { SyntheticSizes } from '../../src/simulator/synthetic-reports.js';
+import type { BenchFacts } from './bench-result.js';
+import { countSliceFacts } from './count-slice-facts.js';
 import { describeCensus, takeCpuCensus } from './cpu-census.js';
 import { CLI_BIN } from '../helpers/cli-bin.js';
 
@@ -38,6 +41,8 @@ export interface ProductWorkersOptions {
   readonly timeoutMs: number;
   /** The CPU time the upstream's process has spent so far, for the census of each batch. */
   readonly upstreamCpuMs?: () => Promise<number>;
+  /** The simulator's file sizes, for the rows each batch's slices should have (`facts.rowsExpected`). */
+  readonly sizes?: SyntheticSizes;
 }
 
 export interface WorkerBatchResult {
@@ -52,6 +57,8 @@ export interface WorkerBatchResult {
   readonly workerCpuMs: number;
   /** What the machine's cores did during the batch: workers, simulator, Postgres, Redis, idle (see `describeCensus`). */
   readonly cores: string;
+  /** The batch's slices in the ledger and the report tables, counted after it finished. */
+  readonly facts: BenchFacts;
 }
 
 /**
@@ -133,7 +140,8 @@ export async function runProductWorkers(options: ProductWorkersOptions): Promise
       // The census spans resume to the last poll, a little longer than first job to last.
       const spanMs = performance.now() - resumedAt;
       const cores = describeCensus(censusAtStart, census, spanMs, cpus().length, { workers: workerCpuMs, simulator: upstreamMs });
-      results.push({ workers: children.length, durationMs: last - first, completed: jobs.length - failed, failed, loaded, workerCpuMs, cores });
+      const facts = await countSliceFacts(warehouse.db, batch.slices, options.sizes ?? {});
+      results.push({ workers: children.length, durationMs: last - first, completed: jobs.length - failed, failed, loaded, workerCpuMs, cores, facts });
     }
     await stopWorkers(children);
     return results;

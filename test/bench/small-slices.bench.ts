@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
-import type { BenchResult, Benchmark } from './bench-result.js';
+import type { BenchFacts, BenchResult, Benchmark } from './bench-result.js';
 import { startSimulatorProcess } from './bench-simulator-process.js';
 import { runProductInProcess } from './run-product-in-process.js';
 import { runProductWorkers } from './run-product-workers.js';
@@ -10,9 +10,11 @@ import { runGuaranteedJsonSlices } from './guaranteed-json-slices.js';
 import { runRawJsonSlices } from './raw-json-slices.js';
 import { weekdayIndexSlices } from './weekday-index-slices.js';
 import { createTempDatabase } from '../helpers/temp-warehouse.js';
+import { countSliceFactsAt } from './count-slice-facts.js';
 
 const CONCURRENCY = 16;
 const RECORDS_PER_SLICE = 50;
+const SIZES = { indexRecords: RECORDS_PER_SLICE };
 
 /** The settings both product sides run with: the issue's concurrency, index as JSON, quick retries. */
 const SETTINGS: SettingsInput = {
@@ -32,6 +34,8 @@ interface Measured {
   readonly cpuPerSlice: number;
   /** Share of one core the simulator used during the measured span. */
   readonly simulatorLoad: number;
+  /** What the run left behind, counted after it (see `BenchFacts`). */
+  readonly facts: BenchFacts;
 }
 
 /**
@@ -52,7 +56,7 @@ export const benchmark: Benchmark = {
     const allSlices = weekdayIndexSlices(2 * count);
     const slices = allSlices.slice(0, count);
     const dir = mkdtempSync(join(tmpdir(), 'report-sync-bench-small-'));
-    const simulator = await startSimulatorProcess({ indexRecords: RECORDS_PER_SLICE });
+    const simulator = await startSimulatorProcess(SIZES);
     let closed = false;
     try {
       let runs = 0;
@@ -60,12 +64,14 @@ export const benchmark: Benchmark = {
         runs += 1;
         return mkdtempSync(join(dir, `run-${runs}-`));
       };
-      const measure = async (work: () => Promise<{ durationMs: number; cpuMs: number }>): Promise<Measured> => {
+      const measure = async (work: () => Promise<{ durationMs: number; cpuMs: number; facts: () => Promise<BenchFacts> }>): Promise<Measured> => {
         await simulator.reset();
-        const { durationMs, cpuMs } = await work();
+        const { durationMs, cpuMs, facts } = await work();
         // The simulator idles outside the measured span (worker start-up), so its busy share is of that span.
         const usage = await simulator.usage();
-        return { perSecond: (count * 1000) / durationMs, cpuPerSlice: cpuMs / count, simulatorLoad: usage.cpuMs / durationMs };
+        const { exportRequests, tokenRequests, byStatus } = usage.counters;
+        const counted = { ...(await facts()), exportRequests, exportAnswered200: byStatus[200] ?? 0, tokenRequests };
+        return { perSecond: (count * 1000) / durationMs, cpuPerSlice: cpuMs / count, simulatorLoad: usage.cpuMs / durationMs, facts: counted };
       };
 
       const baseline = (name: string, run: typeof runRawJsonSlices) => async () =>
@@ -74,18 +80,23 @@ export const benchmark: Benchmark = {
           const result = await run({ upstream: simulator.upstream, slices, concurrency: CONCURRENCY, sqliteFile: join(fresh(), `${name}.sqlite`) });
           if (result.rows !== count * RECORDS_PER_SLICE) throw new Error(`${name} baseline loaded ${result.rows} rows, expected ${count * RECORDS_PER_SLICE}`);
           const cpu = process.cpuUsage(cpuAtStart);
-          return { durationMs: result.durationMs, cpuMs: (cpu.user + cpu.system) / 1000 };
+          return { durationMs: result.durationMs, cpuMs: (cpu.user + cpu.system) / 1000, facts: async () => ({ slicesPlanned: result.slices, rowsLoaded: result.rows }) };
         });
       const raw = baseline('raw', runRawJsonSlices);
       const guaranteed = baseline('guaranteed', runGuaranteedJsonSlices);
       const inProcess = async () =>
         measure(async () => {
-          const result = await runProductInProcess({ env: simulator.env, slices, dir: fresh(), settings: SETTINGS });
+          const dir = fresh();
+          const result = await runProductInProcess({ env: simulator.env, slices, dir, settings: SETTINGS });
           const { report } = result;
           if (result.exitCode !== 0 || report.loaded !== count || report.rowsWritten.index_report !== count * RECORDS_PER_SLICE) {
             throw new Error(`in-process run did not load every slice: exit ${result.exitCode}, ${report.loaded} loaded, ${report.failed} failed`);
           }
-          return { durationMs: report.durationMs, cpuMs: result.cpuMs };
+          return {
+            durationMs: report.durationMs,
+            cpuMs: result.cpuMs,
+            facts: async () => ({ ...(await countSliceFactsAt(`sqlite:${join(dir, 'warehouse.sqlite')}`, slices, SIZES)), nonZeroExits: result.exitCode === 0 ? 0 : 1 }),
+          };
         });
       // One fleet per round: one worker runs the benchmark's slices, then a second joins for as many
       // later dates (the same kind of slices, into the same warehouse, which by then holds the first batch).
@@ -101,10 +112,12 @@ export const benchmark: Benchmark = {
           dir: fresh(),
           databaseUrl,
           settings: SETTINGS,
+          sizes: SIZES,
           timeoutMs: full ? 600_000 : 60_000,
           upstreamCpuMs: async () => (await simulator.usage()).cpuMs,
         });
-        const simulatorCpuMs = (await simulator.usage()).cpuMs;
+        const usage = await simulator.usage();
+        const simulatorCpuMs = usage.cpuMs;
         for (const batch of [one!, two!]) {
           if (batch.loaded !== count || batch.failed > 0) {
             throw new Error(`${batch.workers} worker(s) did not load every slice: ${batch.loaded} loaded, ${batch.failed} failed`);
@@ -116,6 +129,8 @@ export const benchmark: Benchmark = {
           // Both batches together: the simulator process cannot tell them apart.
           simulatorLoad: simulatorCpuMs / (one!.durationMs + two!.durationMs),
           cores: batch!.cores,
+          // The simulator's counters cover both batches; the token requests are the fleet's, bounded by its two processes.
+          facts: { ...batch!.facts, tokenRequests: usage.counters.tokenRequests },
         });
         return [measured(one), measured(two)];
       };
@@ -181,6 +196,7 @@ export const benchmark: Benchmark = {
           ratio: inProcessRatio,
           target: '≥ 0.7 × raw',
           pass: inProcessRatio >= 0.7 && inProcessCpuRatio >= 0.7,
+          facts: { ...inProcessBest.facts, baselineRows: { raw: rawBest.facts.rowsLoaded ?? 0, guaranteed: guaranteedBest.facts.rowsLoaded ?? 0 } },
           note: `${sizeNote}. CPU per slice: product ${leastCpu(inProcessRuns).toFixed(2)} ms, raw ${rawCpu.toFixed(2)} ms (CPU ratio ${inProcessCpuRatio.toFixed(2)}; the row needs both ratios); simulator busy ${load(inProcessBest)} of a core (raw run: ${load(rawBest)}). ${floorNote}; the product runs at ${ofFloor(inProcessBest)}`,
         },
         {
@@ -190,6 +206,7 @@ export const benchmark: Benchmark = {
           ratio: oneRatio,
           target: '≥ 0.5 × raw',
           pass: oneRatio >= 0.5 && oneCpuRatio >= 0.5,
+          facts: oneBest.facts,
           note: `worker process, concurrency ${CONCURRENCY}, SQLite; first job started to last finished (BullMQ timestamps). Worker CPU per slice ${leastCpu(oneWorkerRuns).toFixed(2)} ms (CPU ratio to raw ${oneCpuRatio.toFixed(2)}; the row needs both ratios); simulator busy ${load(oneBest)}; ${ofFloor(oneBest)} (the script of the row above)`,
         },
         {
@@ -199,6 +216,7 @@ export const benchmark: Benchmark = {
           ratio: twoRatio,
           target: '> 1 × one worker',
           pass: twoRatio > 1,
+          facts: twoBest.facts,
           note: `the 1-worker fleet joined by a second worker process (each concurrency ${CONCURRENCY}), ${count.toLocaleString('en-US')} slices of later dates into the same SQLite file (WAL, busy timeout). Worker CPU per slice ${cpu(twoBest)}. One worker: ${oneBest.cores}; two: ${twoBest.cores}`,
         },
         {
@@ -208,6 +226,7 @@ export const benchmark: Benchmark = {
           ratio: twoPostgresRatio,
           target: '≥ 1.6 × one worker',
           pass: twoPostgresRatio >= 1.6,
+          facts: twoPostgresBest.facts,
           note: `the same fleets into a Postgres database on this machine. Worker CPU per slice: one worker ${cpu(onePostgresBest)}, two ${cpu(twoPostgresBest)}. One worker: ${onePostgresBest.cores}; two: ${twoPostgresBest.cores}`,
         },
       ] satisfies BenchResult[];

@@ -43,6 +43,7 @@ export const benchmark: Benchmark = {
           ratio: helpCompiled.wallMs / helpTsx.wallMs,
           target: '≤ 0.3 s',
           pass: helpCompiled.wallMs <= 300,
+          facts: { nonZeroExits: exits(helpCompiled, helpTsx) },
         },
         {
           benchmark: "start-up: report-sync --help, peak RSS (the process's own, at exit)",
@@ -51,6 +52,7 @@ export const benchmark: Benchmark = {
           ratio: helpCompiled.peakRssBytes / helpTsx.peakRssBytes,
           target: '≤ 65 MB',
           pass: helpCompiled.peakRssBytes <= 65 * 1e6,
+          facts: { nonZeroExits: exits(helpCompiled, helpTsx) },
         },
         {
           benchmark: `start-up: report-sync status over a week (2 portfolios × 2 report types × 7 days, SQLite; peak RSS ${megabytes(statusCompiled.peakRssBytes)}, tsx ${megabytes(statusTsx.peakRssBytes)})`,
@@ -59,6 +61,7 @@ export const benchmark: Benchmark = {
           ratio: statusCompiled.wallMs / statusTsx.wallMs,
           target: '≤ 0.6 s',
           pass: statusCompiled.wallMs <= 600 && statusCompiled.code === 0,
+          facts: { nonZeroExits: exits(statusCompiled, statusTsx) },
         },
       ];
     } finally {
@@ -79,6 +82,11 @@ async function medianOf(runs: number, measure: () => Promise<MeasuredChild>): Pr
   const median = results[Math.floor(results.length / 2)]!;
   // Peak RSS barely varies; the worst is the honest figure.
   return { ...median, peakRssBytes: Math.max(...results.map((result) => result.peakRssBytes)) };
+}
+
+/** How many of the commands exited with a code other than 0. */
+function exits(...runs: readonly MeasuredChild[]): number {
+  return runs.filter((run) => run.code !== 0).length;
 }
 
 function seconds(ms: number): string {

@@ -89,6 +89,14 @@ export const benchmark: Benchmark = {
           ratio: tokenRequests / ideal,
           target: '= 1 per lifetime (≤ ideal)',
           pass: tokenRequests >= 1 && tokenRequests <= ideal && rejected === 0 && busyAllWindow,
+          facts: {
+            tokenRequests,
+            tokenRequestsBound: ideal,
+            export401s: rejected,
+            exportRequests,
+            jobsQueued: planned,
+            nonZeroExits: exits.filter((code) => code !== 0).length + (queued.code === 0 ? 0 : 1),
+          },
           note:
             `${WORKERS} worker processes × concurrency ${CONCURRENCY}, ${TOKEN_LIFETIME_SECONDS} s token renewed ${MARGIN_SECONDS.toFixed(1)} s early, ` +
             `${(tokenRequests / lifetimes).toFixed(2)} requests per ${TOKEN_LIFETIME_SECONDS} s lifetime, ` +
