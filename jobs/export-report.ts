@@ -1,9 +1,9 @@
-import { exportSlice } from '../src/slice/export-slice.js';
-import type { ExportSliceDeps } from '../src/slice/export-slice-deps.js';
-import type { ExportSliceOptions } from '../src/slice/export-slice-options.js';
+import { exportSlice } from '../src/export/export-slice.js';
+import type { ExportSliceDeps } from '../src/export/export-slice-deps.js';
+import type { ExportSliceOptions } from '../src/export/export-slice-options.js';
 import { EXPORT_SLICE_JOB, type SliceJobData } from '../src/queue/slice-job.js';
-import type { SliceAttempt, SliceOutcome } from '../src/slice-outcome.js';
-import type { Slice } from '../src/slice.js';
+import type { SliceAttempt, SliceOutcome } from '../src/outcomes/slice-outcome.js';
+import type { Slice } from '../src/slice/slice.js';
 
 /** The name export jobs are queued under (`backfill`, the nightly fan-out) and the worker takes them by. */
 export const EXPORT_REPORT_JOB_NAME = EXPORT_SLICE_JOB;

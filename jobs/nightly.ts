@@ -1,4 +1,4 @@
-import { planNightly, type NightlyPlan } from '../src/plan-nightly.js';
+import { planNightly, type NightlyPlan } from '../src/planning/plan-nightly.js';
 import type { NightlyPlanSettings } from '../src/queue/nightly-schedule.js';
 import { NIGHTLY_JOB } from '../src/queue/slice-job.js';
 import type { Ledger } from '../src/warehouse/ledger.js';

@@ -1,8 +1,8 @@
-import type { FailureGroup } from '../failure-groups.js';
-import { printableText } from '../printable-text.js';
-import { describeMeasured, type WarningGroup } from '../warning-groups.js';
+import type { FailureGroup } from '../outcomes/failure-groups.js';
+import { printableText } from '../text/printable-text.js';
+import { describeMeasured, type WarningGroup } from '../outcomes/warning-groups.js';
 import type { AlertFormat, AlertSummary } from './alert-summary.js';
-import { countOf } from '../count-of.js';
+import { countOf } from '../text/count-of.js';
 
 /** Codes shown; the rest are counted in one line (as on the terminal). */
 const CODES_SHOWN = 12;

@@ -1,5 +1,5 @@
-import type { FailureSummary } from '../failure-groups.js';
-import type { WarningSummary } from '../warning-groups.js';
+import type { FailureSummary } from '../outcomes/failure-groups.js';
+import type { WarningSummary } from '../outcomes/warning-groups.js';
 
 /**
  * How an alert is shaped on the wire: `slack` (a Slack-compatible incoming-webhook message, which

@@ -1,4 +1,4 @@
-import { ConfigError, SyncError } from '../errors.js';
+import { ConfigError, SyncError } from '../errors/sync-error.js';
 import type { IssuedToken, TokenSource } from './token-source.js';
 
 /** Socket codes that say nothing is at the address at all (no listener, no such host name). */

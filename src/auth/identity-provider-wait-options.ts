@@ -1,5 +1,5 @@
 import type { Settings } from '../config/settings-schema.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../logging/logger.js';
 import type { SyncMetrics } from '../metrics/sync-metrics.js';
 import type { OutageWait } from './issue-through-outage.js';
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AuthError, SyncError } from '../errors.js';
+import { AuthError, SyncError } from '../errors/sync-error.js';
 import { RetryPolicy } from '../retry/retry-policy.js';
 import type { IdentityProviderOutage, OutageStore } from './identity-provider-outage.js';
 import type { IssuedToken } from './token-source.js';

@@ -1,4 +1,4 @@
-import { SyncError } from '../errors.js';
+import { SyncError } from '../errors/sync-error.js';
 import type { SyncMetrics } from '../metrics/sync-metrics.js';
 import type { IssuedToken, TokenSource } from './token-source.js';
 

@@ -1,12 +1,12 @@
 import { STATUS_CODES } from 'node:http';
 import { request, type Dispatcher } from 'undici';
 import type { PasswordGrantCredentials } from '../config/upstream-config.js';
-import { AuthError, ConfigError, NETWORK_ERROR_CODES, SyncError } from '../errors.js';
+import { AuthError, ConfigError, NETWORK_ERROR_CODES, SyncError } from '../errors/sync-error.js';
 import { parseRetryAfter } from '../http/parse-retry-after.js';
 import { readSmallBody } from '../http/read-small-body.js';
 import { tlsVerificationError } from '../http/tls-verification-error.js';
-import { printableText } from '../printable-text.js';
-import { redactSecrets } from '../redact-secrets.js';
+import { printableText } from '../text/printable-text.js';
+import { redactSecrets } from '../redaction/redact.js';
 import { TokenLifetimeBounds } from './token-lifetime-bounds.js';
 import type { IssuedToken } from './token-source.js';
 

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { AuthError } from '../errors.js';
+import { AuthError } from '../errors/sync-error.js';
 import type { IdentityProviderWaitOptions } from './identity-provider-wait-options.js';
 import type { IdentityProviderOutage, OutageStore } from './identity-provider-outage.js';
 import { interruptibleSleep, issueThroughOutage } from './issue-through-outage.js';

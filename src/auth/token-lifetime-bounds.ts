@@ -1,4 +1,4 @@
-import { printableText } from '../printable-text.js';
+import { printableText } from '../text/printable-text.js';
 import { SHORTEST_TOKEN_LIFETIME_SECONDS } from './token-schedule.js';
 
 /** The access-token lifetime the spec gives; assumed when `expires_in` is missing or not a number. */

@@ -1,8 +1,8 @@
-import type { FailureSummary } from '../failure-groups.js';
-import type { SliceRange } from '../plan-slices.js';
-import { countSlices, planSlices, rangeWindows } from '../plan-slices.js';
+import type { FailureSummary } from '../outcomes/failure-groups.js';
+import type { SliceRange } from '../slice/slice-range.js';
+import { countSlices, planSlices, rangeWindows } from '../slice/slice-range.js';
 import type { ReportType } from '../reports/report-types.js';
-import { sliceKey, type Slice } from '../slice.js';
+import { sliceKey, type Slice } from '../slice/slice.js';
 import { sliceOfEntry, type Ledger } from '../warehouse/ledger.js';
 
 /** Missing slices named one by one; the rest are counted per portfolio and report type. */

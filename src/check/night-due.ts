@@ -1,5 +1,5 @@
 import { CronExpressionParser } from 'cron-parser';
-import { shiftIsoDate } from '../report-date.js';
+import { shiftIsoDate } from '../dates/report-date.js';
 
 /**
  * When the night that syncs `reportDate` is due to start: the first firing of the nightly cron

@@ -1,18 +1,18 @@
 import { alertWebhookFromEnvironment } from '../alerts/alert-webhook.js';
 import { checkFreshness, type FreshnessResult } from '../check/freshness-check.js';
 import { nightDueAt } from '../check/night-due.js';
-import { checkPlausibleDate } from '../plausible-date.js';
-import { shiftIsoDate, todayIn } from '../report-date.js';
-import { retryCommand } from '../retry-command.js';
-import { describeSlice } from '../slice.js';
+import { checkPlausibleDate } from '../dates/plausible-date.js';
+import { shiftIsoDate, todayIn } from '../dates/report-date.js';
+import { retryCommand } from '../outcomes/retry-command.js';
+import { describeSlice } from '../slice/slice.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { Ledger, type SliceCheckEntry } from '../warehouse/ledger.js';
 import { rowCountDifferences, type RowCountDifference } from '../warehouse/row-count-differences.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 import { formatFailures } from './format-failures.js';
 import type { ReportType } from '../reports/report-types.js';
-import type { SliceRange } from '../plan-slices.js';
-import { countOf } from '../count-of.js';
+import type { SliceRange } from '../slice/slice-range.js';
+import { countOf } from '../text/count-of.js';
 
 export interface CheckOptions extends CommonOptions {
   /** The last day expected, YYYY-MM-DD. @defaultValue yesterday in schedule.timeZone */

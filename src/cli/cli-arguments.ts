@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
-import { UsageError } from '../errors.js';
-import { parseSelection } from '../parse-selection.js';
+import { UsageError } from '../errors/sync-error.js';
+import { parseSelection } from '../selection/parse-selection.js';
 
 /** Turns the library's parser of a selection into a flag parser: its UsageError becomes commander's message. */
 function flagParser<T>(parse: (value: string) => T): (value: string) => T {

@@ -2,7 +2,7 @@ import type { DestinationStream } from 'pino';
 import { loadConfig, type AppConfig } from '../config/load-config.js';
 import { secretValues } from '../config/secret-values.js';
 import type { SettingsInput } from '../config/settings-schema.js';
-import { createLogger, type Logger } from '../logger.js';
+import { createLogger, type Logger } from '../logging/logger.js';
 
 type Output = NodeJS.WritableStream & { isTTY?: boolean };
 

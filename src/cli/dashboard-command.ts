@@ -7,7 +7,7 @@ import { QueueView } from '../dashboard/queue-view.js';
 import { Ledger } from '../warehouse/ledger.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
-import { packageVersion } from '../package-version.js';
+import { packageVersion } from '../runtime/package-version.js';
 
 export interface DashboardOptions extends CommonOptions {
   readonly port: number;

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { resolveUpstreamConfig } from '../config/upstream-config.js';
-import { countSlices, planSlices } from '../plan-slices.js';
-import { shiftIsoDate, todayIn } from '../report-date.js';
+import { countSlices, planSlices } from '../slice/slice-range.js';
+import { shiftIsoDate, todayIn } from '../dates/report-date.js';
 import { REPORT_TABLES } from '../reports/report-tables.js';
 import { createGatewaySimulator, simulatorEnvironment } from '../simulator/gateway-simulator.js';
 import { createCliLogger, loadCliConfig, type CliIo } from './cli-io.js';

@@ -1,4 +1,4 @@
-import type { CoverageGrid, CoverageOutcome } from '../coverage-grid.js';
+import type { CoverageGrid, CoverageOutcome } from '../coverage/coverage-grid.js';
 
 /** One character per outcome, legible without colour. */
 const MARKS: Record<CoverageOutcome, string> = { loaded: '█', no_data: '░', failed: '✗', missing: '·' };

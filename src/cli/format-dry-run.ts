@@ -1,6 +1,6 @@
-import type { DryRunPlan } from '../dry-run-plan.js';
+import type { DryRunPlan } from '../planning/dry-run-plan.js';
 import { formatTable } from './format-table.js';
-import { countOf } from '../count-of.js';
+import { countOf } from '../text/count-of.js';
 
 /**
  * `run --dry-run` and `backfill --dry-run` as text: the range, what the ledger already holds, the

@@ -1,6 +1,6 @@
-import type { FailureSummary } from '../failure-groups.js';
-import { printableText } from '../printable-text.js';
-import { countOf } from '../count-of.js';
+import type { FailureSummary } from '../outcomes/failure-groups.js';
+import { printableText } from '../text/printable-text.js';
+import { countOf } from '../text/count-of.js';
 
 /** Codes shown; the rest are counted in one line. */
 const CODES_SHOWN = 12;

@@ -1,9 +1,9 @@
 import type { RunReport } from '../runner/run-report.js';
-import { printableText } from '../printable-text.js';
+import { printableText } from '../text/printable-text.js';
 import { formatFailures } from './format-failures.js';
 import { formatTable } from './format-table.js';
 import { formatWarnings } from './format-warnings.js';
-import { countOf } from '../count-of.js';
+import { countOf } from '../text/count-of.js';
 
 /**
  * The end-of-run summary: slices by outcome (a slice loaded with warnings is loaded, and counted

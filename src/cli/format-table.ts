@@ -1,4 +1,4 @@
-import { escapeControlCharacters } from '../printable-text.js';
+import { escapeControlCharacters } from '../text/printable-text.js';
 
 /**
  * Renders rows as a plain-text table with a header rule; numbers are right-aligned. Cells are

@@ -1,7 +1,7 @@
-import { printableText } from '../printable-text.js';
-import { describeMeasured, type WarningGroup, type WarningSummary } from '../warning-groups.js';
+import { printableText } from '../text/printable-text.js';
+import { describeMeasured, type WarningGroup, type WarningSummary } from '../outcomes/warning-groups.js';
 import { REASON_LENGTH } from './format-failures.js';
-import { countOf } from '../count-of.js';
+import { countOf } from '../text/count-of.js';
 
 /** Checks shown; the rest are counted in one line. */
 const CHECKS_SHOWN = 12;

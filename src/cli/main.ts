@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { secretValues } from '../config/secret-values.js';
-import { SyncError } from '../errors.js';
-import { redactSecrets } from '../redact-secrets.js';
+import { SyncError } from '../errors/sync-error.js';
+import { redactSecrets } from '../redaction/redact.js';
 import { REPORT_TYPES } from '../reports/report-types.js';
 import {
   parseDateArgument,
@@ -14,7 +14,7 @@ import {
   parseSecondsArgument,
 } from './cli-arguments.js';
 import type { CliIo } from './cli-io.js';
-import { packageVersion } from '../package-version.js';
+import { packageVersion } from '../runtime/package-version.js';
 
 // Each command's module is imported when it runs: `run` then never loads BullMQ, ioredis or pg's
 // neighbours it does not use, which keeps a big slice's peak memory well under its budget.

@@ -2,7 +2,7 @@ import { planNightlyJob } from '../../jobs/nightly.js';
 import { resolveUpstreamConfig } from '../config/upstream-config.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 import { syncSlices } from './sync-slices.js';
-import { shiftIsoDate, todayIn } from '../report-date.js';
+import { shiftIsoDate, todayIn } from '../dates/report-date.js';
 
 function yesterdayIn(timeZone: string): string {
   return shiftIsoDate(todayIn(timeZone), -1);

@@ -1,7 +1,7 @@
 import type { AppConfig } from '../config/load-config.js';
-import { dryRunPlan } from '../dry-run-plan.js';
-import type { SliceRange } from '../plan-slices.js';
-import type { SliceSelection } from '../slice-selection.js';
+import { dryRunPlan } from '../planning/dry-run-plan.js';
+import type { SliceRange } from '../slice/slice-range.js';
+import type { SliceSelection } from '../selection/slice-selection.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { Ledger } from '../warehouse/ledger.js';
 import { MissingWarehouseError } from '../warehouse/missing-warehouse-error.js';

@@ -1,5 +1,5 @@
 import { SingleBar } from 'cli-progress';
-import type { SliceOutcome } from '../slice-outcome.js';
+import type { SliceOutcome } from '../outcomes/slice-outcome.js';
 
 /** Progress on a terminal; on anything else the per-slice log lines are the progress. */
 export interface ProgressDisplay {

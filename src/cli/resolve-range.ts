@@ -1,8 +1,8 @@
 import type { Settings } from '../config/settings-schema.js';
-import { UsageError } from '../errors.js';
-import { checkPlausibleDate } from '../plausible-date.js';
-import type { SliceRange } from '../plan-slices.js';
-import { shiftIsoDate, todayIn } from '../report-date.js';
+import { UsageError } from '../errors/sync-error.js';
+import { checkPlausibleDate } from '../dates/plausible-date.js';
+import type { SliceRange } from '../slice/slice-range.js';
+import { shiftIsoDate, todayIn } from '../dates/report-date.js';
 import type { ReportType } from '../reports/report-types.js';
 
 /** The range flags `run`, `backfill` and `status` share. */

@@ -1,12 +1,12 @@
 import { resolveUpstreamConfig } from '../config/upstream-config.js';
-import { UsageError } from '../errors.js';
-import { countSelectedSlices, planSelectedSlices } from '../plan-selected-slices.js';
-import { sliceSelection, type SliceSelection, type SliceSelectionOptions } from '../slice-selection.js';
+import { UsageError } from '../errors/sync-error.js';
+import { countSelectedSlices, planSelectedSlices } from '../planning/plan-selected-slices.js';
+import { sliceSelection, type SliceSelection, type SliceSelectionOptions } from '../selection/slice-selection.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 import { printDryRun } from './print-dry-run.js';
 import { resolveRange, type RangeOptions } from './resolve-range.js';
 import { syncSlices } from './sync-slices.js';
-import { countOf } from '../count-of.js';
+import { countOf } from '../text/count-of.js';
 
 export interface RunOptions extends CommonOptions, RangeOptions, SliceSelectionOptions {
   readonly concurrency?: number;

@@ -2,7 +2,7 @@ import { ExportQueue } from '../queue/export-queue.js';
 import { ensureNightlySchedule, nightlyPlanSettings } from '../queue/nightly-schedule.js';
 import { createRedisConnector } from '../queue/redis-connection.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
-import { countOf } from '../count-of.js';
+import { countOf } from '../text/count-of.js';
 
 /**
  * `report-sync scheduler`: registers (or updates) the nightly job scheduler in Redis with the

@@ -9,7 +9,7 @@ import { identityProviderWaitOptions } from '../auth/identity-provider-wait-opti
 import { RedisTokenSource } from '../auth/redis-token-source.js';
 import type { AppConfig } from '../config/load-config.js';
 import type { UpstreamConfig } from '../config/upstream-config.js';
-import { SyncError } from '../errors.js';
+import { SyncError } from '../errors/sync-error.js';
 import type { Settings } from '../config/settings-schema.js';
 import type { SyncMetrics } from '../metrics/sync-metrics.js';
 import { ExportQueue } from '../queue/export-queue.js';
@@ -17,15 +17,15 @@ import { ensureNightlySchedule, nightlyPlanSettings, type NightlyPlanSettings } 
 import { CredentialsPause } from '../queue/credentials-pause.js';
 import { createExportWorker } from '../queue/export-worker.js';
 import type { RedisConnector } from '../queue/redis-connection.js';
-import type { Logger } from '../logger.js';
-import type { Slice } from '../slice.js';
+import type { Logger } from '../logging/logger.js';
+import type { Slice } from '../slice/slice.js';
 import { RedisRateGate } from '../queue/redis-rate-gate.js';
-import { createSyncServices, type SyncServices } from '../sync-services.js';
+import { createSyncServices, type SyncServices } from './sync-services.js';
 import { lastSuccessfulNight } from '../queue/night-record.js';
 import { followNight } from '../queue/follow-night.js';
 import { warehouseNow } from '../warehouse/warehouse-now.js';
 import { alertWebhookFromEnvironment, type AlertWebhook } from '../alerts/alert-webhook.js';
-import { recordWorkerDeath } from '../slice/record-worker-death.js';
+import { recordWorkerDeath } from '../export/record-worker-death.js';
 import { WorkerDeathAlerts } from '../queue/worker-death-alerts.js';
 import type { CliIo } from './cli-io.js';
 

@@ -1,5 +1,5 @@
 import type { AppConfig } from '../config/load-config.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../logging/logger.js';
 import { startHealthServer, type HealthServer, type ReadinessCheck } from '../metrics/health-server.js';
 import { SyncMetrics } from '../metrics/sync-metrics.js';
 import { classifyWarehouseError } from '../warehouse/classify-warehouse-error.js';

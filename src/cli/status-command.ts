@@ -1,17 +1,17 @@
-import { buildCoverageGrid, choosePeriod } from '../coverage-grid.js';
-import { countIsoDates, shiftIsoDate } from '../report-date.js';
+import { buildCoverageGrid, choosePeriod } from '../coverage/coverage-grid.js';
+import { countIsoDates, shiftIsoDate } from '../dates/report-date.js';
 import { Ledger, type LedgerFilter, type SliceCheckEntry } from '../warehouse/ledger.js';
-import { rangeWindows, type SliceRange } from '../plan-slices.js';
-import { retryCommand } from '../retry-command.js';
-import { shellQuote } from '../shell-quote.js';
-import type { FailureSummary } from '../failure-groups.js';
+import { rangeWindows, type SliceRange } from '../slice/slice-range.js';
+import { retryCommand } from '../outcomes/retry-command.js';
+import { shellQuote } from '../text/shell-quote.js';
+import type { FailureSummary } from '../outcomes/failure-groups.js';
 import { formatFailures } from './format-failures.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 import { formatCoverageGrid } from './format-coverage-grid.js';
 import { formatTable } from './format-table.js';
 import { resolveRange, type RangeOptions } from './resolve-range.js';
-import { countOf } from '../count-of.js';
+import { countOf } from '../text/count-of.js';
 
 export interface StatusOptions extends CommonOptions, RangeOptions {
   readonly json?: boolean;

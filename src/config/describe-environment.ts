@@ -1,5 +1,4 @@
-import { describeUrl } from '../describe-url.js';
-import { secretRedactor } from '../secret-redactor.js';
+import { describeUrl, secretRedactor } from '../redaction/redact.js';
 import type { AppConfig } from './load-config.js';
 import { SECRET_VARIABLES, URL_VARIABLES, secretValues } from './secret-values.js';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
-import type { SyncErrorCode } from '../errors.js';
+import type { SyncErrorCode } from '../errors/sync-error.js';
 
 /**
  * A dotenv rule that made a variable's value differ from what its line shows:

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { z } from 'zod';
-import { ConfigError } from '../errors.js';
-import { packageFile } from '../package-file.js';
+import { ConfigError } from '../errors/sync-error.js';
+import { packageFile } from '../runtime/package-file.js';
 import { readDotEnvFile, type DotEnvNote } from './dot-env-file.js';
 import { closestName } from './closest-name.js';
 import { environmentSettings } from './environment-settings.js';

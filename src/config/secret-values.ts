@@ -1,4 +1,4 @@
-import { writtenUserinfo } from '../written-userinfo.js';
+import { writtenUserinfo } from '../redaction/redact.js';
 
 /**
  * Variables that hold a credential outright (a chat webhook's URL is its own credential).

@@ -1,7 +1,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
-import { isIsoDate } from '../is-iso-date.js';
-import { isTimeZone } from '../report-date.js';
+import { isIsoDate } from '../dates/is-iso-date.js';
+import { isTimeZone } from '../dates/report-date.js';
 import { EXPORT_FORMATS, REPORT_TYPES } from '../reports/report-types.js';
 
 const positiveInt = z.number().int().min(1);

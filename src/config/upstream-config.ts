@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/sync-error.js';
 import { joinUrl } from '../http/join-url.js';
 
 /** Where the export service and its identity provider are, and who we are to them. */

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/sync-error.js';
 
 /** The realm a browser's login prompt names. */
 const REALM = 'report-sync';

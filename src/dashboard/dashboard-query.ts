@@ -1,6 +1,6 @@
-import { UsageError } from '../errors.js';
-import { parseSelection } from '../parse-selection.js';
-import { checkPlausibleDate, type DateWindow } from '../plausible-date.js';
+import { UsageError } from '../errors/sync-error.js';
+import { parseSelection } from '../selection/parse-selection.js';
+import { checkPlausibleDate, type DateWindow } from '../dates/plausible-date.js';
 import type { ReportType } from '../reports/report-types.js';
 import type { LedgerPeriod } from '../warehouse/ledger.js';
 

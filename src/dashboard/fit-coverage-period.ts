@@ -1,5 +1,5 @@
-import { choosePeriod, countPeriods } from '../coverage-grid.js';
-import { UsageError } from '../errors.js';
+import { choosePeriod, countPeriods } from '../coverage/coverage-grid.js';
+import { UsageError } from '../errors/sync-error.js';
 import type { LedgerPeriod } from '../warehouse/ledger.js';
 
 const COARSER: readonly LedgerPeriod[] = ['day', 'week', 'month'];

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Slice } from '../slice.js';
+import type { Slice } from '../slice/slice.js';
 import { sliceJobId, sliceOfJobId } from '../queue/slice-job.js';
 
 /** Job counts by state, as BullMQ keeps them. */

@@ -1,4 +1,4 @@
-import type { Slice } from '../slice.js';
+import type { Slice } from '../slice/slice.js';
 import type { Ledger, SliceCheckEntry } from '../warehouse/ledger.js';
 import type { QueueView } from './queue-view.js';
 

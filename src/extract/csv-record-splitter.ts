@@ -1,4 +1,4 @@
-import { FileFormatError } from '../errors.js';
+import { FileFormatError } from '../errors/sync-error.js';
 
 const COMMA = 0x2c;
 const QUOTE = 0x22;

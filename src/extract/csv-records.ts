@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
-import { FileFormatError } from '../errors.js';
-import { printableText } from '../printable-text.js';
+import { FileFormatError } from '../errors/sync-error.js';
+import { printableText } from '../text/printable-text.js';
 import { CsvRecordSplitter } from './csv-record-splitter.js';
 import { DEFAULT_MAX_RECORD_BYTES } from './default-max-record-bytes.js';
 import type { SourceRecord } from './source-record.js';

@@ -1,5 +1,5 @@
-import { FileFormatError } from '../errors.js';
-import { printableText } from '../printable-text.js';
+import { FileFormatError } from '../errors/sync-error.js';
+import { printableText } from '../text/printable-text.js';
 import { DEFAULT_MAX_RECORD_BYTES } from './default-max-record-bytes.js';
 import { parseJsonRecord } from './parse-json-record.js';
 import { objectRecord, type SourceRecord } from './source-record.js';

@@ -1,4 +1,4 @@
-import { FileFormatError } from '../errors.js';
+import { FileFormatError } from '../errors/sync-error.js';
 import type { SpooledBody } from '../gateway/spooled-body.js';
 import type { ExportFormat } from '../reports/report-types.js';
 import { readCsvRecords } from './csv-records.js';

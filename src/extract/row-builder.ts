@@ -1,10 +1,10 @@
 import { isLosslessNumber, stringify } from 'lossless-json';
-import { FileFormatError } from '../errors.js';
+import { FileFormatError } from '../errors/sync-error.js';
 import { toColumnName } from './column-names.js';
 import type { SourceRecord } from './source-record.js';
-import { isIsoDate } from '../is-iso-date.js';
-import { printableText } from '../printable-text.js';
-import type { Slice } from '../slice.js';
+import { isIsoDate } from '../dates/is-iso-date.js';
+import { printableText } from '../text/printable-text.js';
+import type { Slice } from '../slice/slice.js';
 import { toDecimalText } from '../reports/decimal-text.js';
 import { decimalMisfit, POSTGRES_DECIMALS, type DecimalCapacity } from '../reports/decimal-capacity.js';
 import type { ReportColumn, ReportDefinition } from '../reports/report-definition.js';

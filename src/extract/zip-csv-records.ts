@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import unzipper from 'unzipper';
-import { ExportError, FileFormatError, SyncError } from '../errors.js';
+import { ExportError, FileFormatError, SyncError } from '../errors/sync-error.js';
 import { readCsvRecords } from './csv-records.js';
 import type { SourceRecord } from './source-record.js';
 

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { ExportError, type SyncErrorCode } from '../errors.js';
-import { describeSlice, type Slice } from '../slice.js';
+import { ExportError, type SyncErrorCode } from '../errors/sync-error.js';
+import { describeSlice, type Slice } from '../slice/slice.js';
 import { parseRetryAfter } from '../http/parse-retry-after.js';
 
 /** The spec's error table, with what to check for each status. */

@@ -1,7 +1,7 @@
 import type { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { FileFormatError } from '../errors.js';
+import { FileFormatError } from '../errors/sync-error.js';
 
 const DECODERS: Readonly<Record<string, () => Transform>> = {
   gzip: createGunzip,

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, SyncError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { ConfigError, SyncError } from '../errors/sync-error.js';
+import type { Logger } from '../logging/logger.js';
 import { spoolStorageError } from './spool-storage-error.js';
 
 export interface SpoolDirectoryOptions {

@@ -1,5 +1,5 @@
-import { SyncError } from '../errors.js';
-import { LOCAL_TROUBLE, type LocalTroubleKind } from '../local-trouble.js';
+import { SyncError } from '../errors/sync-error.js';
+import { LOCAL_TROUBLE, type LocalTroubleKind } from '../errors/local-trouble.js';
 
 /**
  * The machine's trouble while a downloaded body is spooled to disk (a full or read-only disk, a

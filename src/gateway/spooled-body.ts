@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { ExportError } from '../errors.js';
+import { ExportError } from '../errors/sync-error.js';
 import type { SpoolDirectory } from './spool-directory.js';
 import { spoolStorageError } from './spool-storage-error.js';
 

@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/sync-error.js';
 
 /** The codes Node and OpenSSL give a TLS handshake whose certificate could not be verified. */
 const CERTIFICATE_CODES: ReadonlySet<string> = new Set([

@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { listenOn } from '../listen-on.js';
-import type { Logger } from '../logger.js';
-import { printableText } from '../printable-text.js';
+import { listenOn } from '../http/listen-on.js';
+import type { Logger } from '../logging/logger.js';
+import { printableText } from '../text/printable-text.js';
 import type { SyncMetrics } from './sync-metrics.js';
 
 /**

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { REPORT_TYPES } from '../reports/report-types.js';
-import type { SliceOutcome } from '../slice-outcome.js';
+import type { SliceOutcome } from '../outcomes/slice-outcome.js';
 
 /** How a slice ended, counted once each: a load whose file was the one already loaded is `unchanged`, not `loaded`. */
 export type SliceCountOutcome = 'loaded' | 'unchanged' | 'no_data' | 'failed';

@@ -1,4 +1,4 @@
-import { addExact, parseExactDecimal, pow10, type ExactDecimal } from '../exact-decimal.js';
+import { addExact, parseExactDecimal, pow10, type ExactDecimal } from '../reports/exact-decimal.js';
 
 /** Decimal digits per limb: a limb's sum over 2^25 rows stays below 2^53, an exact integer in a double. */
 const LIMB_DIGITS = 8;

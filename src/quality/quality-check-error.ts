@@ -1,5 +1,5 @@
-import { SyncError } from '../errors.js';
-import { describeSlice, type Slice } from '../slice.js';
+import { SyncError } from '../errors/sync-error.js';
+import { describeSlice, type Slice } from '../slice/slice.js';
 import type { SliceCheckResult } from './slice-check-result.js';
 
 /**

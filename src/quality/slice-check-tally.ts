@@ -1,10 +1,10 @@
 import type { Settings } from '../config/settings-schema.js';
 import { rowColumns, type RowValues } from '../extract/row-builder.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
-import { printableText } from '../printable-text.js';
-import type { Slice } from '../slice.js';
+import { printableText } from '../text/printable-text.js';
+import type { Slice } from '../slice/slice.js';
 import { businessDaysBetween } from './business-days-between.js';
-import { absExact, compareExact, exactText, parseExactDecimal, subtractExact, timesWhole, toNumber, type ExactDecimal } from '../exact-decimal.js';
+import { absExact, compareExact, exactText, parseExactDecimal, subtractExact, timesWhole, toNumber, type ExactDecimal } from '../reports/exact-decimal.js';
 import { ExactDecimalSum } from './exact-decimal-sum.js';
 import type { SliceCheckName, SliceCheckResult } from './slice-check-result.js';
 

@@ -2,9 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { TokenSource } from '../auth/token-source.js';
-import { SyncError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { describeSlice, type Slice } from '../slice.js';
+import { SyncError } from '../errors/sync-error.js';
+import type { Logger } from '../logging/logger.js';
+import { describeSlice, type Slice } from '../slice/slice.js';
 
 export interface CredentialsPauseOptions {
   /** The worker to pause and resume; created after this. */

@@ -1,7 +1,7 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings-schema.js';
-import type { Slice } from '../slice.js';
+import type { Slice } from '../slice/slice.js';
 import { QueueingError } from './queueing-error.js';
 import { EXPORT_SLICE_JOB, NIGHTLY_SCHEDULER_ID, sliceJobId, type SliceJobData } from './slice-job.js';
 

@@ -1,11 +1,11 @@
 import { DelayedError, MetricsTime, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings-schema.js';
-import { SyncError, type SyncErrorCode } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { SyncError, type SyncErrorCode } from '../errors/sync-error.js';
+import type { Logger } from '../logging/logger.js';
 import { RetryPolicy } from '../retry/retry-policy.js';
-import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
-import { parseSlice, sliceLogFields, type Slice } from '../slice.js';
+import type { SliceAttempt, SliceOutcome } from '../outcomes/slice-outcome.js';
+import { parseSlice, sliceLogFields, type Slice } from '../slice/slice.js';
 import { SLICE_BACKOFF, type ExportQueue } from './export-queue.js';
 import type { NightInProgress } from './follow-night.js';
 import { nightlyPlanSettingsOf, type NightlyPlanSettings } from './nightly-schedule.js';

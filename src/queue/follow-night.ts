@@ -2,14 +2,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { AlertWebhook } from '../alerts/alert-webhook.js';
 import { runAlert } from '../alerts/run-alert.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../logging/logger.js';
 import type { SyncMetrics } from '../metrics/sync-metrics.js';
-import type { SliceRange } from '../plan-slices.js';
-import { retryCommand } from '../retry-command.js';
+import type { SliceRange } from '../slice/slice-range.js';
+import { retryCommand } from '../outcomes/retry-command.js';
 import type { RunReport } from '../runner/run-report.js';
 import type { Ledger } from '../warehouse/ledger.js';
 import { tallyOutcomes } from '../warehouse/tally-outcomes.js';
-import { NO_WARNINGS } from '../warning-groups.js';
+import { NO_WARNINGS } from '../outcomes/warning-groups.js';
 import type { ExportQueue } from './export-queue.js';
 import { recordSuccessfulNight } from './night-record.js';
 

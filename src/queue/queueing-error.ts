@@ -1,6 +1,6 @@
-import { SyncError, toSyncError } from '../errors.js';
+import { SyncError, toSyncError } from '../errors/sync-error.js';
 import type { AddedSlices } from './export-queue.js';
-import { countOf } from '../count-of.js';
+import { countOf } from '../text/count-of.js';
 
 /**
  * Redis refused a batch of jobs part-way through queueing: what was queued before stays queued

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import { describeUrl } from '../describe-url.js';
-import { ConfigError, SyncError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { describeUrl } from '../redaction/redact.js';
+import { ConfigError, SyncError } from '../errors/sync-error.js';
+import type { Logger } from '../logging/logger.js';
 
 /** Longest pause between two reconnection attempts. */
 const MAX_RECONNECT_DELAY_MS = 5_000;

@@ -1,4 +1,4 @@
-import type { Slice } from '../slice.js';
+import type { Slice } from '../slice/slice.js';
 import { isReportType } from '../reports/report-types.js';
 
 /** Name of the job that exports one slice. */

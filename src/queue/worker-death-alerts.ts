@@ -1,8 +1,8 @@
 import type { AlertSummary } from '../alerts/alert-summary.js';
-import type { SyncError } from '../errors.js';
-import { FailureTally } from '../failure-groups.js';
-import { retryCommand } from '../retry-command.js';
-import type { Slice } from '../slice.js';
+import type { SyncError } from '../errors/sync-error.js';
+import { FailureTally } from '../outcomes/failure-groups.js';
+import { retryCommand } from '../outcomes/retry-command.js';
+import type { Slice } from '../slice/slice.js';
 
 export interface WorkerDeathAlertsOptions {
   /** Sends one alert; never throws (see `AlertWebhook.send`). */

@@ -1,4 +1,4 @@
-import { absExact, compareExact, parseExactDecimal } from '../exact-decimal.js';
+import { absExact, compareExact, parseExactDecimal } from './exact-decimal.js';
 
 /**
  * What a warehouse's decimal columns keep exactly; each row writer says which (`RowWriter.decimals`).

@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Settings } from '../config/settings-schema.js';
-import { toSyncError, type SyncError } from '../errors.js';
-import { FailureTally } from '../failure-groups.js';
+import { toSyncError, type SyncError } from '../errors/sync-error.js';
+import { FailureTally } from '../outcomes/failure-groups.js';
 import { REPORT_REGISTRY } from '../reports/report-registry.js';
 import { rowsPerTable } from '../reports/rows-per-table.js';
-import type { SliceAttempt, SliceOutcome } from '../slice-outcome.js';
-import type { Slice } from '../slice.js';
+import type { SliceAttempt, SliceOutcome } from '../outcomes/slice-outcome.js';
+import type { Slice } from '../slice/slice.js';
 import { RetryPolicy } from '../retry/retry-policy.js';
-import { WarningTally } from '../warning-groups.js';
+import { WarningTally } from '../outcomes/warning-groups.js';
 import type { RunReport } from './run-report.js';
 
 export interface InProcessRunOptions {

@@ -1,7 +1,7 @@
-import type { SyncError } from '../errors.js';
-import type { FailureSummary } from '../failure-groups.js';
+import type { SyncError } from '../errors/sync-error.js';
+import type { FailureSummary } from '../outcomes/failure-groups.js';
 import type { RowsPerTable } from '../reports/rows-per-table.js';
-import type { WarningSummary } from '../warning-groups.js';
+import type { WarningSummary } from '../outcomes/warning-groups.js';
 
 /**
  * What a run came to, for the summary, the alert and the exit code; every count comes from what the

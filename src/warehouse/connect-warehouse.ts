@@ -1,6 +1,6 @@
 import type { AppConfig } from '../config/load-config.js';
-import { SyncError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { SyncError } from '../errors/sync-error.js';
+import type { Logger } from '../logging/logger.js';
 import { missingAnalyticsObjects, restoreAnalyticsObjects } from './analytics-objects.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { migrateWarehouse } from './migrate-warehouse.js';

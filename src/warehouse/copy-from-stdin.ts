@@ -1,4 +1,4 @@
-import { WarehouseError } from '../errors.js';
+import { WarehouseError } from '../errors/sync-error.js';
 
 /**
  * The data of a `COPY … FROM STDIN`, passed as the one parameter of that statement through

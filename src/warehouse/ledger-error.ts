@@ -1,4 +1,4 @@
-import { SyncError, type SyncErrorCode } from '../errors.js';
+import { SyncError, type SyncErrorCode } from '../errors/sync-error.js';
 
 /** A ledger error: `CODE: what to check`. */
 const LEDGER_ERROR = /^([A-Z][A-Z0-9_]*): ([\s\S]*)$/;

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { PreviousLoad } from '../quality/slice-check-tally.js';
 import type { SliceCheckResult } from '../quality/slice-check-result.js';
 import type { ExportFormat } from '../reports/report-types.js';
-import type { Slice } from '../slice.js';
+import type { Slice } from '../slice/slice.js';
 import { LEDGER_COLUMNS } from './ledger-columns.js';
 import { errorCodeOf } from './ledger-error.js';
 import { ReusableStatement } from './reusable-statement.js';

@@ -1,9 +1,9 @@
 import { PostgresIntrospector, sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import { EXAMPLES_PER_GROUP, NO_FAILURES, summariseFailures, type FailureGroup, type FailureSummary } from '../failure-groups.js';
+import { EXAMPLES_PER_GROUP, NO_FAILURES, summariseFailures, type FailureGroup, type FailureSummary } from '../outcomes/failure-groups.js';
 import { SLICE_CHECK_NAMES } from '../quality/slice-check-result.js';
-import { NO_WARNINGS, summariseWarnings, WARNING_EXAMPLES_PER_GROUP, type WarningGroup, type WarningSummary } from '../warning-groups.js';
+import { NO_WARNINGS, summariseWarnings, WARNING_EXAMPLES_PER_GROUP, type WarningGroup, type WarningSummary } from '../outcomes/warning-groups.js';
 import type { ReportType } from '../reports/report-types.js';
-import type { Slice } from '../slice.js';
+import type { Slice } from '../slice/slice.js';
 import { ledgerError } from './ledger-error.js';
 import { LedgerWriter } from './ledger-writer.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';

@@ -1,6 +1,6 @@
 import { CompiledQuery, Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
-import { ConfigError, SyncError, WarehouseError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { ConfigError, SyncError, WarehouseError } from '../errors/sync-error.js';
+import type { Logger } from '../logging/logger.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { createTables } from './migrations/0001-create-tables.js';
 import { ledgerErrorCode } from './migrations/0002-ledger-error-code.js';

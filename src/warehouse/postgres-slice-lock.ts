@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { Slice } from '../slice.js';
+import type { Slice } from '../slice/slice.js';
 import type { SliceLock } from './slice-lock.js';
 import type { Warehouse } from './warehouse-schema.js';
 

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/sync-error.js';
 import type { WarehouseHandle } from './open-warehouse.js';
 import { readWarehouseTables } from './read-warehouse-tables.js';
 import { writtenColumns } from './written-columns.js';

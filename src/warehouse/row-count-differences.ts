@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import { rangeWindows, type SliceRange } from '../plan-slices.js';
+import { rangeWindows, type SliceRange } from '../slice/slice-range.js';
 import { REPORT_REGISTRY } from '../reports/report-registry.js';
 import { REPORT_TABLES } from '../reports/report-tables.js';
 import { REPORT_TYPES, type ReportType } from '../reports/report-types.js';
-import { sliceKey, type Slice } from '../slice.js';
+import { sliceKey, type Slice } from '../slice/slice.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { sliceOfEntry } from './ledger.js';
 import type { Warehouse } from './warehouse-schema.js';

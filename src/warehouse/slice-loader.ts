@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { DecimalCapacity } from '../reports/decimal-capacity.js';
 import type { Kysely } from 'kysely';
-import { SyncError } from '../errors.js';
+import { SyncError } from '../errors/sync-error.js';
 import { QualityCheckError } from '../quality/quality-check-error.js';
 import type { SliceCheckResult } from '../quality/slice-check-result.js';
 import type { PreviousLoad, SliceCheckTally } from '../quality/slice-check-tally.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
 import { rowColumns, type RowValues, type WarehouseRow } from '../extract/row-builder.js';
 import type { ExportFormat } from '../reports/report-types.js';
-import { describeSlice, type Slice } from '../slice.js';
+import { describeSlice, type Slice } from '../slice/slice.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import { CommitGroups, NotASmallSlice, type SliceWork } from './commit-groups.js';
 import { countRepeatedValues } from './count-repeated-values.js';

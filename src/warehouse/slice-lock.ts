@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Slice } from '../slice.js';
+import type { Slice } from '../slice/slice.js';
 import type { Warehouse } from './warehouse-schema.js';
 
 /**

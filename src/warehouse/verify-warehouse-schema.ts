@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/sync-error.js';
 import { REPORT_REGISTRY } from '../reports/report-registry.js';
 import { REPORT_TYPES, type ReportType } from '../reports/report-types.js';
 import type { WarehouseHandle } from './open-warehouse.js';

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { SyncError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { SyncError } from '../errors/sync-error.js';
+import type { Logger } from '../logging/logger.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
 import type { WarehouseHandle } from './open-warehouse.js';
 

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Worker } from 'node:worker_threads';
-import { startModuleWorker } from '../start-module-worker.js';
+import { startModuleWorker } from '../runtime/start-module-worker.js';
 
 /** What the checkpoint thread is given (as `workerData`). */
 export interface WalCheckpointJob {

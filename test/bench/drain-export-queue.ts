@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import type { Settings } from '../../src/config/settings-schema.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { nightlyPlanSettings } from '../../src/queue/nightly-schedule.js';
 import { ExportQueue } from '../../src/queue/export-queue.js';
 import { createExportWorker } from '../../src/queue/export-worker.js';

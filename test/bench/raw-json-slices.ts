@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { Agent, request, type Dispatcher } from 'undici';
-import type { Slice } from '../../src/slice.js';
+import type { Slice } from '../../src/slice/slice.js';
 
 /** Where the raw baseline finds the upstream: the simulator's addresses and credentials. */
 export interface RawUpstream {

@@ -7,7 +7,7 @@ import { syncSlices } from '../../src/cli/sync-slices.js';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
 import { resolveUpstreamConfig } from '../../src/config/upstream-config.js';
 import type { RunReport } from '../../src/runner/run-report.js';
-import type { Slice } from '../../src/slice.js';
+import type { Slice } from '../../src/slice/slice.js';
 
 export interface ProductInProcessOptions {
   /** The `REPORT_*` variables of the upstream. */

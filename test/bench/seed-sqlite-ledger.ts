@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
-import { planSlices, type SliceRange } from '../../src/plan-slices.js';
-import { weekdayOf } from '../../src/report-date.js';
+import { planSlices, type SliceRange } from '../../src/slice/slice-range.js';
+import { weekdayOf } from '../../src/dates/report-date.js';
 import { migrateWarehouse } from '../../src/warehouse/migrate-warehouse.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
 

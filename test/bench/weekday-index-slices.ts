@@ -1,5 +1,5 @@
-import { shiftIsoDate, weekdayOf } from '../../src/report-date.js';
-import type { Slice } from '../../src/slice.js';
+import { shiftIsoDate, weekdayOf } from '../../src/dates/report-date.js';
+import type { Slice } from '../../src/slice/slice.js';
 
 /** The first report date the benchmarks ask for: a Monday. */
 const FIRST_DATE = '2024-01-01';

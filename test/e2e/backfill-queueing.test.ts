@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { countSlices } from '../../src/plan-slices.js';
+import { countSlices } from '../../src/slice/slice-range.js';
 import { capturedIo } from '../helpers/captured-io.js';
 import { startCliProcess } from '../helpers/cli-process.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { shiftIsoDate, todayIn } from '../../src/report-date.js';
+import { shiftIsoDate, todayIn } from '../../src/dates/report-date.js';
 import type { ReportLoadsRow } from '../../src/warehouse/warehouse-schema.js';
 import { capturedIo } from '../helpers/captured-io.js';
 import { ledgerRow } from '../helpers/ledger-row.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countIsoDates } from '../../src/report-date.js';
+import { countIsoDates } from '../../src/dates/report-date.js';
 import { startCliProcess, type CliProcess } from '../helpers/cli-process.js';
 import { launchChromium } from '../helpers/headless-chromium.js';
 import { DIALECTS, createTempWarehouse } from '../helpers/temp-warehouse.js';

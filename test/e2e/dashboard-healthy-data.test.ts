@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eachIsoDate, shiftIsoDate, todayIn, weekdayOf } from '../../src/report-date.js';
+import { eachIsoDate, shiftIsoDate, todayIn, weekdayOf } from '../../src/dates/report-date.js';
 import type { ReportLoadsRow } from '../../src/warehouse/warehouse-schema.js';
 import { startCliProcess, type CliProcess } from '../helpers/cli-process.js';
 import { launchChromium } from '../helpers/headless-chromium.js';

@@ -6,7 +6,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shiftIsoDate, todayIn } from '../../src/report-date.js';
+import { shiftIsoDate, todayIn } from '../../src/dates/report-date.js';
 import { startCliProcess, type CliProcess } from '../helpers/cli-process.js';
 import { ledgerRow } from '../helpers/ledger-row.js';
 import { DIALECTS, createTempWarehouse } from '../helpers/temp-warehouse.js';

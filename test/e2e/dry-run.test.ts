@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DryRunPlan } from '../../src/dry-run-plan.js';
+import type { DryRunPlan } from '../../src/planning/dry-run-plan.js';
 import { freePort } from '../helpers/free-port.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 import { DIALECTS } from '../helpers/temp-warehouse.js';

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
-import type { Slice } from '../../src/slice.js';
+import type { Slice } from '../../src/slice/slice.js';
 import { startFileGateway, type FileGateway } from '../helpers/file-gateway.js';
 import { makeZip } from '../helpers/make-zip.js';
 import { startSyncRig, type CliResult, type SyncRig } from '../helpers/sync-rig.js';

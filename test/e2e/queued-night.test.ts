@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { shiftIsoDate, todayIn } from '../../src/report-date.js';
+import { shiftIsoDate, todayIn } from '../../src/dates/report-date.js';
 import { startHttpServer } from '../helpers/http-server.js';
 import { makeZip } from '../helpers/make-zip.js';
 import { startQueueRig, type QueueRig } from '../helpers/queue-rig.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { shiftIsoDate, todayIn } from '../../src/report-date.js';
+import { shiftIsoDate, todayIn } from '../../src/dates/report-date.js';
 import { countWarehouse } from '../helpers/count-warehouse.js';
 import { startQueueRig, type QueueRig } from '../helpers/queue-rig.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { countSlices } from '../../src/plan-slices.js';
+import { countSlices } from '../../src/slice/slice-range.js';
 import { startCliProcess } from '../helpers/cli-process.js';
 import { countWarehouse } from '../helpers/count-warehouse.js';
 import { startQueueRig, type QueueRig } from '../helpers/queue-rig.js';

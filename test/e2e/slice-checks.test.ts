@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
 import type { ReportType } from '../../src/reports/report-types.js';
-import type { Slice } from '../../src/slice.js';
+import type { Slice } from '../../src/slice/slice.js';
 import { startCliProcess } from '../helpers/cli-process.js';
 import { startFileGateway, type FileGateway } from '../helpers/file-gateway.js';
 import { makeZip } from '../helpers/make-zip.js';

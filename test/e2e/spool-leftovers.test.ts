@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SpoolDirectory } from '../../src/gateway/spool-directory.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { CapturedStream, logLines } from '../helpers/captured-io.js';
 import { startCliProcess } from '../helpers/cli-process.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { shiftIsoDate } from '../../src/report-date.js';
+import { shiftIsoDate } from '../../src/dates/report-date.js';
 import { capturedIo } from '../helpers/captured-io.js';
 import { ledgerRow } from '../helpers/ledger-row.js';
 import { seededWarehouse, type SeededWarehouse } from '../helpers/seeded-warehouse.js';

@@ -2,10 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { exportReport } from '../../jobs/export-report.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { resolveUpstreamConfig } from '../../src/config/upstream-config.js';
-import { createLogger } from '../../src/logger.js';
-import { planSlices } from '../../src/plan-slices.js';
+import { createLogger } from '../../src/logging/logger.js';
+import { planSlices } from '../../src/slice/slice-range.js';
 import { runInProcess } from '../../src/runner/in-process-runner.js';
-import { createSyncServices } from '../../src/sync-services.js';
+import { createSyncServices } from '../../src/cli/sync-services.js';
 import { CapturedStream } from '../helpers/captured-io.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sliceJobId } from '../../src/queue/slice-job.js';
-import type { Slice } from '../../src/slice.js';
+import type { Slice } from '../../src/slice/slice.js';
 import type { CliProcess } from '../helpers/cli-process.js';
 import { CONSTITUENT_HEADER } from '../helpers/fault-rig.js';
 import { makeZipBomb } from '../helpers/make-zip-bomb.js';

@@ -3,7 +3,7 @@ import { constituentReport } from '../../src/reports/constituent-report.js';
 import type { WarehouseRow } from '../../src/extract/row-builder.js';
 import type { ReportType } from '../../src/reports/report-types.js';
 import { lazySyntheticReport } from '../../src/simulator/synthetic-reports.js';
-import type { Slice } from '../../src/slice.js';
+import type { Slice } from '../../src/slice/slice.js';
 import { migrateWarehouse } from '../../src/warehouse/migrate-warehouse.js';
 import { classifyWarehouseError } from '../../src/warehouse/classify-warehouse-error.js';
 import { openWarehouse, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';

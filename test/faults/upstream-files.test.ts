@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Slice } from '../../src/slice.js';
+import type { Slice } from '../../src/slice/slice.js';
 import type { ReportType } from '../../src/reports/report-types.js';
 import { expectSliceFailed, expectSliceLoaded } from '../helpers/expect-slice-outcome.js';
 import { CONSTITUENT_HEADER, startFaultRig, type FaultRig } from '../helpers/fault-rig.js';

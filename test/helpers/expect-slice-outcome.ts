@@ -1,8 +1,8 @@
 import { expect } from 'vitest';
 import type { FaultRig, FaultRun } from './fault-rig.js';
 import { REASON_LENGTH } from '../../src/cli/format-failures.js';
-import { printableText } from '../../src/printable-text.js';
-import type { Slice } from '../../src/slice.js';
+import { printableText } from '../../src/text/printable-text.js';
+import type { Slice } from '../../src/slice/slice.js';
 import { loggedErrorMessage } from './logged-error.js';
 
 export interface ExpectedFailure {

@@ -6,7 +6,7 @@ import { REPORT_REGISTRY } from '../../src/reports/report-registry.js';
 import type { ReportType } from '../../src/reports/report-types.js';
 import { renderJson, renderZip } from '../../src/simulator/render-export.js';
 import { lazySyntheticReport } from '../../src/simulator/synthetic-reports.js';
-import type { Slice } from '../../src/slice.js';
+import type { Slice } from '../../src/slice/slice.js';
 import type { WarehouseDialect } from '../../src/warehouse/open-warehouse.js';
 import { startMisbehavingGateway, type MisbehavingGateway } from './misbehaving-gateway.js';
 import { startSyncRig, type CliResult, type SyncRig } from './sync-rig.js';

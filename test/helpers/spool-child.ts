@@ -2,7 +2,7 @@
 // Prints one JSON line: `{ "dir", "file" }` once the body is on disk, or `{ "code", "message" }`
 // when spooling failed.
 import { pino } from 'pino';
-import { SyncError } from '../../src/errors.js';
+import { SyncError } from '../../src/errors/sync-error.js';
 import { SpoolDirectory } from '../../src/gateway/spool-directory.js';
 import { SpooledBody } from '../../src/gateway/spooled-body.js';
 

@@ -9,14 +9,12 @@ import { type RelativeImport, relativeImports } from '../helpers/relative-import
  * The folder layering, checked on the imports themselves (static, type-only, re-exports and
  * dynamic `import()`):
  *
- * 1. No import cycle between the top-level parts of src/. Each folder (src/auth, src/gateway…) is
- *    one node; each file directly in src/ is a node of its own, because that level holds both the
- *    shared vocabulary every folder imports (errors.ts, slice.ts, logger.ts) and a few pieces that
- *    assemble folders (sync-services.ts): lumped together they would make a cycle out of nothing.
- *    jobs/ is one more node.
- * 2. The library (src/ except src/cli/) imports neither src/cli/ nor jobs/.
- * 3. jobs/ imports only the library, never src/cli/.
- * 4. Only the composition root wires jobs: the files of COMPOSITION_ROOT below, and no other file
+ * 1. No module sits loose at the top of src/: every file belongs to a folder named for what it
+ *    does (src/planning, src/redaction…), and the command's entry point lives in src/cli/.
+ * 2. No import cycle between the folders of src/. Each folder is one node, and jobs/ is one more.
+ * 3. The library (src/ except src/cli/) imports neither src/cli/ nor jobs/.
+ * 4. jobs/ imports only the library, never src/cli/.
+ * 5. Only the composition root wires jobs: the files of COMPOSITION_ROOT below, and no other file
  *    outside jobs/, import jobs/. A new importer fails until it is added here, on purpose.
  */
 
@@ -32,8 +30,7 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 /** The node of the folder graph a file belongs to. */
 function partOf(file: string): string {
   const parts = file.split('/');
-  if (parts[0] === 'jobs') return 'jobs';
-  return parts.length > 2 ? `src/${parts[1]}` : file;
+  return parts[0] === 'jobs' ? 'jobs' : `src/${parts[1]}`;
 }
 
 const isCli = (file: string) => file.startsWith('src/cli/');
@@ -53,6 +50,11 @@ describe('the folder layering of src/ and jobs/', () => {
   it('resolves every relative import to a file, so none escapes the rules', () => {
     const unresolved = imports.filter((i) => i.to === null).map((i) => `${i.from}:${i.line} imports '${i.specifier}', which names no file`);
     expect(unresolved).toEqual([]);
+  });
+
+  it('keeps every module of src/ in a folder', () => {
+    const loose = [...new Set(imports.map((i) => i.from))].filter((file) => file.startsWith('src/') && file.split('/').length === 2);
+    expect(loose).toEqual([]);
   });
 
   it('has no import cycle between the top-level folders of src/ (and jobs/)', () => {

@@ -4,7 +4,7 @@ import type { OutageWait } from '../../../src/auth/issue-through-outage.js';
 import { RedisTokenSource } from '../../../src/auth/redis-token-source.js';
 import { TokenRefresher } from '../../../src/auth/token-refresher.js';
 import type { IssuedToken } from '../../../src/auth/token-source.js';
-import { AuthError } from '../../../src/errors.js';
+import { AuthError } from '../../../src/errors/sync-error.js';
 import { TEST_REDIS_URL, testPrefix } from '../../helpers/test-redis.js';
 
 /** A token endpoint that is unavailable until `downForMs` has passed since the first request. */

@@ -2,10 +2,10 @@ import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { settingsSchema, type Settings } from '../../../src/config/settings-schema.js';
-import { planSlices, type SliceRange } from '../../../src/plan-slices.js';
+import { planSlices, type SliceRange } from '../../../src/slice/slice-range.js';
 import { ExportQueue } from '../../../src/queue/export-queue.js';
 import { ensureNightlySchedule, nightlyPlanSettings } from '../../../src/queue/nightly-schedule.js';
-import type { Slice } from '../../../src/slice.js';
+import type { Slice } from '../../../src/slice/slice.js';
 import { TEST_REDIS_URL, testPrefix } from '../../helpers/test-redis.js';
 
 // 40 days × 7 portfolios × 2 report types = 560 slices: six batches of 100, the last one short.

@@ -3,14 +3,14 @@ import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AlertSummary } from '../../../src/alerts/alert-summary.js';
 import { settingsSchema, type Settings } from '../../../src/config/settings-schema.js';
-import { SyncError } from '../../../src/errors.js';
-import { createLogger } from '../../../src/logger.js';
+import { SyncError } from '../../../src/errors/sync-error.js';
+import { createLogger } from '../../../src/logging/logger.js';
 import { ExportQueue } from '../../../src/queue/export-queue.js';
 import { createExportWorker } from '../../../src/queue/export-worker.js';
 import { nightlyPlanSettings } from '../../../src/queue/nightly-schedule.js';
 import { sliceJobId } from '../../../src/queue/slice-job.js';
 import { WorkerDeathAlerts } from '../../../src/queue/worker-death-alerts.js';
-import type { Slice } from '../../../src/slice.js';
+import type { Slice } from '../../../src/slice/slice.js';
 import { TEST_REDIS_URL, testPrefix } from '../../helpers/test-redis.js';
 import { until } from '../../helpers/until.js';
 

@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Slice } from '../../../src/slice.js';
+import type { Slice } from '../../../src/slice/slice.js';
 import { CommitGroups, NotASmallSlice, type CommitGroupsOptions } from '../../../src/warehouse/commit-groups.js';
 import type { SliceLock } from '../../../src/warehouse/slice-lock.js';
 import type { Warehouse } from '../../../src/warehouse/warehouse-schema.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Slice } from '../../../src/slice.js';
+import type { Slice } from '../../../src/slice/slice.js';
 import { Ledger } from '../../../src/warehouse/ledger.js';
 import { ledgerRow } from '../../helpers/ledger-row.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';

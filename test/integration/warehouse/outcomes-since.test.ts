@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runAlert } from '../../../src/alerts/run-alert.js';
 import { alertBody } from '../../../src/alerts/alert-body.js';
-import { NO_FAILURES } from '../../../src/failure-groups.js';
-import { NO_WARNINGS } from '../../../src/warning-groups.js';
+import { NO_FAILURES } from '../../../src/outcomes/failure-groups.js';
+import { NO_WARNINGS } from '../../../src/outcomes/warning-groups.js';
 import type { RunReport } from '../../../src/runner/run-report.js';
 import { Ledger } from '../../../src/warehouse/ledger.js';
 import { tallyOutcomes } from '../../../src/warehouse/tally-outcomes.js';

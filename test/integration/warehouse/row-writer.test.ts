@@ -1,6 +1,6 @@
 import { CompiledQuery } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileFormatError } from '../../../src/errors.js';
+import { FileFormatError } from '../../../src/errors/sync-error.js';
 import { indexReport } from '../../../src/reports/index-report.js';
 import { rowColumns, type RowValues } from '../../../src/extract/row-builder.js';
 import { PostgresRowWriter } from '../../../src/warehouse/postgres-row-writer.js';

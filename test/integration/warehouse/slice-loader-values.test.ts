@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { constituentReport } from '../../../src/reports/constituent-report.js';
 import type { WarehouseRow } from '../../../src/extract/row-builder.js';
-import type { Slice } from '../../../src/slice.js';
+import type { Slice } from '../../../src/slice/slice.js';
 import { Ledger } from '../../../src/warehouse/ledger.js';
 import { SliceLoader } from '../../../src/warehouse/slice-loader.js';
 import type { Warehouse } from '../../../src/warehouse/warehouse-schema.js';

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileFormatError } from '../../../src/errors.js';
+import { FileFormatError } from '../../../src/errors/sync-error.js';
 import { constituentReport } from '../../../src/reports/constituent-report.js';
 import { rowColumns, type RowValues, type WarehouseRow } from '../../../src/extract/row-builder.js';
-import type { Slice } from '../../../src/slice.js';
+import type { Slice } from '../../../src/slice/slice.js';
 import { Ledger } from '../../../src/warehouse/ledger.js';
 import { SliceLoader } from '../../../src/warehouse/slice-loader.js';
 import type { SliceLock } from '../../../src/warehouse/slice-lock.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { alertBody } from '../../../src/alerts/alert-body.js';
 import type { AlertSummary } from '../../../src/alerts/alert-summary.js';
-import { FailureTally, NO_FAILURES } from '../../../src/failure-groups.js';
+import { FailureTally, NO_FAILURES } from '../../../src/outcomes/failure-groups.js';
 import { REPORT_TYPES } from '../../../src/reports/report-types.js';
-import { WarningTally } from '../../../src/warning-groups.js';
+import { WarningTally } from '../../../src/outcomes/warning-groups.js';
 
 const day = (n: number) => `2024-01-${String(n).padStart(2, '0')}`;
 

@@ -4,9 +4,9 @@ import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AlertSummary } from '../../../src/alerts/alert-summary.js';
 import { AlertWebhook, alertWebhookFromEnvironment, type AlertWebhookOptions } from '../../../src/alerts/alert-webhook.js';
-import { ConfigError } from '../../../src/errors.js';
-import { FailureTally } from '../../../src/failure-groups.js';
-import { createLogger } from '../../../src/logger.js';
+import { ConfigError } from '../../../src/errors/sync-error.js';
+import { FailureTally } from '../../../src/outcomes/failure-groups.js';
+import { createLogger } from '../../../src/logging/logger.js';
 import { Receiver, SECRET_PATH, type Answer } from '../../helpers/webhook-receiver.js';
 
 /** A log sink that keeps every line. */

@@ -1,7 +1,7 @@
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { requestPasswordGrant } from '../../../src/auth/password-grant.js';
-import { AuthError, SyncError } from '../../../src/errors.js';
+import { AuthError, SyncError } from '../../../src/errors/sync-error.js';
 import { startHttpServer } from '../../helpers/http-server.js';
 
 const credentials = { clientId: 'cid', clientSecret: 'csecret-xyz', username: 'alice', password: 'pw-xyz' };

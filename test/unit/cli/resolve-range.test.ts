@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { settingsSchema } from '../../../src/config/settings-schema.js';
-import { UsageError } from '../../../src/errors.js';
+import { UsageError } from '../../../src/errors/sync-error.js';
 import { resolveRange } from '../../../src/cli/resolve-range.js';
-import { shiftIsoDate, todayIn } from '../../../src/report-date.js';
+import { shiftIsoDate, todayIn } from '../../../src/dates/report-date.js';
 
 const settings = settingsSchema.parse({});
 const tomorrow = shiftIsoDate(todayIn('UTC'), 1);

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { settingSources } from '../../../src/config/setting-sources.js';
 import { settingVariables } from '../../../src/config/setting-variables.js';
-import { ConfigError } from '../../../src/errors.js';
-import { packageFile } from '../../../src/package-file.js';
+import { ConfigError } from '../../../src/errors/sync-error.js';
+import { packageFile } from '../../../src/runtime/package-file.js';
 
 /** A working directory with the given files (paths relative to it). */
 function directory(files: Record<string, string> = {}): string {

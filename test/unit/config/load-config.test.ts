@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { resolveUpstreamConfig } from '../../../src/config/upstream-config.js';
-import { ConfigError } from '../../../src/errors.js';
+import { ConfigError } from '../../../src/errors/sync-error.js';
 
 function project(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'report-sync-config-'));

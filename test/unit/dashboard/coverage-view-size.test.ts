@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coverageView, type CoverageDefaults } from '../../../src/dashboard/coverage-view.js';
 import type { DashboardQuery } from '../../../src/dashboard/dashboard-query.js';
-import { UsageError } from '../../../src/errors.js';
-import { shiftIsoDate, todayIn } from '../../../src/report-date.js';
+import { UsageError } from '../../../src/errors/sync-error.js';
+import { shiftIsoDate, todayIn } from '../../../src/dates/report-date.js';
 import { Ledger, type LedgerFilter, type LedgerPeriod, type LedgerPeriodCount } from '../../../src/warehouse/ledger.js';
 import { ledgerRow } from '../../helpers/ledger-row.js';
 import { createTempWarehouse } from '../../helpers/temp-warehouse.js';

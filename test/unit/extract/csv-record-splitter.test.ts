@@ -1,6 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { FileFormatError } from '../../../src/errors.js';
+import { FileFormatError } from '../../../src/errors/sync-error.js';
 import { CsvRecordSplitter } from '../../../src/extract/csv-record-splitter.js';
 import { renderCsv } from '../../../src/simulator/render-export.js';
 import { lazySyntheticReport } from '../../../src/simulator/synthetic-reports.js';

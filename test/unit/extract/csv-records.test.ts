@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
 import { CsvRecordSplitter } from '../../../src/extract/csv-record-splitter.js';
-import { FileFormatError } from '../../../src/errors.js';
+import { FileFormatError } from '../../../src/errors/sync-error.js';
 import { readCsvRecords } from '../../../src/extract/csv-records.js';
 import type { SourceRecord } from '../../../src/extract/source-record.js';
 import { valuesByName } from '../../helpers/values-by-name.js';

@@ -1,6 +1,6 @@
 import { isLosslessNumber } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
-import { FileFormatError } from '../../../src/errors.js';
+import { FileFormatError } from '../../../src/errors/sync-error.js';
 import { readJsonRecords } from '../../../src/extract/json-records.js';
 import type { SourceRecord } from '../../../src/extract/source-record.js';
 import { valuesByName } from '../../helpers/values-by-name.js';

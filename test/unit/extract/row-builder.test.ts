@@ -1,6 +1,6 @@
 import { LosslessNumber, parse, stringify } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
-import { FileFormatError } from '../../../src/errors.js';
+import { FileFormatError } from '../../../src/errors/sync-error.js';
 import { constituentReport } from '../../../src/reports/constituent-report.js';
 import { indexReport } from '../../../src/reports/index-report.js';
 import { createRowBuilder } from '../../../src/extract/row-builder.js';

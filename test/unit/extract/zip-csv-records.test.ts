@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ExportError, FileFormatError } from '../../../src/errors.js';
+import { ExportError, FileFormatError } from '../../../src/errors/sync-error.js';
 import type { SourceRecord } from '../../../src/extract/source-record.js';
 import { readZipCsvRecords } from '../../../src/extract/zip-csv-records.js';
 import { makeZip } from '../../helpers/make-zip.js';

@@ -3,10 +3,10 @@ import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TokenRefresher } from '../../../src/auth/token-refresher.js';
 import type { TokenSource } from '../../../src/auth/token-source.js';
-import { ExportError } from '../../../src/errors.js';
+import { ExportError } from '../../../src/errors/sync-error.js';
 import { ExportClient } from '../../../src/gateway/export-client.js';
 import type { RequestGate } from '../../../src/gateway/request-gate.js';
-import type { Slice } from '../../../src/slice.js';
+import type { Slice } from '../../../src/slice/slice.js';
 import { startHttpServer } from '../../helpers/http-server.js';
 
 const slice: Slice = { portfolioId: 42, reportType: 'constituent.close', reportDate: '2024-03-01' };

@@ -3,9 +3,9 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, sta
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { SyncError } from '../../../src/errors.js';
+import { SyncError } from '../../../src/errors/sync-error.js';
 import { SpoolDirectory } from '../../../src/gateway/spool-directory.js';
-import { createLogger } from '../../../src/logger.js';
+import { createLogger } from '../../../src/logging/logger.js';
 import { CapturedStream, logLines } from '../../helpers/captured-io.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'report-sync-spool-dir-'));

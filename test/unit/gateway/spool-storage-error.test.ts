@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ExportError, SyncError } from '../../../src/errors.js';
+import { ExportError, SyncError } from '../../../src/errors/sync-error.js';
 import { spoolStorageError } from '../../../src/gateway/spool-storage-error.js';
 
 function errno(code: string): NodeJS.ErrnoException {

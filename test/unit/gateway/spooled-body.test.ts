@@ -3,10 +3,10 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { SyncError } from '../../../src/errors.js';
+import { SyncError } from '../../../src/errors/sync-error.js';
 import { SpoolDirectory } from '../../../src/gateway/spool-directory.js';
 import { SpooledBody } from '../../../src/gateway/spooled-body.js';
-import { createLogger } from '../../../src/logger.js';
+import { createLogger } from '../../../src/logging/logger.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'report-sync-spooled-body-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { Gauge } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger, type Logger } from '../../../src/logger.js';
+import { createLogger, type Logger } from '../../../src/logging/logger.js';
 import { startHealthServer, type HealthServer, type HealthServerOptions, type ReadinessCheck } from '../../../src/metrics/health-server.js';
 import { SyncMetrics } from '../../../src/metrics/sync-metrics.js';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { SyncError } from '../../../src/errors.js';
+import { SyncError } from '../../../src/errors/sync-error.js';
 import { SyncMetrics } from '../../../src/metrics/sync-metrics.js';
-import type { SliceOutcome } from '../../../src/slice-outcome.js';
-import type { Slice } from '../../../src/slice.js';
+import type { SliceOutcome } from '../../../src/outcomes/slice-outcome.js';
+import type { Slice } from '../../../src/slice/slice.js';
 
 const slice: Slice = { portfolioId: 1001, reportType: 'index', reportDate: '2024-03-04' };
 const closeSlice: Slice = { portfolioId: 1001, reportType: 'constituent.close', reportDate: '2024-03-04' };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareExact, exactText, parseExactDecimal } from '../../../src/exact-decimal.js';
+import { compareExact, exactText, parseExactDecimal } from '../../../src/reports/exact-decimal.js';
 import { ExactDecimalSum } from '../../../src/quality/exact-decimal-sum.js';
 
 const sum = (texts: string[]) => {

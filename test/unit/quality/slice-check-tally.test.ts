@@ -3,7 +3,7 @@ import { settingsSchema } from '../../../src/config/settings-schema.js';
 import { createRowValuesBuilder } from '../../../src/extract/row-builder.js';
 import { SliceCheckTally, type CheckSettings, type RepeatedValues } from '../../../src/quality/slice-check-tally.js';
 import { REPORT_REGISTRY } from '../../../src/reports/report-registry.js';
-import type { Slice } from '../../../src/slice.js';
+import type { Slice } from '../../../src/slice/slice.js';
 import { objectRecord } from '../../../src/extract/source-record.js';
 
 const slice: Slice = { portfolioId: 1001, reportType: 'constituent.close', reportDate: '2024-05-06' };

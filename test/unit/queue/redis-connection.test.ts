@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/errors.js';
-import { createLogger } from '../../../src/logger.js';
+import { ConfigError } from '../../../src/errors/sync-error.js';
+import { createLogger } from '../../../src/logging/logger.js';
 import { createRedisConnector } from '../../../src/queue/redis-connection.js';
 
 const logger = createLogger({ level: 'silent' });

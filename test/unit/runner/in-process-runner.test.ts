@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { AuthError, ExportError } from '../../../src/errors.js';
-import { planSlices } from '../../../src/plan-slices.js';
+import { AuthError, ExportError } from '../../../src/errors/sync-error.js';
+import { planSlices } from '../../../src/slice/slice-range.js';
 import { runInProcess } from '../../../src/runner/in-process-runner.js';
 import { exitCodeOf } from '../../../src/runner/run-report.js';
-import type { SliceAttempt, SliceOutcome } from '../../../src/slice-outcome.js';
-import type { Slice } from '../../../src/slice.js';
+import type { SliceAttempt, SliceOutcome } from '../../../src/outcomes/slice-outcome.js';
+import type { Slice } from '../../../src/slice/slice.js';
 
 const retry = { attempts: 3, baseDelayMs: 1, maxDelayMs: 2, maxRetryAfterMs: 50 };
 const slices = () => [...planSlices({ from: '2024-01-01', to: '2024-01-10', portfolios: [1, 2], reportTypes: ['index'] })];

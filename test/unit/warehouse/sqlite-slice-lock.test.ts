@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Slice } from '../../../src/slice.js';
+import type { Slice } from '../../../src/slice/slice.js';
 import { migrateWarehouse } from '../../../src/warehouse/migrate-warehouse.js';
 import { openWarehouse, type WarehouseHandle } from '../../../src/warehouse/open-warehouse.js';
 import { CommitGroups } from '../../../src/warehouse/commit-groups.js';

@@ -1,0 +1,29 @@
+import { SyncError } from '../errors/sync-error.js';
+import { REPORT_REGISTRY } from '../reports/report-registry.js';
+import type { ExportFormat } from '../reports/report-types.js';
+import type { SliceAttempt } from '../outcomes/slice-outcome.js';
+import { describeSlice, type Slice } from '../slice/slice.js';
+import type { ExportSliceDeps } from './export-slice-deps.js';
+
+/**
+ * Records an empty answer as `no_data`; true when the ledger said `no_data` already ("no data
+ * again", decided under the slice's lock by the loader). It never deletes rows the warehouse
+ * holds on its own (a glitch upstream would wipe loaded data): that is `EMPTY_RESTATEMENT`, unless
+ * `warehouse.acceptEmptyRestatements` says such restatements are to be believed.
+ */
+export async function recordEmptyAnswer(slice: Slice, format: ExportFormat, attempt: SliceAttempt, deps: ExportSliceDeps, durationMs: number): Promise<boolean> {
+  const record = await deps.loader.recordEmptyAnswer(slice, REPORT_REGISTRY[slice.reportType], format, attempt.number, {
+    acceptRestatement: deps.settings.warehouse.acceptEmptyRestatements,
+    durationMs,
+  });
+  if (record.kind === 'refused') {
+    const previous = record.previous;
+    throw new SyncError(
+      'EMPTY_RESTATEMENT',
+      `the service answered 200 with no data for ${describeSlice(slice)}, which the warehouse holds ${previous.row_count} rows of ` +
+        `(${previous.file_name ?? 'loaded'} at ${previous.updated_at}); the rows are kept. If the service really withdrew them, ` +
+        'set warehouse.acceptEmptyRestatements to true and run the slice again',
+    );
+  }
+  return record.kind === 'unchanged';
+}
