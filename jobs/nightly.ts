@@ -1,7 +1,7 @@
 import { planNightly, type NightlyPlan } from '../src/planning/plan-nightly.js';
 import type { NightlyPlanSettings } from '../src/queue/nightly-schedule.js';
 import { NIGHTLY_JOB } from '../src/queue/slice-job.js';
-import type { Ledger } from '../src/warehouse/ledger.js';
+import type { Ledger } from '../src/warehouse/ledger/ledger.js';
 
 /** The name the queue's nightly job scheduler fires under (`scheduler`, `worker`). */
 export const NIGHTLY_JOB_NAME = NIGHTLY_JOB;

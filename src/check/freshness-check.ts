@@ -3,7 +3,7 @@ import type { SliceRange } from '../slice/slice-range.js';
 import { countSlices, planSlices, rangeWindows } from '../slice/slice-range.js';
 import type { ReportType } from '../reports/report-types.js';
 import { sliceKey, type Slice } from '../slice/slice.js';
-import { sliceOfEntry, type Ledger } from '../warehouse/ledger.js';
+import { sliceOfEntry, type Ledger } from '../warehouse/ledger/ledger.js';
 
 /** Missing slices named one by one; the rest are counted per portfolio and report type. */
 const MISSING_NAMED = 20;

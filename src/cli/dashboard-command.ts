@@ -4,7 +4,7 @@ import { createRedisConnector, type RedisConnector } from '../queue/redis-connec
 import { dashboardAccess } from '../dashboard/dashboard-access.js';
 import { startDashboardServer } from '../dashboard/dashboard-server.js';
 import { QueueView } from '../dashboard/queue-view.js';
-import { Ledger } from '../warehouse/ledger.js';
+import { Ledger } from '../warehouse/ledger/ledger.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 import { packageVersion } from '../runtime/package-version.js';

@@ -3,7 +3,7 @@ import { dryRunPlan } from '../planning/dry-run-plan.js';
 import type { SliceRange } from '../slice/slice-range.js';
 import type { SliceSelection } from '../selection/slice-selection.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
-import { Ledger } from '../warehouse/ledger.js';
+import { Ledger } from '../warehouse/ledger/ledger.js';
 import { MissingWarehouseError } from '../warehouse/missing-warehouse-error.js';
 import type { CliIo } from './cli-io.js';
 import { formatDryRun } from './format-dry-run.js';

@@ -1,6 +1,6 @@
 import { buildCoverageGrid, choosePeriod } from '../coverage/coverage-grid.js';
 import { countIsoDates, shiftIsoDate } from '../dates/report-date.js';
-import { Ledger, type LedgerFilter, type SliceCheckEntry } from '../warehouse/ledger.js';
+import { Ledger, type LedgerFilter, type SliceCheckEntry } from '../warehouse/ledger/ledger.js';
 import { rangeWindows, type SliceRange } from '../slice/slice-range.js';
 import { retryCommand } from '../outcomes/retry-command.js';
 import { shellQuote } from '../text/shell-quote.js';

@@ -15,10 +15,10 @@ import type { RequestGate } from '../gateway/request-gate.js';
 import { SpoolDirectory } from '../gateway/spool-directory.js';
 import type { Logger } from '../logging/logger.js';
 import type { SyncMetrics } from '../metrics/sync-metrics.js';
-import { Ledger } from '../warehouse/ledger.js';
+import { Ledger } from '../warehouse/ledger/ledger.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import type { WarehouseHandle } from '../warehouse/open-warehouse.js';
-import { SliceLoader } from '../warehouse/slice-loader.js';
+import { SliceLoader } from '../warehouse/loading/slice-loader.js';
 import { retiredSettingsIn } from '../config/retired-settings.js';
 
 /** Everything the export job needs, built once per process; `close()` releases it all. */

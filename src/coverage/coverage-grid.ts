@@ -1,5 +1,5 @@
 import { countIsoDates, weekdayOf } from '../dates/report-date.js';
-import type { LedgerPeriod, LedgerPeriodCount } from '../warehouse/ledger.js';
+import type { LedgerPeriod, LedgerPeriodCount } from '../warehouse/ledger/ledger.js';
 
 /** The outcome a grid cell shows (see {@link cellOutcome}). */
 export type CoverageOutcome = 'failed' | 'missing' | 'no_data' | 'loaded';

@@ -9,7 +9,7 @@ import { parseSelection } from '../selection/parse-selection.js';
 import { checkPlausibleDate } from '../dates/plausible-date.js';
 import { printableText } from '../text/printable-text.js';
 import { REPORT_TYPES, type ReportType } from '../reports/report-types.js';
-import type { Ledger } from '../warehouse/ledger.js';
+import type { Ledger } from '../warehouse/ledger/ledger.js';
 import { bullBoardRouter } from './bull-board-router.js';
 import { coverageView, type CoverageDefaults } from './coverage-view.js';
 import { dashboardAccess, isLoopback } from './dashboard-access.js';

@@ -1,7 +1,7 @@
 import type { FailureSpan } from '../outcomes/failure-groups.js';
 import { retryCommand } from '../outcomes/retry-command.js';
 import { shellQuote } from '../text/shell-quote.js';
-import type { Ledger, LedgerFilter } from '../warehouse/ledger.js';
+import type { Ledger, LedgerFilter } from '../warehouse/ledger/ledger.js';
 
 /** Failures grouped by error code and portfolio, as the dashboard lists them, with the commands that act on them. */
 export interface FailuresView {

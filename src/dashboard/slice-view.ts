@@ -1,5 +1,5 @@
 import type { Slice } from '../slice/slice.js';
-import type { Ledger, SliceCheckEntry } from '../warehouse/ledger.js';
+import type { Ledger, SliceCheckEntry } from '../warehouse/ledger/ledger.js';
 import type { QueueView } from './queue-view.js';
 
 /** One slice's ledger row as the dashboard shows it; `status` is `missing` when it has none. */

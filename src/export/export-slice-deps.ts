@@ -2,7 +2,7 @@ import type { Settings } from '../config/settings-schema.js';
 import type { ExportClient } from '../gateway/export-client.js';
 import type { Logger } from '../logging/logger.js';
 import type { SyncMetrics } from '../metrics/sync-metrics.js';
-import type { SliceLoader } from '../warehouse/slice-loader.js';
+import type { SliceLoader } from '../warehouse/loading/slice-loader.js';
 
 /** What exporting a slice needs; one set per process, shared by all its slices. */
 export interface ExportSliceDeps {

@@ -3,7 +3,7 @@ import { ASSUMED_REQUEST_SECONDS, estimateDuration, type DurationEstimate } from
 import { countSlices, type SliceRange } from '../slice/slice-range.js';
 import { countIsoDates } from '../dates/report-date.js';
 import type { SliceSelection } from '../selection/slice-selection.js';
-import type { Ledger, LedgerCount } from '../warehouse/ledger.js';
+import type { Ledger, LedgerCount } from '../warehouse/ledger/ledger.js';
 
 /** One portfolio and report type of a dry run: what the ledger holds of the range, and what would be requested. */
 export interface DryRunPair {

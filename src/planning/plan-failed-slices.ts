@@ -1,6 +1,6 @@
 import { planSlices, rangeWindows, type SliceRange } from '../slice/slice-range.js';
 import { sliceKey, type Slice } from '../slice/slice.js';
-import { sliceOfEntry, type Ledger } from '../warehouse/ledger.js';
+import { sliceOfEntry, type Ledger } from '../warehouse/ledger/ledger.js';
 
 /**
  * The slices of a range whose last outcome in the ledger is `failed` (only those with one of

@@ -1,6 +1,6 @@
 import { planSlices, rangeWindows, type SliceRange } from '../slice/slice-range.js';
 import { sliceKey, type Slice } from '../slice/slice.js';
-import { sliceOfEntry, type Ledger } from '../warehouse/ledger.js';
+import { sliceOfEntry, type Ledger } from '../warehouse/ledger/ledger.js';
 
 /**
  * The slices of a range that the ledger does not have as `loaded` or `no_data` (never attempted,

@@ -1,7 +1,7 @@
 import { shiftIsoDate, todayIn } from '../dates/report-date.js';
 import type { ReportType } from '../reports/report-types.js';
 import { sliceKey, type Slice } from '../slice/slice.js';
-import { sliceOfEntry, type Ledger } from '../warehouse/ledger.js';
+import { sliceOfEntry, type Ledger } from '../warehouse/ledger/ledger.js';
 import { planSlices } from '../slice/slice-range.js';
 
 export interface NightlyPlanOptions {

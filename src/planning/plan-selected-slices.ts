@@ -3,7 +3,7 @@ import { planMissingSlices } from './plan-missing-slices.js';
 import { countSlices, planSlices, type SliceRange } from '../slice/slice-range.js';
 import type { SliceSelection } from '../selection/slice-selection.js';
 import type { Slice } from '../slice/slice.js';
-import type { Ledger } from '../warehouse/ledger.js';
+import type { Ledger } from '../warehouse/ledger/ledger.js';
 
 /** The slices of a range a selection takes, lazily (see {@link planMissingSlices} and {@link planFailedSlices}). */
 export function planSelectedSlices(range: SliceRange, selection: SliceSelection, ledger: Ledger): Iterable<Slice> | AsyncIterable<Slice> {

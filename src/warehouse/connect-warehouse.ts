@@ -1,12 +1,12 @@
 import type { AppConfig } from '../config/load-config.js';
 import { SyncError } from '../errors/sync-error.js';
 import type { Logger } from '../logging/logger.js';
-import { missingAnalyticsObjects, restoreAnalyticsObjects } from './analytics-objects.js';
+import { missingAnalyticsObjects, restoreAnalyticsObjects } from './schema/analytics-objects.js';
 import { classifyWarehouseError } from './classify-warehouse-error.js';
-import { migrateWarehouse } from './migrate-warehouse.js';
+import { migrateWarehouse } from './schema/migrate-warehouse.js';
 import { MissingWarehouseError } from './missing-warehouse-error.js';
 import { openWarehouse, type WarehouseHandle } from './open-warehouse.js';
-import { verifyWarehouseSchema } from './verify-warehouse-schema.js';
+import { verifyWarehouseSchema } from './schema/verify-warehouse-schema.js';
 import { waitForWarehouse } from './wait-for-warehouse.js';
 
 export interface ConnectWarehouseOptions {

@@ -6,16 +6,16 @@ import pg from 'pg';
 import { describeUrl } from '../redaction/redact.js';
 import { ConfigError, SyncError } from '../errors/sync-error.js';
 import { LOCAL_TROUBLE } from '../errors/local-trouble.js';
-import { copyingPostgresPool } from './copying-postgres-pool.js';
+import { copyingPostgresPool } from './postgres/copying-postgres-pool.js';
 import { MissingWarehouseError } from './missing-warehouse-error.js';
-import { PostgresRowWriter } from './postgres-row-writer.js';
-import { PostgresSliceLock } from './postgres-slice-lock.js';
-import type { RowWriter } from './row-writer.js';
-import type { SliceLock } from './slice-lock.js';
-import { SqliteRowWriter } from './sqlite-row-writer.js';
-import { SqliteSliceLock } from './sqlite-slice-lock.js';
-import { WalCheckpointer } from './wal-checkpointer.js';
-import type { Warehouse } from './warehouse-schema.js';
+import { PostgresRowWriter } from './postgres/postgres-row-writer.js';
+import { PostgresSliceLock } from './postgres/postgres-slice-lock.js';
+import type { RowWriter } from './loading/row-writer.js';
+import type { SliceLock } from './loading/slice-lock.js';
+import { SqliteRowWriter } from './sqlite/sqlite-row-writer.js';
+import { SqliteSliceLock } from './sqlite/sqlite-slice-lock.js';
+import { WalCheckpointer } from './sqlite/wal-checkpointer.js';
+import type { Warehouse } from './schema/warehouse-schema.js';
 
 export type WarehouseDialect = 'sqlite' | 'postgres';
 

@@ -1,5 +1,5 @@
 import { CompiledQuery, PostgresIntrospector, type Kysely } from 'kysely';
-import type { Warehouse } from './warehouse-schema.js';
+import type { Warehouse } from './schema/warehouse-schema.js';
 
 const POSTGRES_NOW = CompiledQuery.raw('select now() as now');
 const SQLITE_NOW = CompiledQuery.raw(`select strftime('%Y-%m-%dT%H:%M:%fZ', 'now') as now`);

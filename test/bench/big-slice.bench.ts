@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { request } from 'undici';
 import { createGatewaySimulator, simulatorEnvironment, type GatewaySimulator } from '../../src/simulator/gateway-simulator.js';
-import { migrateWarehouse } from '../../src/warehouse/migrate-warehouse.js';
+import { migrateWarehouse } from '../../src/warehouse/schema/migrate-warehouse.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
 import { createTempDatabase } from '../helpers/temp-warehouse.js';
 import type { BenchResult, BenchSize, Benchmark } from './bench-result.js';

@@ -4,7 +4,7 @@ import { isLosslessNumber } from 'lossless-json';
 import { parseJsonRecord } from '../../src/extract/parse-json-record.js';
 import { isIsoDate } from '../../src/dates/is-iso-date.js';
 import type { Slice } from '../../src/slice/slice.js';
-import { migrateWarehouse } from '../../src/warehouse/migrate-warehouse.js';
+import { migrateWarehouse } from '../../src/warehouse/schema/migrate-warehouse.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
 import { downloadJsonSlices, type RawJsonSlicesOptions, type RawJsonSlicesResult } from './raw-json-slices.js';
 

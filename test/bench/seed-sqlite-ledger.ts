@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { planSlices, type SliceRange } from '../../src/slice/slice-range.js';
 import { weekdayOf } from '../../src/dates/report-date.js';
-import { migrateWarehouse } from '../../src/warehouse/migrate-warehouse.js';
+import { migrateWarehouse } from '../../src/warehouse/schema/migrate-warehouse.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
 
 /** What {@link seedSqliteLedger} wrote. */

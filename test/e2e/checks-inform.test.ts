@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
-import { Ledger } from '../../src/warehouse/ledger.js';
+import { Ledger } from '../../src/warehouse/ledger/ledger.js';
 import { startCliProcess } from '../helpers/cli-process.js';
 import { startFileGateway, type FileGateway } from '../helpers/file-gateway.js';
 import { makeZip } from '../helpers/make-zip.js';

@@ -7,7 +7,7 @@ import { startFileGateway, type FileGateway } from '../helpers/file-gateway.js';
 import { makeZip } from '../helpers/make-zip.js';
 import { startSyncRig, type CliResult, type SyncRig } from '../helpers/sync-rig.js';
 import { DIALECTS } from '../helpers/temp-warehouse.js';
-import { Ledger } from '../../src/warehouse/ledger.js';
+import { Ledger } from '../../src/warehouse/ledger/ledger.js';
 
 /*
  * Checks that compare exactly (issue 25, finding 6), through the real CLI, on both warehouses,

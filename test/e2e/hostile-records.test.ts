@@ -5,7 +5,7 @@ import { createDeflate, createGzip } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
 import type { WarehouseDialect } from '../../src/warehouse/open-warehouse.js';
-import { Ledger } from '../../src/warehouse/ledger.js';
+import { Ledger } from '../../src/warehouse/ledger/ledger.js';
 import { startFileGateway, type FileGateway } from '../helpers/file-gateway.js';
 import { measuredCliRun, type MeasuredCliRun } from '../helpers/measured-cli-run.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';

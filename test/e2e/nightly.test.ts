@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planNightly } from '../../src/planning/plan-nightly.js';
 import { shiftIsoDate, todayIn, weekdayOf } from '../../src/dates/report-date.js';
-import { Ledger } from '../../src/warehouse/ledger.js';
+import { Ledger } from '../../src/warehouse/ledger/ledger.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 import { ledgerRow } from '../helpers/ledger-row.js';
 

@@ -10,7 +10,7 @@ import { makeZip } from '../helpers/make-zip.js';
 import { startSyncRig, type CliResult, type SyncRig } from '../helpers/sync-rig.js';
 import { DIALECTS } from '../helpers/temp-warehouse.js';
 import { until } from '../helpers/until.js';
-import { Ledger } from '../../src/warehouse/ledger.js';
+import { Ledger } from '../../src/warehouse/ledger/ledger.js';
 
 /*
  * Files that are well-formed but wrong (weights that do not add up, a duplicate ISIN, a halved day,

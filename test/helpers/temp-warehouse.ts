@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { migrateWarehouse } from '../../src/warehouse/migrate-warehouse.js';
+import { migrateWarehouse } from '../../src/warehouse/schema/migrate-warehouse.js';
 import { openWarehouse, type WarehouseDialect, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
 
 /** The Postgres server the tests use: loopback, trust auth (`.ci/run` makes sure it answers). */

@@ -16,10 +16,10 @@ import { lazySyntheticReport } from '../../../src/simulator/synthetic-reports.js
 import { exportRows } from '../../../src/export/export-rows.js';
 import { numberedRows } from '../../../src/export/numbered-rows.js';
 import type { Slice } from '../../../src/slice/slice.js';
-import { copyLineEnd, copyTextRow } from '../../../src/warehouse/copy-text-row.js';
-import { CopyTextRows } from '../../../src/warehouse/copy-text-rows.js';
-import type { SliceRows } from '../../../src/warehouse/row-writer.js';
-import { SliceLoader } from '../../../src/warehouse/slice-loader.js';
+import { copyLineEnd, copyTextRow } from '../../../src/warehouse/postgres/copy-text-row.js';
+import { CopyTextRows } from '../../../src/warehouse/postgres/copy-text-rows.js';
+import type { SliceRows } from '../../../src/warehouse/loading/row-writer.js';
+import { SliceLoader } from '../../../src/warehouse/loading/slice-loader.js';
 import { makeZip } from '../../helpers/make-zip.js';
 import { createTempWarehouse, DIALECTS } from '../../helpers/temp-warehouse.js';
 

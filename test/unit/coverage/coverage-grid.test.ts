@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildCoverageGrid, cellOutcome, countPeriods, type CoverageGrid } from '../../../src/coverage/coverage-grid.js';
 import { eachIsoDate, shiftIsoDate, weekdayOf } from '../../../src/dates/report-date.js';
-import type { LedgerPeriod, LedgerPeriodCount } from '../../../src/warehouse/ledger.js';
+import type { LedgerPeriod, LedgerPeriodCount } from '../../../src/warehouse/ledger/ledger.js';
 
 /*
  * What a cell of the coverage grid shows, the rule `status` and the dashboard share. `loaded` and

@@ -3,7 +3,7 @@ import { coverageView, type CoverageDefaults } from '../../../src/dashboard/cove
 import type { DashboardQuery } from '../../../src/dashboard/dashboard-query.js';
 import { UsageError } from '../../../src/errors/sync-error.js';
 import { shiftIsoDate, todayIn } from '../../../src/dates/report-date.js';
-import { Ledger, type LedgerFilter, type LedgerPeriod, type LedgerPeriodCount } from '../../../src/warehouse/ledger.js';
+import { Ledger, type LedgerFilter, type LedgerPeriod, type LedgerPeriodCount } from '../../../src/warehouse/ledger/ledger.js';
 import { ledgerRow } from '../../helpers/ledger-row.js';
 import { createTempWarehouse } from '../../helpers/temp-warehouse.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { planFailedSlices } from '../../../src/planning/plan-failed-slices.js';
 import { LEDGER_WINDOW_DAYS } from '../../../src/slice/slice-range.js';
 import { countIsoDates } from '../../../src/dates/report-date.js';
-import type { Ledger, LedgerEntry, LedgerFilter } from '../../../src/warehouse/ledger.js';
+import type { Ledger, LedgerEntry, LedgerFilter } from '../../../src/warehouse/ledger/ledger.js';
 
 /** A ledger that fails the 1st of every month and remembers the questions it was asked. */
 function ledgerFailingFirsts(asked: { filter: LedgerFilter; status: unknown }[]): Ledger {

@@ -8,8 +8,8 @@ import { REPORT_TYPES, type ReportType } from '../../../src/reports/report-types
 import { rowColumns } from '../../../src/extract/row-builder.js';
 import { rowsPerTable } from '../../../src/reports/rows-per-table.js';
 import { syntheticReport } from '../../../src/simulator/synthetic-reports.js';
-import type { Warehouse } from '../../../src/warehouse/warehouse-schema.js';
-import { writtenColumns } from '../../../src/warehouse/written-columns.js';
+import type { Warehouse } from '../../../src/warehouse/schema/warehouse-schema.js';
+import { writtenColumns } from '../../../src/warehouse/schema/written-columns.js';
 
 describe('the report registry', () => {
   it('has a definition for every report type, each one of the report tables', () => {

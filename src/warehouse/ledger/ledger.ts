@@ -1,0 +1,582 @@
+import { PostgresIntrospector, sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { EXAMPLES_PER_GROUP, NO_FAILURES, summariseFailures, type FailureGroup, type FailureSummary } from '../../outcomes/failure-groups.js';
+import { SLICE_CHECK_NAMES } from '../../quality/slice-check-result.js';
+import { NO_WARNINGS, summariseWarnings, WARNING_EXAMPLES_PER_GROUP, type WarningGroup, type WarningSummary } from '../../outcomes/warning-groups.js';
+import type { ReportType } from '../../reports/report-types.js';
+import type { Slice } from '../../slice/slice.js';
+import { ledgerError } from './ledger-error.js';
+import { LedgerWriter } from './ledger-writer.js';
+import { classifyWarehouseError } from '../classify-warehouse-error.js';
+import type { ReportLoadsRow, SliceChecksRow, SliceStatus, Warehouse } from '../schema/warehouse-schema.js';
+
+/** Which ledger rows a question is about. Dates are inclusive. */
+export interface LedgerFilter {
+  readonly from: string;
+  readonly to: string;
+  readonly portfolios?: readonly number[];
+  readonly reportTypes?: readonly ReportType[];
+  /** Only rows with one of these error codes (so only failed ones). */
+  readonly errorCodes?: readonly string[];
+}
+
+export interface LedgerCount {
+  readonly portfolioId: number;
+  readonly reportType: string;
+  readonly status: SliceStatus;
+  readonly slices: number;
+}
+
+export type LedgerEntry = Pick<ReportLoadsRow, 'portfolio_id' | 'report_type' | 'report_date' | 'status' | 'error' | 'attempts' | 'updated_at' | 'checked_at'>;
+
+/** The slice a ledger row is about. */
+export function sliceOfEntry(entry: Pick<LedgerEntry, 'portfolio_id' | 'report_type' | 'report_date'>): Slice {
+  return { portfolioId: entry.portfolio_id, reportType: entry.report_type as ReportType, reportDate: entry.report_date };
+}
+
+/** Slices per portfolio, report type and period, by outcome (see {@link Ledger.countByPeriod}). */
+export interface LedgerPeriodCount {
+  readonly portfolioId: number;
+  readonly reportType: string;
+  /** The first day of the period (YYYY-MM-DD): the day itself, the Monday of its week, or the 1st of its month. */
+  readonly periodStart: string;
+  readonly loaded: number;
+  readonly noData: number;
+  readonly failed: number;
+}
+
+/** How {@link Ledger.countByPeriod} buckets dates. */
+export type LedgerPeriod = 'day' | 'week' | 'month';
+
+/** What the slices checked since a moment came to, per status and report type. */
+export interface OutcomesSince {
+  readonly status: SliceStatus;
+  readonly reportType: string;
+  readonly slices: number;
+  /** Of `slices`: the outcome and the rows did not change (the same file, or no data again). */
+  readonly unchanged: number;
+  /** Rows of the slices whose rows were (re)written. */
+  readonly rowsWritten: number;
+  /** Attempts after the first it took these slices to reach their outcome. */
+  readonly retries: number;
+  /** Of the slices whose rows were (re)written: those whose file missed a data-quality check set to `warn`. */
+  readonly warned: number;
+}
+
+/** One data-quality check of a slice's latest checked file, as `slice_checks` records it. */
+export interface SliceCheckEntry {
+  readonly portfolioId: number;
+  readonly reportType: string;
+  readonly reportDate: string;
+  readonly check: string;
+  readonly severity: string;
+  readonly outcome: string;
+  readonly measured: number;
+  readonly threshold: number;
+  readonly message: string;
+  readonly checkedAt: string;
+}
+
+/** Loaded slices whose latest file missed a data-quality check set to `warn`, per pair (and period, when asked; see {@link Ledger.countWarned}). */
+export interface LedgerWarnedCount {
+  readonly portfolioId: number;
+  readonly reportType: string;
+  /** The first day of the period, when counted by period. */
+  readonly periodStart?: string;
+  readonly slices: number;
+}
+
+/** Failure groups whose example slices are read; the rest are counted only. */
+const GROUPS_WITH_EXAMPLES = 60;
+
+/**
+ * The ledger (`report_loads`): the questions asked of it (what we have, what is missing, what
+ * failed), and, through its {@link Ledger.writer}, every write to it. Nothing else reads or writes
+ * the table.
+ */
+export class Ledger {
+  readonly #db: Kysely<Warehouse>;
+  #writer: LedgerWriter | undefined;
+
+  constructor(db: Kysely<Warehouse>) {
+    this.#db = db;
+  }
+
+  /**
+   * The statements that read and write one slice's ledger row inside the slice's locked
+   * transaction (the slice loader's); compiled on first use, so read-only commands never build them.
+   */
+  get writer(): LedgerWriter {
+    this.#writer ??= new LedgerWriter(this.#db);
+    return this.#writer;
+  }
+
+  /** Slices per portfolio, report type and status; counted in SQL, so ten years stay cheap. */
+  async countByStatus(filter: LedgerFilter): Promise<LedgerCount[]> {
+    try {
+      const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
+        .select(({ fn }) => ['portfolio_id', 'report_type', 'status', fn.countAll<number | string>().as('slices')])
+        .groupBy(['portfolio_id', 'report_type', 'status'])
+        .orderBy('portfolio_id')
+        .orderBy('report_type')
+        .execute();
+      return rows.map((row) => ({ portfolioId: Number(row.portfolio_id), reportType: row.report_type, status: row.status, slices: Number(row.slices) }));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'counting the ledger');
+    }
+  }
+
+  /**
+   * Slices per pair and day, ISO week (from Monday) or month, by outcome: what a coverage grid
+   * draws. Bucketed, counted and pivoted in SQL, so a ten-year range of hundreds of pairs returns
+   * one small row per pair and period and never reads the ledger into memory.
+   */
+  async countByPeriod(filter: LedgerFilter, period: LedgerPeriod): Promise<LedgerPeriodCount[]> {
+    try {
+      const postgres = this.#db.introspection instanceof PostgresIntrospector;
+      const periodStart = (postgres ? POSTGRES_PERIOD_START : SQLITE_PERIOD_START)[period];
+      const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
+        .select(({ fn, eb }) => {
+          const count = (status: SliceStatus) => fn.sum<number | string>(eb.case().when('status', '=', status).then(1).else(0).end());
+          return ['portfolio_id', 'report_type', periodStart.as('period_start'), count('loaded').as('loaded'), count('no_data').as('no_data'), count('failed').as('failed')];
+        })
+        .groupBy(['portfolio_id', 'report_type', 'period_start'])
+        .orderBy('portfolio_id')
+        .orderBy('report_type')
+        .orderBy('period_start')
+        .execute();
+      return rows.map((row) => ({
+        portfolioId: Number(row.portfolio_id),
+        reportType: row.report_type,
+        periodStart: String(row.period_start),
+        loaded: Number(row.loaded),
+        noData: Number(row.no_data),
+        failed: Number(row.failed),
+      }));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'counting the ledger by period');
+    }
+  }
+
+  /**
+   * The portfolio and report type pairs the ledger holds inside the filter, at most `limit` of
+   * them: how many rows a coverage grid would have, asked before its cells are counted.
+   */
+  async pairs(filter: LedgerFilter, limit: number): Promise<{ portfolioId: number; reportType: string }[]> {
+    try {
+      const rows = await this.#where(this.#db.selectFrom('report_loads'), filter).select(['portfolio_id', 'report_type']).distinct().limit(limit).execute();
+      return rows.map((row) => ({ portfolioId: Number(row.portfolio_id), reportType: row.report_type }));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
+  /** The ledger rows in the filter, oldest first, at most `limit` (all when omitted). */
+  async entries(filter: LedgerFilter, options: { status?: SliceStatus | readonly SliceStatus[]; checkedSince?: string; limit?: number } = {}): Promise<LedgerEntry[]> {
+    try {
+      let query = this.#where(this.#db.selectFrom('report_loads'), filter)
+        .select(['portfolio_id', 'report_type', 'report_date', 'status', 'error', 'attempts', 'updated_at', 'checked_at'])
+        .orderBy('report_date')
+        .orderBy('portfolio_id')
+        .orderBy('report_type');
+      if (typeof options.status === 'string') query = query.where('status', '=', options.status);
+      else if (options.status) query = query.where('status', 'in', [...options.status]);
+      if (options.checkedSince) query = query.where('checked_at', '>=', options.checkedSince);
+      if (options.limit !== undefined) query = query.limit(options.limit);
+      const rows = await query.execute();
+      return rows.map((row) => ({ ...row, portfolio_id: Number(row.portfolio_id), report_date: String(row.report_date) }));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
+  /** The whole ledger row of one slice, or undefined when the slice was never attempted. */
+  async row(slice: Slice): Promise<ReportLoadsRow | undefined> {
+    try {
+      const row = await this.#db
+        .selectFrom('report_loads')
+        .selectAll()
+        .where('portfolio_id', '=', slice.portfolioId)
+        .where('report_type', '=', slice.reportType)
+        .where('report_date', '=', slice.reportDate)
+        .executeTakeFirst();
+      return (
+        row && {
+          ...row,
+          portfolio_id: Number(row.portfolio_id),
+          report_date: String(row.report_date),
+          row_count: Number(row.row_count),
+          bytes: row.bytes === null ? null : Number(row.bytes),
+        }
+      );
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
+  /**
+   * The mean time of the latest attempt of the most recently checked slices that reached
+   * `loaded` or `no_data` (at most `sample` of them), from `duration_ms`; undefined when no such row
+   * records one (all written before it was kept). What a dry run estimates a request from.
+   */
+  async meanAttemptSeconds(sample = 1000): Promise<{ seconds: number; slices: number } | undefined> {
+    try {
+      const recent = this.#db
+        .selectFrom('report_loads')
+        .select('duration_ms')
+        .where('duration_ms', 'is not', null)
+        .where('status', 'in', ['loaded', 'no_data'])
+        .orderBy('checked_at', 'desc')
+        .limit(sample)
+        .as('recent');
+      const mean = await this.#db
+        .selectFrom(recent)
+        .select(({ fn }) => [fn.avg<number | string>('duration_ms').as('mean_ms'), fn.countAll<number | string>().as('slices')])
+        .executeTakeFirst();
+      const slices = Number(mean?.slices ?? 0);
+      return slices === 0 ? undefined : { seconds: Math.round(Number(mean!.mean_ms)) / 1000, slices };
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
+  /** The first and last report dates the ledger holds for these portfolios and report types (all when omitted), or undefined when it holds none. */
+  async dateSpan(filter: Pick<LedgerFilter, 'portfolios' | 'reportTypes'> = {}): Promise<{ from: string; to: string } | undefined> {
+    try {
+      // One subquery per end: each is an index seek, where min and max together scan every row.
+      const end = (bound: 'min' | 'max') => {
+        let query = this.#db.selectFrom('report_loads').select(({ fn }) => fn[bound]<string>('report_date').as('date'));
+        if (filter.portfolios?.length) query = query.where('portfolio_id', 'in', [...filter.portfolios]);
+        if (filter.reportTypes?.length) query = query.where('report_type', 'in', [...filter.reportTypes]);
+        return query;
+      };
+      const span = await this.#db.selectNoFrom([end('min').as('from'), end('max').as('to')]).executeTakeFirst();
+      return span?.from == null || span.to == null ? undefined : { from: String(span.from), to: String(span.to) };
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
+  /**
+   * Outcomes recorded since `since` (ISO time) inside the filter, per status and report type: how
+   * a queued backfill is doing, whichever workers ran it. A slice counts as unchanged when it was
+   * checked but its outcome and rows were last changed before `since`.
+   */
+  async outcomesSince(filter: LedgerFilter, since: string): Promise<OutcomesSince[]> {
+    try {
+      const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
+        .where('checked_at', '>=', since)
+        .select(({ fn, eb }) => [
+          'status',
+          'report_type',
+          fn.countAll<number | string>().as('slices'),
+          fn.sum<number | string>(eb.case().when('updated_at', '<', since).then(1).else(0).end()).as('unchanged'),
+          fn.sum<number | string>(eb.case().when('updated_at', '>=', since).then(eb.ref('row_count')).else(0).end()).as('rows_written'),
+          fn.sum<number | string>(eb('attempts', '-', 1)).as('retries'),
+          fn
+            .sum<number | string>(
+              eb
+                .case()
+                .when(
+                  eb.and([
+                    eb('status', '=', 'loaded'),
+                    eb('updated_at', '>=', since),
+                    eb.exists(
+                      eb
+                        .selectFrom('slice_checks')
+                        .select('slice_checks.check_name')
+                        .whereRef('slice_checks.portfolio_id', '=', 'report_loads.portfolio_id')
+                        .whereRef('slice_checks.report_type', '=', 'report_loads.report_type')
+                        .whereRef('slice_checks.report_date', '=', 'report_loads.report_date')
+                        .where('slice_checks.outcome', '=', 'warn'),
+                    ),
+                  ]),
+                )
+                .then(1)
+                .else(0)
+                .end(),
+            )
+            .as('warned'),
+        ])
+        .groupBy(['status', 'report_type'])
+        .execute();
+      return rows.map((row) => ({
+        status: row.status,
+        reportType: row.report_type,
+        slices: Number(row.slices),
+        unchanged: Number(row.unchanged ?? 0),
+        rowsWritten: Number(row.rows_written ?? 0),
+        retries: Number(row.retries ?? 0),
+        warned: Number(row.warned ?? 0),
+      }));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
+  /**
+   * The failed slices inside the filter (checked since `checkedSince`, if given), grouped by error
+   * code and portfolio in SQL, with true counts and the first few slices of each group: a million
+   * failures cost a few small queries, not a million rows in memory.
+   */
+  async failureSummary(filter: LedgerFilter, options: { checkedSince?: string } = {}): Promise<FailureSummary> {
+    try {
+      const failed = () => {
+        let query = this.#where(this.#db.selectFrom('report_loads'), filter).where('status', '=', 'failed');
+        if (options.checkedSince) query = query.where('checked_at', '>=', options.checkedSince);
+        return query;
+      };
+      const counted = await failed()
+        .select(({ fn }) => ['error_code', 'portfolio_id', fn.countAll<number | string>().as('slices')])
+        .groupBy(['error_code', 'portfolio_id'])
+        .execute();
+      if (counted.length === 0) return NO_FAILURES;
+      const groups: FailureGroup[] = [];
+      for (const [i, group] of summariseFailures(
+        counted.map((row) => ({ code: row.error_code ?? 'UNEXPECTED', portfolioId: Number(row.portfolio_id), slices: Number(row.slices), examples: [] })),
+        undefined,
+      ).groups.entries()) {
+        if (i >= GROUPS_WITH_EXAMPLES) {
+          groups.push(group);
+          continue;
+        }
+        const examples = await failed()
+          .where('portfolio_id', '=', group.portfolioId)
+          .where((eb) => (group.code === 'UNEXPECTED' ? eb.or([eb('error_code', '=', group.code), eb('error_code', 'is', null)]) : eb('error_code', '=', group.code)))
+          .select(['report_type', 'report_date', 'error'])
+          .orderBy('report_date')
+          .orderBy('report_type')
+          .limit(EXAMPLES_PER_GROUP)
+          .execute();
+        groups.push({
+          ...group,
+          examples: examples.map((row) => ({
+            slice: { portfolioId: group.portfolioId, reportType: row.report_type as ReportType, reportDate: String(row.report_date) },
+            message: ledgerError(row.error).message,
+          })),
+        });
+      }
+      const span = await failed()
+        .select(({ fn }) => [fn.min('report_date').as('from'), fn.max('report_date').as('to')])
+        .executeTakeFirstOrThrow();
+      const portfolios = await failed().select('portfolio_id').distinct().orderBy('portfolio_id').execute();
+      const reportTypes = await failed().select('report_type').distinct().orderBy('report_type').execute();
+      return summariseFailures(groups, {
+        from: String(span.from),
+        to: String(span.to),
+        portfolios: portfolios.map((row) => Number(row.portfolio_id)),
+        reportTypes: reportTypes.map((row) => row.report_type as ReportType),
+      });
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
+  /**
+   * The slices inside the filter that are `loaded` and whose file missed a data-quality check set
+   * to `warn` (loaded with warnings), per portfolio and report type, and per period when `period`
+   * is given; counted in SQL.
+   */
+  async countWarned(filter: LedgerFilter, period?: LedgerPeriod): Promise<LedgerWarnedCount[]> {
+    try {
+      const postgres = this.#db.introspection instanceof PostgresIntrospector;
+      const periodStart = period === undefined ? undefined : (postgres ? POSTGRES_PERIOD_START : SQLITE_PERIOD_START)[period];
+      // Driven by the warnings (few) through slice_checks' date index, not by every ledger row of the range.
+      let warnings = this.#db
+        .selectFrom('slice_checks')
+        .select(['portfolio_id', 'report_type', 'report_date'])
+        .distinct()
+        .where('report_date', '>=', filter.from)
+        .where('report_date', '<=', filter.to)
+        .where('outcome', '=', 'warn');
+      if (filter.portfolios?.length) warnings = warnings.where('portfolio_id', 'in', [...filter.portfolios]);
+      if (filter.reportTypes?.length) warnings = warnings.where('report_type', 'in', [...filter.reportTypes]);
+      const base = this.#db
+        .selectFrom(warnings.as('warned'))
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('report_loads')
+              .select('report_loads.status')
+              .whereRef('report_loads.portfolio_id', '=', 'warned.portfolio_id')
+              .whereRef('report_loads.report_type', '=', 'warned.report_type')
+              .whereRef('report_loads.report_date', '=', 'warned.report_date')
+              .where('report_loads.status', '=', 'loaded'),
+          ),
+        );
+      const rows = await (
+        periodStart === undefined
+          ? base
+              .select(({ fn }) => ['portfolio_id', 'report_type', sql<string | null>`null`.as('period_start'), fn.countAll<number | string>().as('slices')])
+              .groupBy(['portfolio_id', 'report_type'])
+          : base
+              .select(({ fn }) => ['portfolio_id', 'report_type', periodStart.as('period_start'), fn.countAll<number | string>().as('slices')])
+              .groupBy(['portfolio_id', 'report_type', 'period_start'])
+      )
+        .orderBy('portfolio_id')
+        .orderBy('report_type')
+        .execute();
+      return rows.map((row) => ({
+        portfolioId: Number(row.portfolio_id),
+        reportType: row.report_type,
+        ...(row.period_start == null ? {} : { periodStart: String(row.period_start) }),
+        slices: Number(row.slices),
+      }));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'counting the slices loaded with warnings');
+    }
+  }
+
+  /**
+   * The warnings of the slices inside the filter that are `loaded` with warnings (loaded anew since
+   * `loadedSince`, if given: what a backfill or a night loaded), grouped by check and portfolio in
+   * SQL with true counts, the values measured and the first few slices of each group.
+   */
+  async warningSummary(filter: LedgerFilter, options: { loadedSince?: string } = {}): Promise<WarningSummary> {
+    try {
+      const warned = () => {
+        let query = this.#db
+          .selectFrom('slice_checks as c')
+          .innerJoin('report_loads as l', (join) =>
+            join.onRef('l.portfolio_id', '=', 'c.portfolio_id').onRef('l.report_type', '=', 'c.report_type').onRef('l.report_date', '=', 'c.report_date'),
+          )
+          .where('c.outcome', '=', 'warn')
+          .where('l.status', '=', 'loaded')
+          .where('c.report_date', '>=', filter.from)
+          .where('c.report_date', '<=', filter.to);
+        if (filter.portfolios?.length) query = query.where('c.portfolio_id', 'in', [...filter.portfolios]);
+        if (filter.reportTypes?.length) query = query.where('c.report_type', 'in', [...filter.reportTypes]);
+        if (options.loadedSince) query = query.where('l.updated_at', '>=', options.loadedSince);
+        return query;
+      };
+      const counted = await warned()
+        .select(({ fn }) => [
+          'c.check_name',
+          'c.portfolio_id',
+          fn.countAll<number | string>().as('slices'),
+          fn.min<number | string>('c.measured').as('min_measured'),
+          fn.max<number | string>('c.measured').as('max_measured'),
+          fn.max<number | string>('c.threshold').as('threshold'),
+        ])
+        .groupBy(['c.check_name', 'c.portfolio_id'])
+        .execute();
+      if (counted.length === 0) return NO_WARNINGS;
+      const ordered = summariseWarnings(
+        counted.map((row) => ({
+          check: row.check_name,
+          portfolioId: Number(row.portfolio_id),
+          slices: Number(row.slices),
+          measured: { min: Number(row.min_measured), max: Number(row.max_measured) },
+          threshold: Number(row.threshold),
+          examples: [],
+        })),
+        0,
+      ).groups;
+      const groups: WarningGroup[] = [];
+      for (const [i, group] of ordered.entries()) {
+        if (i >= GROUPS_WITH_EXAMPLES) {
+          groups.push(group);
+          continue;
+        }
+        const examples = await warned()
+          .where('c.check_name', '=', group.check)
+          .where('c.portfolio_id', '=', group.portfolioId)
+          .select(['c.report_type', 'c.report_date', 'c.measured', 'c.message'])
+          .orderBy('c.report_date')
+          .orderBy('c.report_type')
+          .limit(WARNING_EXAMPLES_PER_GROUP)
+          .execute();
+        groups.push({
+          ...group,
+          examples: examples.map((row) => ({
+            slice: { portfolioId: group.portfolioId, reportType: row.report_type as ReportType, reportDate: String(row.report_date) },
+            measured: Number(row.measured),
+            message: row.message,
+          })),
+        });
+      }
+      // A slice two checks warned of is in two groups: the slices are counted once each.
+      const slices = await this.#db
+        .selectFrom(warned().select(['c.portfolio_id', 'c.report_type', 'c.report_date']).distinct().as('warned_slices'))
+        .select(({ fn }) => fn.countAll<number | string>().as('slices'))
+        .executeTakeFirst();
+      return { slices: Number(slices?.slices ?? 0), groups };
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the data-quality warnings');
+    }
+  }
+
+  /**
+   * The data-quality checks inside the filter that the slices' latest checked files missed
+   * (`warn` or `fail`), oldest first, at most `limit`, and how many there are in all.
+   */
+  async checkMisses(filter: LedgerFilter, limit: number): Promise<{ total: number; misses: SliceCheckEntry[] }> {
+    try {
+      const missed = () => {
+        let query = this.#db.selectFrom('slice_checks').where('report_date', '>=', filter.from).where('report_date', '<=', filter.to).where('outcome', 'in', ['warn', 'fail']);
+        if (filter.portfolios?.length) query = query.where('portfolio_id', 'in', [...filter.portfolios]);
+        if (filter.reportTypes?.length) query = query.where('report_type', 'in', [...filter.reportTypes]);
+        return query;
+      };
+      const counted = await missed()
+        .select(({ fn }) => fn.countAll<number | string>().as('misses'))
+        .executeTakeFirst();
+      const rows = await missed().selectAll().orderBy('report_date').orderBy('portfolio_id').orderBy('report_type').orderBy('check_name').limit(limit).execute();
+      return { total: Number(counted?.misses ?? 0), misses: rows.map(checkEntry) };
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the data-quality checks');
+    }
+  }
+
+  /** Every data-quality check of the slice's latest checked file, in the order they run. */
+  async sliceChecks(slice: Slice): Promise<SliceCheckEntry[]> {
+    try {
+      const rows = await this.#db
+        .selectFrom('slice_checks')
+        .selectAll()
+        .where('portfolio_id', '=', slice.portfolioId)
+        .where('report_type', '=', slice.reportType)
+        .where('report_date', '=', slice.reportDate)
+        .execute();
+      const order: readonly string[] = SLICE_CHECK_NAMES;
+      return rows.map(checkEntry).sort((a, b) => order.indexOf(a.check) - order.indexOf(b.check));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the data-quality checks');
+    }
+  }
+
+  #where<O>(query: SelectQueryBuilder<Warehouse, 'report_loads', O>, filter: LedgerFilter): SelectQueryBuilder<Warehouse, 'report_loads', O> {
+    let scoped = query.where('report_date', '>=', filter.from).where('report_date', '<=', filter.to);
+    if (filter.portfolios?.length) scoped = scoped.where('portfolio_id', 'in', [...filter.portfolios]);
+    if (filter.reportTypes?.length) scoped = scoped.where('report_type', 'in', [...filter.reportTypes]);
+    if (filter.errorCodes?.length) scoped = scoped.where('error_code', 'in', [...filter.errorCodes]);
+    return scoped;
+  }
+}
+
+function checkEntry(row: SliceChecksRow): SliceCheckEntry {
+  return {
+    portfolioId: Number(row.portfolio_id),
+    reportType: row.report_type,
+    reportDate: String(row.report_date),
+    check: row.check_name,
+    severity: row.severity,
+    outcome: row.outcome,
+    measured: Number(row.measured),
+    threshold: Number(row.threshold),
+    message: row.message,
+    checkedAt: String(row.checked_at),
+  };
+}
+
+/** The first day of a slice's period, as YYYY-MM-DD text, in SQLite (dates are stored as that text). */
+const SQLITE_PERIOD_START: Record<LedgerPeriod, RawBuilder<string>> = {
+  day: sql<string>`report_date`,
+  week: sql<string>`date(report_date, '-' || ((cast(strftime('%w', report_date) as integer) + 6) % 7) || ' days')`,
+  month: sql<string>`substr(report_date, 1, 7) || '-01'`,
+};
+
+/** The same in Postgres, where `report_date` is a DATE. */
+const POSTGRES_PERIOD_START: Record<LedgerPeriod, RawBuilder<string>> = {
+  day: sql<string>`to_char(report_date, 'YYYY-MM-DD')`,
+  week: sql<string>`to_char(date_trunc('week', report_date), 'YYYY-MM-DD')`,
+  month: sql<string>`to_char(date_trunc('month', report_date), 'YYYY-MM-DD')`,
+};

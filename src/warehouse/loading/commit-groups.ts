@@ -1,0 +1,181 @@
+import { CompiledQuery, type Kysely } from 'kysely';
+import type { Slice } from '../../slice/slice.js';
+import type { SliceLock } from './slice-lock.js';
+import type { Warehouse } from '../schema/warehouse-schema.js';
+
+/**
+ * One slice's write, run inside a transaction of the group's with the slice's lock held. `small`:
+ * the transaction is a small one (see {@link CommitGroups}); work that finds its slice is not small
+ * after all throws {@link NotASmallSlice} before it writes anything.
+ */
+export type SliceWork<T> = (trx: Kysely<Warehouse>, now: string, small: boolean) => Promise<T>;
+
+/**
+ * Thrown by a slice's work in a small transaction when the slice turns out to be big (it would
+ * replace many rows), before it has written anything: the slice is handed back and runs again in a
+ * transaction that is not small.
+ */
+export class NotASmallSlice extends Error {
+  constructor(readonly heldRows: number) {
+    super(`the slice holds ${heldRows} rows: too many for a small transaction`);
+    this.name = 'NotASmallSlice';
+  }
+}
+
+export interface CommitGroupsOptions {
+  readonly db: Kysely<Warehouse>;
+  readonly sliceLock: SliceLock;
+  /** Most slices one transaction holds. 1 gives every slice a transaction of its own. */
+  readonly maxSlices: number;
+  /** A transaction takes no further slice once it has been open this long. */
+  readonly maxOpenMs: number;
+  /** Transactions open at once, each on a connection of its own (SQLite: 1, its writers take turns anyway). */
+  readonly parallel: number;
+}
+
+interface Pending {
+  readonly slice: Slice;
+  readonly work: SliceWork<unknown>;
+  /** What it writes is known to be small (see {@link CommitGroups.write}). */
+  readonly small: boolean;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: the writes of slices that are ready together share one transaction, each in a
+ * savepoint of its own. A slice whose work throws is rolled back to its savepoint alone and its
+ * caller gets that error; the others commit together. No caller hears of success before the COMMIT
+ * that holds its slice has returned, so a kill at any moment leaves each slice wholly old or new,
+ * exactly as with a transaction per slice.
+ *
+ * Why: the COMMIT, the BEGIN and the pages of the ledger's indexes that every slice touches were
+ * the largest part of what a small slice cost the warehouse. Under load, many slices become ready
+ * while one transaction is being written, so the busier the sync, the bigger the groups; a lone
+ * slice commits at once, since a transaction commits as soon as no slice is waiting.
+ *
+ * Deadlock-free across processes: a transaction waits for a slice's lock only while it holds no
+ * other; for each later slice it only tries, and when another process holds that lock it commits
+ * what it has and starts again with that slice first.
+ *
+ * A transaction begun for a small slice is small (see `SliceLock.begin`: SQLite then keeps its
+ * savepoint journal in memory) and takes only small slices; one that is not takes any slice.
+ */
+export class CommitGroups {
+  readonly #options: CommitGroupsOptions;
+  readonly #queue: Pending[] = [];
+  #running = 0;
+  #scheduled = false;
+
+  constructor(options: CommitGroupsOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Runs `work` for the slice in a group's transaction; resolves once that transaction has committed.
+   * `small`: the slice writes few rows (a body held in memory, not compressed) and, as its work
+   * checks before writing (see {@link NotASmallSlice}), replaces few.
+   */
+  write<T>(slice: Slice, work: SliceWork<T>, options: { readonly small?: boolean } = {}): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ slice, work, small: options.small === true, resolve: resolve as (value: unknown) => void, reject });
+      this.#schedule();
+    });
+  }
+
+  /**
+   * Starts transactions on the next turn of the event loop, so that the slices that become ready in
+   * this turn (several downloads often finish together) join them: one, and more (up to `parallel`)
+   * only while more slices wait than transactions run.
+   */
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      while (this.#running < this.#options.parallel && this.#queue.length > this.#running) {
+        this.#running += 1;
+        void this.#drain().finally(() => {
+          this.#running -= 1;
+          if (this.#queue.length > 0) this.#schedule();
+        });
+      }
+    });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      await this.#options.db
+        .connection()
+        .execute((connection) => this.#group(connection))
+        // Only a connection that could not be had reaches here: the slice waiting first hears why.
+        .catch((error: unknown) => this.#queue.shift()?.reject(error));
+    }
+  }
+
+  /** One transaction: as many waiting slices as it may take, then COMMIT; settles each slice it took. */
+  async #group(connection: Kysely<Warehouse>): Promise<void> {
+    const { sliceLock, maxSlices, maxOpenMs } = this.#options;
+    const committed: { pending: Pending; result: unknown }[] = [];
+    const openedAt = performance.now();
+    let current = this.#queue.shift();
+    if (current === undefined) return;
+    const small = current.small && sliceLock.hasSmallTransactions;
+    // Set when a slice's work failed and undoing it failed too: that slice hears its own error.
+    let lostIn: { error: unknown } | undefined;
+    // Slices' locks this transaction holds: a slice rolled back to its savepoint keeps its lock.
+    let locksHeld = 0;
+    try {
+      await sliceLock.begin(connection, { small });
+      while (current !== undefined) {
+        const now = await sliceLock.lock(connection, current.slice, locksHeld === 0);
+        if (now === undefined) {
+          // Another process holds this slice: commit the others first, then wait for it in a transaction of its own.
+          this.#queue.unshift(current);
+          current = undefined;
+          break;
+        }
+        locksHeld += 1;
+        await connection.executeQuery(SAVEPOINT);
+        try {
+          const result = await current.work(connection, now, small);
+          await connection.executeQuery(RELEASE);
+          committed.push({ pending: current, result });
+        } catch (error) {
+          try {
+            await connection.executeQuery(ROLLBACK_TO);
+            await connection.executeQuery(RELEASE);
+          } catch (undoing) {
+            lostIn = { error };
+            throw undoing;
+          }
+          if (error instanceof NotASmallSlice && small) {
+            // Nothing of it was written: it goes first into the next transaction, which is not small.
+            this.#queue.unshift({ ...current, small: false });
+            current = undefined;
+            break;
+          }
+          current.reject(error);
+        }
+        const next = this.#queue[0];
+        const takesNext = next !== undefined && (next.small || !small) && committed.length < maxSlices && performance.now() - openedAt < maxOpenMs;
+        current = takesNext ? this.#queue.shift() : undefined;
+      }
+      await connection.executeQuery(COMMIT);
+    } catch (error) {
+      // The transaction cannot go on (the connection or the database failed, or the COMMIT did):
+      // nothing of it was written, so every slice in it fails, with what ended it.
+      await connection.executeQuery(ROLLBACK).catch(() => undefined);
+      current?.reject(lostIn ? lostIn.error : error);
+      for (const { pending } of committed) pending.reject(error);
+      return;
+    }
+    for (const { pending, result } of committed) pending.resolve(result);
+  }
+}
+
+const SAVEPOINT = CompiledQuery.raw('savepoint report_sync_slice');
+const RELEASE = CompiledQuery.raw('release savepoint report_sync_slice');
+const ROLLBACK_TO = CompiledQuery.raw('rollback to savepoint report_sync_slice');
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');

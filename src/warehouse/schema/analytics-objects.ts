@@ -1,0 +1,101 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { WarehouseHandle } from '../open-warehouse.js';
+
+/** An index or view of the warehouse: no data of its own, so it can be re-created from its definition at any time. */
+interface AnalyticsObject {
+  readonly kind: 'index' | 'view';
+  readonly name: string;
+  /** The statement that creates it, doing nothing when it is there already (two `migrate`s at once). */
+  readonly create: (dialect: WarehouseHandle['dialect']) => RawBuilder<unknown>;
+}
+
+/**
+ * Every index and view the migrations leave (0001, 0005, 0006), as they define them now, in an
+ * order that creates a view after the views it reads. A migration never changes once shipped:
+ * one that changes an index or view must change its definition here too (the test that drops and
+ * re-creates them compares the result with a freshly migrated warehouse).
+ */
+const ANALYTICS_OBJECTS: readonly AnalyticsObject[] = [
+  index('constituent_report_isin', sql`constituent_report (isin, report_date)`),
+  index('report_loads_date', sql`report_loads (report_date, status)`),
+  { kind: 'index', name: 'report_loads_load_id', create: () => sql`create unique index if not exists report_loads_load_id on report_loads (load_id)` },
+  index('report_loads_loaded', sql`report_loads (portfolio_id, report_type, report_date) where status = 'loaded'`),
+  index('slice_checks_date', sql`slice_checks (report_date, outcome)`),
+  view(
+    'latest_loaded_day',
+    sql`select ledger.portfolio_id, ledger.report_type, ledger.report_date, ledger.row_count, ledger.load_id, ledger.loaded_at,
+          ledger.format, ledger.file_name, ledger.bytes, ledger.content_sha256
+        from report_loads as ledger
+        join (
+          select portfolio_id, report_type, max(report_date) as report_date
+          from report_loads where status = 'loaded' group by portfolio_id, report_type
+        ) as latest on latest.portfolio_id = ledger.portfolio_id and latest.report_type = ledger.report_type and latest.report_date = ledger.report_date`,
+  ),
+  view(
+    'latest_index_report',
+    sql`select report.portfolio_id, report.report_date, report.line_number, report.effective_date, report.index_id, report.index_name,
+          report.index_value, report.currency, report.close_market_value, report.open_market_value, report.close_divisor, report.open_divisor,
+          report.extra, report.load_id
+        from index_report as report
+        join latest_loaded_day as latest
+          on latest.portfolio_id = report.portfolio_id and latest.report_type = 'index' and latest.report_date = report.report_date`,
+  ),
+  view(
+    'latest_constituent_report',
+    sql`select report.portfolio_id, report.report_type, report.report_date, report.line_number, report.effective_date, report.isin,
+          report.security_name, report.security_ticker, report.exchange_code, report.closing_price, report.currency, report.closing_fx,
+          report.index_shares, report.index_weighting, report.extra, report.load_id
+        from constituent_report as report
+        join latest_loaded_day as latest
+          on latest.portfolio_id = report.portfolio_id and latest.report_type = report.report_type and latest.report_date = report.report_date`,
+  ),
+];
+
+function index(name: string, on: RawBuilder<unknown>): AnalyticsObject {
+  return { kind: 'index', name, create: () => sql`create index if not exists ${sql.id(name)} on ${on}` };
+}
+
+function view(name: string, query: RawBuilder<unknown>): AnalyticsObject {
+  // Postgres has no `create view if not exists`; `or replace` with the same query changes nothing.
+  return {
+    kind: 'view',
+    name,
+    create: (dialect) => (dialect === 'postgres' ? sql`create or replace view ${sql.id(name)} as ${query}` : sql`create view if not exists ${sql.id(name)} as ${query}`),
+  };
+}
+
+/**
+ * The indexes and views of report-sync the warehouse lacks (dropped by hand, or lost in a partial
+ * restore), each as `view latest_loaded_day` or `index report_loads_loaded`. Nothing is lost with
+ * them, but analysts' queries of a missing view fail and a missing index makes them slow.
+ */
+export async function missingAnalyticsObjects(warehouse: WarehouseHandle): Promise<string[]> {
+  const present = await presentObjects(warehouse);
+  return ANALYTICS_OBJECTS.filter((object) => !present.has(`${object.kind} ${object.name}`)).map((object) => `${object.kind} ${object.name}`);
+}
+
+/**
+ * Re-creates the indexes and views the warehouse lacks, as the migrations define them (see
+ * {@link missingAnalyticsObjects}); the tables they read must be there. Safe to run from several
+ * processes at once. An index over a big table takes a while to build (on Postgres, writes to the
+ * table wait meanwhile), so only `migrate` does this, never a sync.
+ * @returns what was re-created, as {@link missingAnalyticsObjects} names it
+ */
+export async function restoreAnalyticsObjects(warehouse: WarehouseHandle): Promise<string[]> {
+  const missing = new Set(await missingAnalyticsObjects(warehouse));
+  for (const object of ANALYTICS_OBJECTS) {
+    if (missing.has(`${object.kind} ${object.name}`)) await object.create(warehouse.dialect).execute(warehouse.db);
+  }
+  return [...missing];
+}
+
+/** `kind name` of every index and view in the schema report-sync's unqualified names reach. */
+async function presentObjects(warehouse: WarehouseHandle): Promise<ReadonlySet<string>> {
+  const { rows } =
+    warehouse.dialect === 'sqlite'
+      ? await sql<{ kind: string; name: string }>`select type as kind, name from sqlite_master where type in ('index', 'view')`.execute(warehouse.db)
+      : await sql<{ kind: string; name: string }>`
+          select 'index' as kind, indexname as name from pg_indexes where schemaname = current_schema()
+          union all select 'view', viewname from pg_views where schemaname = current_schema()`.execute(warehouse.db);
+  return new Set(rows.map((row) => `${row.kind} ${row.name}`));
+}

@@ -1,0 +1,147 @@
+import { CompiledQuery, Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import { ConfigError, SyncError, WarehouseError } from '../../errors/sync-error.js';
+import type { Logger } from '../../logging/logger.js';
+import { classifyWarehouseError } from '../classify-warehouse-error.js';
+import { createTables } from './migrations/0001-create-tables.js';
+import { ledgerErrorCode } from './migrations/0002-ledger-error-code.js';
+import { indexReportLineNumber } from './migrations/0003-index-report-line-number.js';
+import { ledgerDuration } from './migrations/0004-ledger-duration.js';
+import { lineageAndAnalytics } from './migrations/0005-lineage-and-analytics.js';
+import { sliceChecks } from './migrations/0006-slice-checks.js';
+import type { WarehouseDialect, WarehouseHandle } from '../open-warehouse.js';
+import { readMigrationHistory } from './read-migration-history.js';
+import { verifyWarehouseSchema } from './verify-warehouse-schema.js';
+
+/**
+ * The migrations, in order. Listed here rather than read from a folder so they work the same
+ * from TypeScript sources, a bundle or a Docker image. Never edit a migration that has shipped:
+ * add the next one.
+ */
+function migrationsFor(dialect: WarehouseDialect): Record<string, Migration> {
+  return {
+    '0001-create-tables': createTables(dialect),
+    '0002-ledger-error-code': ledgerErrorCode(),
+    '0003-index-report-line-number': indexReportLineNumber(dialect),
+    '0004-ledger-duration': ledgerDuration(),
+    '0005-lineage-and-analytics': lineageAndAnalytics(dialect),
+    '0006-slice-checks': sliceChecks(dialect),
+  };
+}
+
+/** Postgres SQLSTATEs of a migration creating what is already there: duplicate table, column, object. */
+const ALREADY_THERE_CODES: ReadonlySet<string> = new Set(['42P07', '42701', '42710']);
+
+export interface MigrateWarehouseOptions {
+  /**
+   * Change nothing: say which migrations are `pending`, and throw as a migration would when
+   * `kysely_migration` is damaged (for the read-only commands).
+   */
+  readonly dryRun?: boolean;
+  /** A shutdown: a wait for another process's migration ends at once with `INTERRUPTED`. */
+  readonly signal?: AbortSignal;
+  /** Where a wait for another process's migration is said. */
+  readonly logger?: Logger;
+}
+
+/**
+ * Brings the warehouse schema up to date; safe to run any number of times, from any number of
+ * processes at once: one migrates while the others wait for it (Postgres: Kysely's advisory lock;
+ * SQLite: the database's write lock, see {@link migrateHoldingSqliteLock}), then find nothing to do.
+ */
+export async function migrateWarehouse(warehouse: WarehouseHandle, options: MigrateWarehouseOptions = {}): Promise<{ applied: string[]; pending: string[] }> {
+  const migrations = migrationsFor(warehouse.dialect);
+  const names = Object.keys(migrations);
+  if (options.dryRun) {
+    const history = await readMigrationHistory(warehouse, names);
+    if (history.damage) throw history.damage;
+    return { applied: [], pending: [...history.pending] };
+  }
+  // Nothing pending (every start but the first after an upgrade): no lock to wait for behind
+  // another process's long write. A damaged or unreadable history goes the migrator's way, which
+  // explains it.
+  const history = await readMigrationHistory(warehouse, names).catch(() => undefined);
+  if (history !== undefined && history.damage === undefined && history.pending.length === 0) return { applied: [], pending: [] };
+
+  const provider: MigrationProvider = { getMigrations: async () => migrations };
+  const migrator = new Migrator({ db: warehouse.db, provider });
+  const result: MigrationResultSet = warehouse.dialect === 'sqlite' ? await migrateHoldingSqliteLock(warehouse, migrator, options) : await migrator.migrateToLatest();
+  if (result.error) {
+    const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
+    const explained = await explainHistory(warehouse, names, result.error, failed);
+    if (explained) throw explained;
+    // Kysely hands back whatever the driver threw: a server that is down or a database that does
+    // not exist is not a migration that failed, and is said as what it is.
+    throw classifyWarehouseError(result.error, failed ? `applying migration ${failed} to ${warehouse.location}` : `migrating ${warehouse.location}`);
+  }
+  return { applied: (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName), pending: [] };
+}
+
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
+
+/**
+ * Kysely takes no migration lock on SQLite (it assumes one process), so two processes starting on
+ * a new file both found 0005 pending and the second failed on the columns the first had added.
+ * Here every pending migration runs in one transaction holding SQLite's write lock (`BEGIN
+ * IMMEDIATE`), which SQLite enforces across processes and releases when a process dies: the
+ * others wait for it (up to `warehouse.busyTimeoutMs`, the event loop free, a shutdown ending the
+ * wait), then read a history that lists everything. A failure rolls back every migration of the run.
+ */
+async function migrateHoldingSqliteLock(warehouse: WarehouseHandle, migrator: Migrator, options: MigrateWarehouseOptions): Promise<MigrationResultSet> {
+  const { signal, logger } = options;
+  const waitedFrom = performance.now();
+  let waited = false;
+  try {
+    await warehouse.sliceLock.begin(warehouse.db, {
+      signal,
+      onWait: () => {
+        waited = true;
+        logger?.info({ warehouse: warehouse.location }, 'another process is writing to the warehouse (migrating it, or loading): waiting for its write lock to migrate');
+      },
+    });
+  } catch (error) {
+    if (signal?.aborted) throw new SyncError('INTERRUPTED', `stopped while waiting for the write lock of ${warehouse.location} to migrate it`, { cause: error });
+    if ((error as { code?: unknown }).code !== 'SQLITE_BUSY') throw error;
+    throw new WarehouseError(
+      'WAREHOUSE_UNAVAILABLE',
+      `cannot migrate ${warehouse.location}: another process held its write lock for longer than warehouse.busyTimeoutMs (${Math.round(performance.now() - waitedFrom)} ms waited; ` +
+        'another report-sync migrating a big warehouse, or a tool holding a write open): run report-sync migrate again when it is done, or raise warehouse.busyTimeoutMs',
+      { cause: error },
+    );
+  }
+  if (waited) logger?.info({ warehouse: warehouse.location, waitedMs: Math.round(performance.now() - waitedFrom) }, 'took the write lock to migrate');
+  const result = await migrator.migrateToLatest();
+  await warehouse.db.executeQuery(result.error ? ROLLBACK : COMMIT).catch(async (error: unknown) => {
+    if (result.error) return;
+    await warehouse.db.executeQuery(ROLLBACK).catch(() => undefined);
+    throw error;
+  });
+  return result;
+}
+
+/**
+ * Kysely refuses a `kysely_migration` that does not match the migrations ("corrupted migrations:
+ * …") without naming the rows to fix, and a migration that finds its table or column already
+ * there usually means its row was deleted: both are said in terms of the rows, as bad
+ * configuration (exit 2); so is a SQLite table or column a view reads that was dropped by hand.
+ * Anything else (or a history that cannot be read) is left to the caller.
+ */
+async function explainHistory(warehouse: WarehouseHandle, known: readonly string[], error: unknown, failed: string | undefined): Promise<ConfigError | undefined> {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = String((error as { code?: unknown } | undefined)?.code ?? '');
+  const corrupted = message.startsWith('corrupted migrations');
+  const alreadyThere = failed !== undefined && (ALREADY_THERE_CODES.has(code) || /already exists|duplicate column/i.test(message));
+  // SQLite: a view (0005's) over a table or column dropped by hand makes the catalogue unreadable to
+  // Kysely, whose migrator reads it first: the damage is said as the schema check says it.
+  if (warehouse.dialect === 'sqlite' && /no such (table|column)/i.test(message)) return verifyWarehouseSchema(warehouse).catch(() => undefined);
+  if (!corrupted && !alreadyThere) return undefined;
+  const history = await readMigrationHistory(warehouse, known).catch(() => undefined);
+  if (history?.damage) return new ConfigError(history.damage.message, { cause: error });
+  if (!alreadyThere) return undefined;
+  const listed = history && history.recorded.length > 0 ? `it lists ${history.recorded.join(', ')}` : 'it lists none';
+  return new ConfigError(
+    `applying migration ${failed} to ${warehouse.location} failed: ${message}. The warehouse seems to have had it already, though kysely_migration does not record it (${listed}). ` +
+      `If its tables are intact, record it (insert into kysely_migration (name, timestamp) values ('${failed}', '${new Date().toISOString()}')) and run report-sync migrate again; otherwise restore the warehouse from a backup`,
+    { cause: error },
+  );
+}

@@ -1,0 +1,183 @@
+import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely';
+import type { WarehouseDialect } from '../../open-warehouse.js';
+
+/**
+ * Lineage and analytics-ready tables, in place, losing nothing:
+ *
+ * - `report_loads.load_id` (a UUID: `uuid` in Postgres, text in SQLite) names the load that wrote
+ *   the rows a slice holds, and `report_loads.loaded_at` says when; each report row carries the
+ *   `load_id` of the load that wrote it. Slices whose rows the ledger describes (loaded, or failed
+ *   after a load) get an id now, and their rows that id; `loaded_at` is filled in where the ledger
+ *   knows it (`updated_at` of a `loaded` slice: nothing since has changed its rows).
+ * - `extra` becomes `jsonb` in Postgres (SQLite keeps text holding JSON, for `json_extract`).
+ * - Indexes: `load_id` unique in the ledger (a row's load in one lookup); the loaded slices of a
+ *   portfolio and report type by date (its latest day in one lookup). One ISIN over time is
+ *   `constituent_report_isin` (isin, report_date), there since 0001.
+ * - Views: `latest_loaded_day` (per portfolio and report type, the latest day whose status is
+ *   `loaded`, with its load and file), `latest_index_report` and `latest_constituent_report` (the
+ *   rows of that day).
+ *
+ * Postgres runs every pending migration in one transaction; on SQLite this one brings its own (a
+ * savepoint, nested in report-sync's migration transaction, see `migrateWarehouse`): a crash
+ * leaves the warehouse as before, never half-migrated.
+ * Columns are spelled out, never taken from the report definitions: a migration must create the
+ * same thing whatever the code becomes.
+ */
+export function lineageAndAnalytics(dialect: WarehouseDialect): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      if (dialect === 'postgres') {
+        await upPostgres(db);
+        return;
+      }
+      await inSqliteTransaction(db, () => upSqlite(db));
+    },
+    async down(db: Kysely<unknown>) {
+      if (dialect === 'postgres') {
+        await dropViewsAndIndexes(db);
+        await sql`alter table index_report alter column extra type text using extra::text, drop column load_id`.execute(db);
+        await sql`alter table constituent_report alter column extra type text using extra::text, drop column load_id`.execute(db);
+        await sql`alter table report_loads drop column load_id, drop column loaded_at`.execute(db);
+        return;
+      }
+      await inSqliteTransaction(db, async () => {
+        await dropViewsAndIndexes(db);
+        for (const statement of [
+          sql`alter table index_report drop column load_id`,
+          sql`alter table constituent_report drop column load_id`,
+          sql`alter table report_loads drop column load_id`,
+          sql`alter table report_loads drop column loaded_at`,
+        ])
+          await statement.execute(db);
+      });
+    },
+  };
+}
+
+async function upPostgres(db: Kysely<unknown>): Promise<void> {
+  await sql`alter table report_loads add column load_id uuid, add column loaded_at timestamptz`.execute(db);
+  await sql`
+    update report_loads set load_id = gen_random_uuid(), loaded_at = case when status = 'loaded' then updated_at end
+    where status = 'loaded' or content_sha256 is not null`.execute(db);
+  await sql`alter table index_report add column load_id uuid`.execute(db);
+  await sql`alter table constituent_report add column load_id uuid`.execute(db);
+  await fillRowsLoadId(db);
+  // The type change rewrites each table, after the UPDATE above: the rewrite keeps only the live
+  // rows, so the tables end no bigger than they began.
+  //
+  // jsonb refuses two things a text column took: \u0000 in a string, and a lone UTF-16 surrogate
+  // (\ud800); and a number beyond NUMERIC's range (1e999999). Such an `extra` is kept whole as a
+  // JSON string of its text (`extra #>> '{}'` gives it back). Only values that may hold one go
+  // through the checking function, whose exception block costs a subtransaction each.
+  await sql`
+    create function pg_temp.report_sync_jsonb(value text) returns jsonb language plpgsql immutable as $$
+    begin
+      return value::jsonb;
+    exception when others then
+      return to_jsonb(value);
+    end $$`.execute(db);
+  for (const statement of [
+    sql`alter table index_report alter column extra type jsonb using
+          case when extra ~* '\\\\u(0000|d[89a-f])|e[+-]?[0-9]{4}' then pg_temp.report_sync_jsonb(extra) else extra::jsonb end`,
+    sql`alter table constituent_report alter column extra type jsonb using
+          case when extra ~* '\\\\u(0000|d[89a-f])|e[+-]?[0-9]{4}' then pg_temp.report_sync_jsonb(extra) else extra::jsonb end`,
+  ])
+    await statement.execute(db);
+  await sql`drop function pg_temp.report_sync_jsonb(text)`.execute(db);
+  await createIndexesAndViews(db);
+}
+
+async function upSqlite(db: Kysely<unknown>): Promise<void> {
+  for (const statement of [
+    sql`alter table report_loads add column load_id text`,
+    sql`alter table report_loads add column loaded_at text`,
+    // A version 4 UUID in the form Postgres and crypto.randomUUID() write: 8-4-4-4-12 lower-case hex.
+    sql`update report_loads set
+          load_id = lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-'
+            || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))),
+          loaded_at = case when status = 'loaded' then updated_at end
+        where status = 'loaded' or content_sha256 is not null`,
+    sql`alter table index_report add column load_id text`,
+    sql`alter table constituent_report add column load_id text`,
+  ])
+    await statement.execute(db);
+  await fillRowsLoadId(db);
+  await createIndexesAndViews(db);
+}
+
+/** Each report row gets the `load_id` of its slice's ledger row (the same statements in both dialects). */
+async function fillRowsLoadId(db: Kysely<unknown>): Promise<void> {
+  for (const statement of [
+    sql`update index_report as report set load_id = ledger.load_id
+        from report_loads as ledger
+        where ledger.portfolio_id = report.portfolio_id and ledger.report_type = 'index' and ledger.report_date = report.report_date
+          and ledger.load_id is not null`,
+    sql`update constituent_report as report set load_id = ledger.load_id
+        from report_loads as ledger
+        where ledger.portfolio_id = report.portfolio_id and ledger.report_type = report.report_type and ledger.report_date = report.report_date
+          and ledger.load_id is not null`,
+  ])
+    await statement.execute(db);
+}
+
+/** The indexes and views, the same text in both dialects. */
+async function createIndexesAndViews(db: Kysely<unknown>): Promise<void> {
+  const statements: RawBuilder<unknown>[] = [
+    sql`create unique index report_loads_load_id on report_loads (load_id)`,
+    // Partial: only loaded slices, the ones "latest loaded day" asks about; max(report_date) per
+    // portfolio and report type is then the last entry of its range.
+    sql`create index report_loads_loaded on report_loads (portfolio_id, report_type, report_date) where status = 'loaded'`,
+    sql`create view latest_loaded_day as
+        select ledger.portfolio_id, ledger.report_type, ledger.report_date, ledger.row_count, ledger.load_id, ledger.loaded_at,
+          ledger.format, ledger.file_name, ledger.bytes, ledger.content_sha256
+        from report_loads as ledger
+        join (
+          select portfolio_id, report_type, max(report_date) as report_date
+          from report_loads where status = 'loaded' group by portfolio_id, report_type
+        ) as latest on latest.portfolio_id = ledger.portfolio_id and latest.report_type = ledger.report_type and latest.report_date = ledger.report_date`,
+    sql`create view latest_index_report as
+        select report.portfolio_id, report.report_date, report.line_number, report.effective_date, report.index_id, report.index_name,
+          report.index_value, report.currency, report.close_market_value, report.open_market_value, report.close_divisor, report.open_divisor,
+          report.extra, report.load_id
+        from index_report as report
+        join latest_loaded_day as latest
+          on latest.portfolio_id = report.portfolio_id and latest.report_type = 'index' and latest.report_date = report.report_date`,
+    sql`create view latest_constituent_report as
+        select report.portfolio_id, report.report_type, report.report_date, report.line_number, report.effective_date, report.isin,
+          report.security_name, report.security_ticker, report.exchange_code, report.closing_price, report.currency, report.closing_fx,
+          report.index_shares, report.index_weighting, report.extra, report.load_id
+        from constituent_report as report
+        join latest_loaded_day as latest
+          on latest.portfolio_id = report.portfolio_id and latest.report_type = report.report_type and latest.report_date = report.report_date`,
+  ];
+  for (const statement of statements) await statement.execute(db);
+}
+
+async function dropViewsAndIndexes(db: Kysely<unknown>): Promise<void> {
+  for (const statement of [
+    sql`drop view latest_constituent_report`,
+    sql`drop view latest_index_report`,
+    sql`drop view latest_loaded_day`,
+    sql`drop index report_loads_loaded`,
+    sql`drop index report_loads_load_id`,
+  ])
+    await statement.execute(db);
+}
+
+/**
+ * Runs `work` all or nothing on SQLite's one connection. A savepoint, not BEGIN: report-sync runs
+ * every pending migration in one transaction of its own (its cross-process migration lock), where
+ * a BEGIN would fail; run alone (Kysely's migrator begins none on SQLite), a savepoint begins and
+ * commits a transaction itself. What the migration makes is unchanged.
+ */
+async function inSqliteTransaction(db: Kysely<unknown>, work: () => Promise<void>): Promise<void> {
+  await sql`savepoint migration_0005`.execute(db);
+  try {
+    await work();
+    await sql`release migration_0005`.execute(db);
+  } catch (error) {
+    await sql`rollback to migration_0005`.execute(db).catch(() => undefined);
+    await sql`release migration_0005`.execute(db).catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,58 @@
+import { sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { missingAnalyticsObjects, restoreAnalyticsObjects } from '../../../../src/warehouse/schema/analytics-objects.js';
+import type { WarehouseHandle } from '../../../../src/warehouse/open-warehouse.js';
+import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
+
+/** Every index and view but the primary keys', with its definition as the database keeps it. */
+async function definitions(warehouse: WarehouseHandle): Promise<Record<string, string>> {
+  const { rows } =
+    warehouse.dialect === 'sqlite'
+      ? await sql<{ name: string; definition: string }>`
+          select type || ' ' || name as name, sql as definition from sqlite_master where type in ('index', 'view') and sql is not null`.execute(warehouse.db)
+      : await sql<{ name: string; definition: string }>`
+          select 'index ' || indexname as name, indexdef as definition from pg_indexes where schemaname = current_schema() and indexname not like '%_pk' and indexname not like 'kysely_%'
+          union all select 'view ' || viewname, definition from pg_views where schemaname = current_schema()`.execute(warehouse.db);
+  // SQLite keeps the statement's own text: compared without its spacing, identifier quotes and `if not exists`.
+  const normalised = (text: string) =>
+    warehouse.dialect === 'sqlite'
+      ? text
+          .replace(/\s+/g, ' ')
+          .replace(/ if not exists/i, '')
+          .replaceAll('"', '')
+          .trim()
+      : text;
+  return Object.fromEntries(rows.map((row) => [row.name, normalised(row.definition)]));
+}
+
+describe.each(DIALECTS)('the indexes and views on %s', (dialect) => {
+  let warehouse: Awaited<ReturnType<typeof createTempWarehouse>>;
+  beforeEach(async () => {
+    warehouse = await createTempWarehouse(dialect);
+  });
+  afterEach(async () => {
+    await warehouse.close();
+  });
+
+  it('a migrated warehouse lacks none, and restoring changes nothing', async () => {
+    expect(await missingAnalyticsObjects(warehouse)).toEqual([]);
+    const before = await definitions(warehouse);
+    expect(await restoreAnalyticsObjects(warehouse)).toEqual([]);
+    expect(await definitions(warehouse)).toEqual(before);
+  });
+
+  it('every one dropped is named, and re-created exactly as the migrations made it', async () => {
+    const migrated = await definitions(warehouse);
+    const names = Object.keys(migrated);
+    expect(names).toHaveLength(8);
+    // The views over latest_loaded_day first, then it, then the indexes.
+    const dropOrder = (name: string) => (name === 'view latest_loaded_day' ? 1 : name.startsWith('view') ? 0 : 2);
+    for (const name of [...names].sort((a, b) => dropOrder(a) - dropOrder(b))) {
+      await sql.raw(`drop ${name}`).execute(warehouse.db);
+    }
+    expect((await missingAnalyticsObjects(warehouse)).sort()).toEqual([...names].sort());
+    expect((await restoreAnalyticsObjects(warehouse)).sort()).toEqual([...names].sort());
+    expect(await definitions(warehouse)).toEqual(migrated);
+    expect(await missingAnalyticsObjects(warehouse)).toEqual([]);
+  });
+});

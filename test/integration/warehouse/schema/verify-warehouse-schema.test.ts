@@ -1,0 +1,152 @@
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REPORT_TABLES } from '../../../../src/reports/report-tables.js';
+import { rowColumns } from '../../../../src/extract/row-builder.js';
+import type { WarehouseHandle } from '../../../../src/warehouse/open-warehouse.js';
+import { verifyWarehouseSchema } from '../../../../src/warehouse/schema/verify-warehouse-schema.js';
+import { writtenColumns } from '../../../../src/warehouse/schema/written-columns.js';
+import { ledgerRow } from '../../../helpers/ledger-row.js';
+import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
+
+describe('the columns the code writes', () => {
+  it('are each report definition’s row columns and load_id, then every column of the ledger row', () => {
+    const written = writtenColumns();
+    for (const definition of REPORT_TABLES) expect(written.get(definition.table)).toEqual([...rowColumns(definition), 'load_id']);
+    expect(written.get('report_loads')).toEqual(Object.keys(ledgerRow(1, 'index', '2024-03-01', 'loaded')));
+    expect([...written.keys()]).toEqual([...REPORT_TABLES.map((definition) => definition.table), 'report_loads', 'slice_checks']);
+    expect([...written.keys()].slice(0, 2)).toEqual(['index_report', 'constituent_report']);
+  });
+});
+
+describe.each(DIALECTS)('verifyWarehouseSchema (%s)', (dialect) => {
+  let warehouse: WarehouseHandle | undefined;
+  afterEach(async () => {
+    await warehouse?.close();
+    warehouse = undefined;
+  });
+
+  async function migrated(): Promise<WarehouseHandle> {
+    warehouse = await createTempWarehouse(dialect);
+    return warehouse;
+  }
+
+  /**
+   * A migrated warehouse whose analysts' views are gone, as a DBA must drop them before dropping
+   * the tables or columns they read (Postgres refuses otherwise; SQLite refuses any later ALTER).
+   */
+  async function migratedWithoutViews(): Promise<WarehouseHandle> {
+    const migratedWarehouse = await migrated();
+    await dropViews(migratedWarehouse);
+    return migratedWarehouse;
+  }
+
+  it('finds nothing missing in a migrated warehouse: the migrations make what the code writes', async () => {
+    expect(await verifyWarehouseSchema(await migrated())).toBeUndefined();
+  });
+
+  it('leaves tables and columns the code does not write alone', async () => {
+    const { db } = await migrated();
+    await sql`alter table index_report add column analyst_note text`.execute(db);
+    await sql`create table analyst_notes (note text)`.execute(db);
+    expect(await verifyWarehouseSchema(warehouse!)).toBeUndefined();
+  });
+
+  it('lists every missing table and column, as a fatal CONFIG_INVALID saying how to repair', async () => {
+    const { db } = await migratedWithoutViews();
+    await sql`drop table constituent_report`.execute(db);
+    await sql`alter table index_report drop column index_name`.execute(db);
+    await sql`alter table report_loads drop column error_code`.execute(db);
+    const damage = await verifyWarehouseSchema(warehouse!);
+    expect(damage?.code).toBe('CONFIG_INVALID');
+    expect(damage?.fatal).toBe(true);
+    expect(damage?.message).toContain(
+      `the warehouse at ${warehouse!.location} lacks index_report.index_name (column), constituent_report (table), report_loads.error_code (column), which report-sync writes`,
+    );
+    expect(damage?.message).toContain('report-sync migrate cannot re-create them');
+    expect(damage?.message).toContain('Restore the warehouse from a backup');
+  });
+
+  it('names the loaded slices whose rows a lost table held, as the run that loads them again', async () => {
+    const { db } = await migratedWithoutViews();
+    await db
+      .insertInto('report_loads')
+      .values([
+        ledgerRow(7, 'index', '2024-03-01', 'loaded'),
+        ledgerRow(3, 'index', '2024-03-04', 'loaded'),
+        // Neither held rows, nor do the constituent slices live in index_report.
+        ledgerRow(3, 'index', '2024-03-09', 'no_data'),
+        ledgerRow(3, 'index', '2024-02-01', 'failed'),
+        ledgerRow(3, 'constituent.close', '2024-01-01', 'loaded'),
+      ])
+      .execute();
+    await sql`drop table index_report`.execute(db);
+    const damage = await verifyWarehouseSchema(warehouse!);
+    expect(damage?.message).toContain('lacks index_report (table), which report-sync writes');
+    expect(damage?.message).toContain(
+      'load the 2 slices its ledger lists as loaded there again: report-sync run --from 2024-03-01 --to 2024-03-04 --portfolios 3,7 --report-types index (the run finds their rows gone and loads each file again)',
+    );
+  });
+
+  it('asks for --force when a column was lost: its rows are all there, so a plain run would skip them', async () => {
+    const { db } = await migratedWithoutViews();
+    await db
+      .insertInto('report_loads')
+      .values([ledgerRow(3, 'constituent.close', '2024-01-01', 'loaded'), ledgerRow(3, 'index', '2024-01-02', 'loaded')])
+      .execute();
+    await sql`alter table constituent_report drop column security_name`.execute(db);
+    expect((await verifyWarehouseSchema(warehouse!))?.message).toContain(
+      'lacks constituent_report.security_name (column), which report-sync writes, so no slice can be loaded into it; report-sync migrate cannot re-create it',
+    );
+    expect((await verifyWarehouseSchema(warehouse!))?.message).toContain(
+      'load the 1 slice its ledger lists as loaded there again: report-sync run --from 2024-01-01 --to 2024-01-01 --portfolios 3 --report-types constituent.close --force (--force, because',
+    );
+  });
+
+  it('says nothing needs loading again when the ledger lists no loaded slice of the lost table', async () => {
+    const { db } = await migratedWithoutViews();
+    await db
+      .insertInto('report_loads')
+      .values(ledgerRow(3, 'constituent.open', '2024-01-01', 'loaded'))
+      .execute();
+    await sql`drop table index_report`.execute(db);
+    expect((await verifyWarehouseSchema(warehouse!))?.message).toContain('its ledger lists no loaded slice whose rows were lost');
+  });
+
+  it('without slice_checks, says it is missing and that no slice needs loading again', async () => {
+    const { db } = await migrated();
+    await sql`drop table slice_checks`.execute(db);
+    const damage = await verifyWarehouseSchema(warehouse!);
+    expect(damage?.message).toContain('lacks slice_checks (table)');
+    expect(damage?.message).toContain('no slice needs loading again');
+  });
+
+  it('without a ledger, says every day must be loaded again', async () => {
+    const { db } = await migratedWithoutViews();
+    await sql`drop table report_loads`.execute(db);
+    const damage = await verifyWarehouseSchema(warehouse!);
+    expect(damage?.message).toContain('lacks report_loads (table)');
+    expect(damage?.message).toContain('report-sync run --from <first day> --to <last day> (its ledger cannot say which days it held)');
+  });
+});
+
+describe('verifyWarehouseSchema (postgres schemas)', () => {
+  let warehouse: WarehouseHandle | undefined;
+  afterEach(async () => {
+    await warehouse?.close();
+    warehouse = undefined;
+  });
+
+  it('is not fooled by a table of the same name in another schema', async () => {
+    warehouse = await createTempWarehouse('postgres');
+    const { db } = warehouse;
+    await sql`create schema analysts`.execute(db);
+    await sql`create table analysts.index_report as table index_report`.execute(db);
+    await dropViews(warehouse);
+    await sql`drop table public.index_report`.execute(db);
+    expect((await verifyWarehouseSchema(warehouse))?.message).toContain('lacks index_report (table)');
+  });
+});
+
+async function dropViews(warehouse: WarehouseHandle): Promise<void> {
+  for (const view of ['latest_constituent_report', 'latest_index_report', 'latest_loaded_day']) await sql`drop view ${sql.table(view)}`.execute(warehouse.db);
+}
