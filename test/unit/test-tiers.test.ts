@@ -100,7 +100,7 @@ describe('the unit tier', () => {
   it('would name a file of the integration tier, and what it needs, were it moved into test/unit', () => {
     const reaches = reachedTestFiles();
     const redis = 'test/integration/queue/redis-rate-gate.test.ts';
-    const postgres = 'test/integration/warehouse/ledger-writer.test.ts';
+    const postgres = 'test/integration/warehouse/ledger/ledger-writer.test.ts';
     expect(serviceNeeds(redis, reaches(redis))).toEqual([`${redis} reaches test/helpers/test-redis.ts: the shared Redis`, `${redis} imports ioredis`]);
     expect(serviceNeeds(postgres, reaches(postgres))).toEqual([`${postgres} opens a Postgres warehouse (DIALECTS, or createTemp… not given 'sqlite')`]);
   });
