@@ -1,4 +1,6 @@
-import { planNightlyJob } from '../../jobs/nightly.js';
+import { nightlyPayloadOf } from '../../jobs/plan-night/data.js';
+import { planNight } from '../../jobs/plan-night/handler.js';
+import { nightlyPlanSettings } from '../queue/nightly-schedule.js';
 import { resolveUpstreamConfig } from '../config/upstream-config.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 import { syncSlices } from './sync-slices.js';
@@ -23,12 +25,7 @@ export async function nightlyCommand(options: CommonOptions & { concurrency?: nu
     metricsPort: options.metricsPort,
     alert: { kind: 'nightly', what: `report-sync nightly of ${yesterdayIn(settings.schedule.timeZone)}` },
     plan: async (services) => {
-      const plan = await planNightlyJob(services.ledger, {
-        portfolios: settings.portfolios,
-        reportTypes: settings.reportTypes,
-        timeZone: settings.schedule.timeZone,
-        lookbackDays: settings.schedule.lookbackDays,
-      });
+      const plan = await planNight(services.ledger, nightlyPayloadOf(nightlyPlanSettings(settings)));
       return {
         slices: plan.slices,
         planned: plan.slices.length,

@@ -1,31 +1,29 @@
 import { once } from 'node:events';
 import { hostname } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { exportReport } from '../../jobs/export-report.js';
-import { planNightlyJob } from '../../jobs/nightly.js';
+import { exportSliceJob } from '../../jobs/export-slice/export-slice-job.js';
+import { attemptExportSlice, deadSliceRecorder, probeExportEndpoint } from '../../jobs/export-slice/handler.js';
+import { planNightJob } from '../../jobs/plan-night/plan-night-job.js';
 import { identityProviderWaitOptions } from '../auth/identity-provider-wait-options.js';
 import { RedisTokenSource } from '../auth/redis-token-source.js';
 import type { AppConfig } from '../config/load-config.js';
 import type { UpstreamConfig } from '../config/upstream-config.js';
 import { SyncError } from '../errors/sync-error.js';
-import type { Settings } from '../config/settings-schema.js';
 import type { SyncMetrics } from '../metrics/sync-metrics.js';
 import { ExportQueue } from '../queue/export-queue.js';
-import { ensureNightlySchedule, nightlyPlanSettings, type NightlyPlanSettings } from '../queue/nightly-schedule.js';
+import { nightlyPlanSettings } from '../queue/nightly-schedule.js';
+import { keepNightlySchedule } from '../queue/keep-nightly-schedule.js';
+import { closeWorker } from '../queue/close-worker.js';
 import { CredentialsPause } from '../queue/credentials-pause.js';
 import { createExportWorker } from '../queue/export-worker.js';
 import type { RedisConnector } from '../queue/redis-connection.js';
 import type { Logger } from '../logging/logger.js';
-import type { Slice } from '../slice/slice.js';
 import { RedisRateGate } from '../queue/redis-rate-gate.js';
 import { createSyncServices, type SyncServices } from './sync-services.js';
 import { lastSuccessfulNight } from '../queue/night-record.js';
 import { followNight } from '../queue/follow-night.js';
 import { warehouseNow } from '../warehouse/warehouse-now.js';
 import { alertWebhookFromEnvironment, type AlertWebhook } from '../alerts/alert-webhook.js';
-import { recordWorkerDeath } from '../export/record-worker-death.js';
 import { WorkerDeathAlerts } from '../queue/worker-death-alerts.js';
 import type { CliIo } from './cli-io.js';
 
@@ -105,7 +103,7 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
     const credentials = (opened.credentials = new CredentialsPause({
       worker: () => worker,
       tokens: services.tokens,
-      probeExport: (slice) => probeExport(services, slice),
+      probeExport: (slice) => probeExportEndpoint(slice, services),
       redis,
       prefix: settings.queue.prefix,
       retryMs: settings.token.rejectedRetryMs,
@@ -123,21 +121,28 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
       settings,
       name: `${hostname()}:${process.pid}`,
       concurrency: settings.concurrency,
-      attemptSlice: (slice, attempt, options) => exportReport(slice, attempt, services, options),
-      planNightly: (nightly) => planNightlyJob(services.ledger, nightly),
-      warehouseNow: () => warehouseNow(services.warehouse.db),
-      followNight: (night) => followNight({ night, ledger: services.ledger, exportQueue, redis, prefix: settings.queue.prefix, logger, webhook, metrics, shutdown }),
-      ownNightly,
+      jobs: [
+        exportSliceJob({
+          attemptSlice: (slice, attempt, options) => attemptExportSlice(slice, attempt, services, options),
+          failDeadSlice: deadSliceRecorder({ deps: services, maxStalledCount: settings.queue.maxStalledCount, onDeath: (slice, error) => dead.add(slice, error) }),
+          maxStalledCount: settings.queue.maxStalledCount,
+          onStalledTakeover: () => metrics?.stalledJobTaken(),
+          limits: { maxRetryAfterMs: settings.retry.maxRetryAfterMs, credentialsRetryMs: settings.token.rejectedRetryMs },
+          logger,
+        }),
+        planNightJob({
+          ledger: services.ledger,
+          exportQueue,
+          priority: settings.queue.nightlyPriority,
+          warehouseNow: () => warehouseNow(services.warehouse.db),
+          ownNightly,
+          followNight: (night) => followNight({ night, ledger: services.ledger, exportQueue, redis, prefix: settings.queue.prefix, logger, webhook, metrics, shutdown }),
+          logger,
+        }),
+      ],
       exportQueue,
       logger,
       onCredentialsRefused: (error, slice) => credentials.refused(error, slice),
-      onStalledTakeover: () => metrics?.stalledJobTaken(),
-      failDeadSlice: async (slice, deaths) => {
-        const outcome = await recordWorkerDeath(slice, { ...deaths, maxStalledCount: settings.queue.maxStalledCount }, services);
-        dead.add(slice, outcome.error);
-        return outcome.error;
-      },
-      credentialsRetryMs: settings.token.rejectedRetryMs,
       onFatal: (error) => {
         fatal = error;
         logger.fatal({ code: error.code, err: error }, 'stopping the worker: every further job would fail the same way');
@@ -154,7 +159,7 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
     let healing: Promise<void> | undefined;
     try {
       await worker.waitUntilReady();
-      healing = keepNightlyScheduleAlive(exportQueue, ownNightly, settings, logger, shutdown, () => connector.down);
+      healing = keepNightlySchedule({ exportQueue, own: ownNightly, settings, logger, shutdown, redisDown: () => connector.down });
       logger.info({ queue: settings.queue.name, concurrency: settings.concurrency, warehouse: services.warehouse.location }, 'worker ready');
       if (!shutdown.aborted) await once(shutdown, 'abort');
       logger.info('closing the worker: finishing the jobs in flight');
@@ -176,81 +181,5 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
     await webhook?.close();
     opened.redis?.disconnect();
     opened.workerRedis?.disconnect();
-  }
-}
-
-/**
- * One export request for `slice`, its answer discarded: whether the export endpoint accepts the
- * fleet's token again (see {@link CredentialsPause}). Throws what a job would have met.
- */
-async function probeExport(services: SyncServices, slice: Slice): Promise<void> {
-  const format = services.settings.formats[slice.reportType] ?? services.settings.defaultFormat;
-  const download = await services.client.download(slice, format);
-  if (download.kind === 'file') await download.body.dispose();
-}
-
-/**
- * Makes sure the nightly schedule exists, now and every `schedule.checkIntervalMs` until the
- * shutdown: a Redis restarted without persistence loses it, and nothing else would bring it back.
- * Says so when it had to re-create it, and (once per difference) when the registered schedule's
- * settings are not this worker's: the schedule's own are used, never silently replaced.
- */
-async function keepNightlyScheduleAlive(
-  exportQueue: ExportQueue,
-  own: NightlyPlanSettings,
-  settings: Settings,
-  logger: Logger,
-  shutdown: AbortSignal,
-  redisDown: () => boolean,
-): Promise<void> {
-  let reported = '';
-  // Whether this worker has seen the schedule in Redis: only then is a schedule gone a schedule lost.
-  let seen = false;
-  while (!shutdown.aborted) {
-    try {
-      const check = await ensureNightlySchedule(exportQueue.queue, own, { mode: 'heal', priority: settings.queue.nightlyPriority });
-      const schedule = { cron: own.cron, timeZone: own.timeZone, nextRunAt: check.nextRunAt ? new Date(check.nextRunAt).toISOString() : undefined };
-      if (check.action !== 'kept' && seen) {
-        logger.warn(schedule, "the nightly schedule was missing from Redis (flushed, or restarted without persistence): re-created it from this worker's settings");
-      } else if (check.action !== 'kept') {
-        // A new install, or a Redis that lost its data before this worker started: nothing tells them apart.
-        logger.info(schedule, `registered the nightly schedule, which queue ${exportQueue.queue.name} did not have yet, from this worker's settings`);
-      }
-      seen = true;
-      const differences = check.differences.join('; ');
-      if (differences !== '' && differences !== reported) {
-        logger.warn(
-          { differences: check.differences },
-          "the registered nightly schedule's settings differ from this worker's: the schedule's are used; run report-sync scheduler with the settings you want",
-        );
-      }
-      reported = differences;
-    } catch (error) {
-      // Redis trouble is already reported by the connector; the next round tries again.
-      if (!redisDown() && !shutdown.aborted) logger.error({ err: error }, 'could not check the nightly schedule');
-    }
-    await sleep(settings.schedule.checkIntervalMs, undefined, { signal: shutdown }).catch(() => undefined);
-  }
-}
-
-/**
- * Closes the BullMQ worker, letting the jobs in flight finish. BullMQ records each finished job
- * in Redis and says goodbye to it: while Redis is down both would wait for it forever, so then the
- * connections are dropped and the close forced. The slices of those jobs are in the warehouse
- * either way; their jobs count as stalled and are taken again (unchanged) once Redis is back.
- */
-async function closeWorker(worker: Worker, connector: RedisConnector, logger: Logger): Promise<void> {
-  const closing = worker.close();
-  for (;;) {
-    const finished = await Promise.race([closing.then(() => true), sleep(500).then(() => false)]);
-    if (finished) return;
-    if (connector.down) {
-      logger.warn({ redis: connector.location }, 'Redis is down: not waiting for it to record the jobs in flight');
-      // BullMQ's own close would wait for Redis forever; dropping every connection abandons it
-      // and leaves nothing behind to keep the process alive.
-      closing.catch(() => undefined);
-      connector.disconnectAll();
-      return;
-    }
   }
 }

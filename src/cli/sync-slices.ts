@@ -1,4 +1,4 @@
-import { exportReport } from '../../jobs/export-report.js';
+import { attemptExportSlice } from '../../jobs/export-slice/handler.js';
 import type { AppConfig } from '../config/load-config.js';
 import { dotEnvHint } from '../config/dot-env-file.js';
 import type { UpstreamConfig } from '../config/upstream-config.js';
@@ -66,7 +66,7 @@ export async function syncSlices(options: SyncSlicesOptions): Promise<number> {
         planned: plan.planned,
         concurrency: config.settings.concurrency,
         retry: config.settings.retry,
-        attemptSlice: (slice, attempt) => exportReport(slice, attempt, opened, { force: options.force }),
+        attemptSlice: (slice, attempt) => attemptExportSlice(slice, attempt, opened, { force: options.force }),
         onFinal: (outcome) => progress.onFinal(outcome),
         signal: io.signal,
       });

@@ -1,15 +1,12 @@
 import { DelayedError, MetricsTime, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings-schema.js';
-import { SyncError, type SyncErrorCode } from '../errors/sync-error.js';
+import { SyncError } from '../errors/sync-error.js';
 import type { Logger } from '../logging/logger.js';
 import { RetryPolicy } from '../retry/retry-policy.js';
-import type { SliceAttempt, SliceOutcome } from '../outcomes/slice-outcome.js';
-import { parseSlice, sliceLogFields, type Slice } from '../slice/slice.js';
+import { sliceLogFields, type Slice } from '../slice/slice.js';
 import { SLICE_BACKOFF, type ExportQueue } from './export-queue.js';
-import type { NightInProgress } from './follow-night.js';
-import { nightlyPlanSettingsOf, type NightlyPlanSettings } from './nightly-schedule.js';
-import { EXPORT_SLICE_JOB, NIGHTLY_JOB, type SliceJobData } from './slice-job.js';
+import type { QueueAction, QueueJob } from './queue-job.js';
 
 export interface ExportWorkerOptions {
   readonly connection: Redis;
@@ -21,49 +18,24 @@ export interface ExportWorkerOptions {
   readonly name?: string;
   /** Jobs at once in this process. */
   readonly concurrency: number;
-  /** One attempt at one slice: the export job, the same as in-process. */
-  readonly attemptSlice: (slice: Slice, attempt: SliceAttempt, options: { readonly force: boolean }) => Promise<SliceOutcome>;
-  /** The nightly plan (yesterday plus lookback re-checks) for the settings a fan-out job carries. */
-  readonly planNightly: (nightly: NightlyPlanSettings) => Promise<{ readonly slices: readonly Slice[]; readonly reportDate: string; readonly lookbackFrom: string }>;
   /**
-   * Follows a queued night until its slices have outcomes and tells it (log, alert, freshness);
-   * `interrupted` on a shutdown. Without it, the fan-out job ends once the slices are queued.
+   * The kinds of job this worker runs (jobs/: export one slice, plan a night), by their name. Each
+   * says what its data is, what it does and what the queue does with its result; the worker only
+   * applies that.
    */
-  readonly followNight?: (night: NightInProgress) => Promise<'told' | 'interrupted'>;
-  /** The warehouse's clock (see `warehouseNow`): a fan-out counts the outcomes its ledger stamps after it, whichever machine wrote them. */
-  readonly warehouseNow: () => Promise<string>;
-  /** This process's own nightly settings, for a fan-out job that carries none (registered by an older release). */
-  readonly ownNightly: NightlyPlanSettings;
-  /** Where the nightly fan-out queues its slices, and whose rate limit a 429 sets. */
+  readonly jobs: readonly QueueJob[];
+  /** Whose rate limit a 429 sets. */
   readonly exportQueue: ExportQueue;
   readonly logger: Logger;
   /** Called once when an error makes every further job pointless (this worker's own configuration). */
   readonly onFatal?: (error: SyncError) => void;
-  /** Called when this worker takes over a job another worker left stalled (for the metric). */
-  readonly onStalledTakeover?: () => void;
   /**
-   * Fails for good (`WORKER_DIED`: ledger, log, metric, alert) a slice whose job stalled more than
-   * `queue.maxStalledCount` times, without attempting it; resolves to the error recorded. Called by
-   * the one worker holding the job, before the job leaves `active`, so a worker dying meanwhile
-   * leaves the job to be failed by the next one, never lost.
-   */
-  readonly failDeadSlice: (slice: Slice, deaths: { readonly stalls: number; readonly starts: number }) => Promise<SyncError>;
-  /**
-   * Called on credential trouble (see {@link CREDENTIAL_TROUBLE}) with the job's slice: every job
-   * would meet it the same way, so the worker stops taking jobs until the upstream accepts again.
-   * The job is put back in the queue either way (not failed for good, no attempt spent); without
-   * this, the trouble is fatal.
+   * Called on credential trouble with the job's slice: every job would meet it the same way, so the
+   * worker stops taking jobs until the upstream accepts again. The job is put back in the queue
+   * either way (not failed for good, no attempt spent); without this, the trouble is fatal.
    */
   readonly onCredentialsRefused?: (error: SyncError, slice: Slice) => void | Promise<void>;
-  /** How long a job refused for its credentials waits before it is offered again (`token.rejectedRetryMs`). */
-  readonly credentialsRetryMs?: number;
 }
-
-/**
- * Trouble every job would meet the same way until the upstream accepts again: the identity provider
- * refusing the credentials, or the export endpoint refusing a token that renewing did not cure.
- */
-const CREDENTIAL_TROUBLE: ReadonlySet<SyncErrorCode> = new Set<SyncErrorCode>(['AUTH_REJECTED', 'EXPORT_UNAUTHORIZED']);
 
 /**
  * BullMQ's own reason for a job it failed itself, one stall after ours (see `maxStalledCount`
@@ -82,130 +54,78 @@ class SliceAttemptError extends Error {
 }
 
 /**
- * The job's slice, checked: job data sits in Redis, where anyone who can reach it can change it,
- * and it is about to become a URL and a query. A bad one fails the job for good; it is not written
- * to the ledger, whose key it would be.
- */
-function sliceOfJob(job: Job<SliceJobData>, logger: Logger): Slice {
-  try {
-    return parseSlice(job.data);
-  } catch (error) {
-    if (!(error instanceof SyncError)) throw error;
-    logger.error({ jobId: job.id, code: error.code, err: error }, 'refused a job whose data is not a valid slice');
-    throw new UnrecoverableError(`${error.code}: job data is not a valid slice: ${error.message}`);
-  }
-}
-
-/**
- * The BullMQ worker: its processor is the very export job `run` uses in-process. Final failures
- * (permanent, or out of attempts) are already in the ledger and become `UnrecoverableError`s so
- * BullMQ does not retry them; retryable ones use BullMQ attempts with the same backoff as
- * in-process runs; a 429 pauses the whole queue for its Retry-After instead of burning an attempt;
- * credential trouble pauses this worker and puts the job back, no attempt spent.
+ * The BullMQ worker, running the jobs it is given (see {@link QueueJob}): each job's data is
+ * checked by the job (bad data fails the job for good, never reaching the ledger, whose key it
+ * would be), run, and its result turned into a {@link QueueAction} that this applies: BullMQ
+ * attempts with the in-process backoff for a retry, `UnrecoverableError` for a final failure, the
+ * queue's rate limit for a 429, a delayed move (no attempt spent) to put a job back.
  */
 export function createExportWorker(options: ExportWorkerOptions): Worker {
   const { settings, logger } = options;
   const policy = new RetryPolicy(settings.retry);
+  const jobs = new Map(options.jobs.map((definition) => [definition.name, definition]));
   let fatalReported = false;
+  const reportFatal = (error: SyncError) => {
+    if (fatalReported) return;
+    fatalReported = true;
+    options.onFatal?.(error);
+  };
 
-  const processor = async (job: Job<SliceJobData>, token?: string) => {
-    if (job.name === NIGHTLY_JOB) {
-      let nightly = nightlyPlanSettingsOf(job.data);
-      if (!nightly) {
-        logger.warn({ jobId: job.id }, "the nightly job carries no usable settings (registered by an older release?): planning it with this worker's own");
-        nightly = options.ownNightly;
-      }
-      // A night already fanned out (its worker stopped while following it) is only followed.
-      let night = (job.data as { night?: NightInProgress }).night;
-      if (!night) {
-        const since = await options.warehouseNow();
-        const plan = await options.planNightly(nightly);
-        const { queued, requeued, pending } = await options.exportQueue.addSlices(plan.slices, settings.queue.nightlyPriority);
-        logger.info(
-          {
-            planned: plan.slices.length,
-            queued,
-            requeued,
-            alreadyPending: pending,
-            portfolios: nightly.portfolios,
-            reportTypes: nightly.reportTypes,
-            lookbackDays: nightly.lookbackDays,
-          },
-          'nightly fan-out queued its slices',
-        );
-        night = {
-          reportDate: plan.reportDate,
-          range: { from: plan.lookbackFrom, to: plan.reportDate, portfolios: nightly.portfolios, reportTypes: nightly.reportTypes },
-          since,
-          expected: queued + requeued + pending,
-        };
-        await job.updateData({ ...job.data, night } as unknown as SliceJobData);
-      }
-      if (options.followNight && (await options.followNight(night)) === 'interrupted') {
-        // Stopping: the night goes back to the queue, and whichever worker takes it follows it on.
-        await job.moveToDelayed(Date.now() + 1_000, token);
-        throw new DelayedError();
-      }
-      return { expected: night.expected };
-    }
-    if (job.name !== EXPORT_SLICE_JOB) throw new UnrecoverableError(`unknown job name ${job.name}`);
+  const putBack = async (job: Job, token: string | undefined, delayMs: number): Promise<never> => {
+    await job.moveToDelayed(Date.now() + delayMs, token);
+    throw new DelayedError();
+  };
 
-    const slice = sliceOfJob(job, logger);
-    // Checked before anything is attempted: whatever killed the workers before would kill this one.
-    if (job.stalledCounter > settings.queue.maxStalledCount) {
-      const error = await options.failDeadSlice(slice, { stalls: job.stalledCounter, starts: job.attemptsStarted - 1 });
-      throw new UnrecoverableError(`${error.code}: ${error.message}`);
+  const apply = async (action: QueueAction, job: Job, token: string | undefined): Promise<unknown> => {
+    switch (action.kind) {
+      case 'complete':
+        return action.value;
+      case 'put-back':
+        return putBack(job, token, action.delayMs);
+      case 'pause-for-credentials':
+        // An upstream answer, not this worker's configuration alone: the worker pauses rather than
+        // exits (one misjudged answer would stop the fleet), and the job waits in the queue.
+        if (options.onCredentialsRefused) await options.onCredentialsRefused(action.error, action.slice);
+        else reportFatal(action.error);
+        return putBack(job, token, action.delayMs);
+      case 'fail':
+        if (action.stopWorker) reportFatal(action.stopWorker);
+        throw new UnrecoverableError(action.reason);
+      case 'rate-limit':
+        logger.warn({ ...sliceLogFields(action.slice), pauseMs: action.pauseMs }, 'service asked to slow down: queue paused for its Retry-After');
+        await options.exportQueue.queue.rateLimit(action.pauseMs);
+        throw Worker.RateLimitError();
+      case 'retry':
+        if (action.stopWorker) reportFatal(action.error);
+        throw new SliceAttemptError(action.error);
     }
-    const attempts = job.opts.attempts ?? 1;
+  };
+
+  const processor = async (job: Job, token?: string) => {
+    const definition = jobs.get(job.name);
+    if (!definition) throw new UnrecoverableError(`unknown job name ${job.name}`);
+    let data: unknown;
+    try {
+      data = definition.parse(job.data);
+    } catch (error) {
+      if (!(error instanceof SyncError)) throw error;
+      // The job's parse words its errors "data is not …".
+      logger.error({ jobId: job.id, code: error.code, err: error }, `refused a job whose ${error.message}`);
+      throw new UnrecoverableError(`${error.code}: job ${error.message}`);
+    }
     const number = job.attemptsMade + 1;
-    // Started more often than attempts were made (plus this one): an earlier start never finished,
-    // because its worker crashed, was killed, or was blocked past queue.lockDurationMs.
-    if (job.attemptsStarted > number) {
-      options.onStalledTakeover?.();
-      logger.warn(
-        { ...sliceLogFields(slice), jobId: job.id, previousAttempts: job.attemptsMade, starts: job.attemptsStarted, stalls: job.stalledCounter },
-        'took over a stalled job: the worker that had it stopped renewing its lock (crashed, killed, or blocked longer than queue.lockDurationMs)',
-      );
-    }
-    const outcome = await options.attemptSlice(slice, { number, isLast: number >= attempts }, { force: job.data.force === true });
-    if (outcome.status !== 'failed') {
-      return { status: outcome.status, rows: outcome.status === 'loaded' ? outcome.rowCount : 0 };
-    }
-    const { error } = outcome;
-    if (error.code === 'INTERRUPTED') {
-      // The worker is shutting down and cut the slice short before writing anything: the job goes
-      // back for the next worker as it was, no attempt spent.
-      await job.moveToDelayed(Date.now(), token);
-      throw new DelayedError();
-    }
-    if (CREDENTIAL_TROUBLE.has(error.code)) {
-      // An upstream answer, not this worker's configuration alone: the worker pauses rather than
-      // exits (one misjudged answer would stop the fleet), and the job waits in the queue.
-      if (options.onCredentialsRefused) {
-        await options.onCredentialsRefused(error, slice);
-      } else if (!fatalReported) {
-        fatalReported = true;
-        options.onFatal?.(error);
-      }
-      await job.moveToDelayed(Date.now() + (options.credentialsRetryMs ?? 600_000), token);
-      throw new DelayedError();
-    }
-    if (error.fatal && !fatalReported) {
-      fatalReported = true;
-      options.onFatal?.(error);
-    }
-    if (outcome.final) throw new UnrecoverableError(`${error.code}: ${error.message}`);
-    if (error.code === 'EXPORT_RATE_LIMITED' && error.retryAfterMs !== undefined) {
-      const pauseMs = Math.min(error.retryAfterMs, settings.retry.maxRetryAfterMs);
-      logger.warn({ ...sliceLogFields(slice), pauseMs }, 'service asked to slow down: queue paused for its Retry-After');
-      await options.exportQueue.queue.rateLimit(pauseMs);
-      throw Worker.RateLimitError();
-    }
-    throw new SliceAttemptError(error);
+    const result = await definition.run(data, {
+      jobId: job.id,
+      attempt: { number, isLast: number >= (job.opts.attempts ?? 1) },
+      stalls: job.stalledCounter,
+      earlierStarts: job.attemptsStarted - 1,
+      keepWithJob: (fields) => job.updateData({ ...(job.data as object), ...fields }),
+    });
+    return apply(definition.toQueueAction(result), job, token);
   };
 
   const { rateLimit } = settings.queue;
-  const worker = new Worker<SliceJobData>(settings.queue.name, processor, {
+  const worker = new Worker(settings.queue.name, processor, {
     connection: options.connection,
     prefix: settings.queue.prefix,
     name: options.name,
@@ -231,16 +151,16 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
     logger.warn({ jobId, previousState: previous }, 'a job stalled (its worker stopped renewing the lock) and went back to the queue for another worker');
   });
   worker.on('failed', (job, error) => {
-    if (job?.name !== EXPORT_SLICE_JOB || error.message !== BULLMQ_STALLED_REASON) return;
-    let slice: Slice;
+    if (!job || error.message !== BULLMQ_STALLED_REASON) return;
+    const definition = jobs.get(job.name);
+    if (!definition?.stalledOut) return;
+    let data: unknown;
     try {
-      slice = parseSlice(job.data);
+      data = definition.parse(job.data);
     } catch {
       return;
     }
-    options.failDeadSlice(slice, { stalls: job.stalledCounter, starts: job.attemptsStarted - 1 }).catch((recordError: unknown) => {
-      logger.error({ ...sliceLogFields(slice), jobId: job.id, err: recordError }, 'could not record the failure of a job BullMQ failed for stalling');
-    });
+    void definition.stalledOut(data, { stalls: job.stalledCounter, starts: job.attemptsStarted - 1 });
   });
   return worker;
 }

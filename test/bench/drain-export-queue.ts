@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import type { Settings } from '../../src/config/settings-schema.js';
 import { createLogger } from '../../src/logging/logger.js';
-import { nightlyPlanSettings } from '../../src/queue/nightly-schedule.js';
+import { exportSliceJob } from '../../jobs/export-slice/export-slice-job.js';
 import { ExportQueue } from '../../src/queue/export-queue.js';
 import { createExportWorker } from '../../src/queue/export-worker.js';
 
@@ -38,18 +38,22 @@ export async function drainExportQueue(options: { redisUrl: string; settings: Se
     connection: workerRedis,
     settings: options.settings,
     concurrency: options.concurrency,
-    attemptSlice: async (slice, attempt) => {
-      if (attempt.number === 1) attempted += 1;
-      mostAttempts = Math.max(mostAttempts, attempt.number);
-      return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: 0, unchanged: false };
-    },
-    planNightly: async () => ({ slices: [], reportDate: '2024-01-01', lookbackFrom: '2024-01-01' }),
     // No warehouse here, and no nightly job to count outcomes for.
-    warehouseNow: async () => new Date().toISOString(),
-    ownNightly: nightlyPlanSettings(options.settings),
-    failDeadSlice: async () => {
-      throw new Error('no job stalls while a benchmark drains the queue');
-    },
+    jobs: [
+      exportSliceJob({
+        attemptSlice: async (slice, attempt) => {
+          if (attempt.number === 1) attempted += 1;
+          mostAttempts = Math.max(mostAttempts, attempt.number);
+          return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: 0, unchanged: false };
+        },
+        failDeadSlice: async () => {
+          throw new Error('no job stalls while a benchmark drains the queue');
+        },
+        maxStalledCount: options.settings.queue.maxStalledCount,
+        limits: { maxRetryAfterMs: options.settings.retry.maxRetryAfterMs, credentialsRetryMs: options.settings.token.rejectedRetryMs },
+        logger,
+      }),
+    ],
     exportQueue,
     logger,
   });

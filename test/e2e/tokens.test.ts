@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { exportReport } from '../../jobs/export-report.js';
+import { attemptExportSlice } from '../../jobs/export-slice/handler.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { resolveUpstreamConfig } from '../../src/config/upstream-config.js';
 import { createLogger } from '../../src/logging/logger.js';
@@ -50,7 +50,7 @@ describe('tokens against the simulator', () => {
         planned: slices.length,
         concurrency: 40,
         retry: config.settings.retry,
-        attemptSlice: (slice, attempt) => exportReport(slice, attempt, services),
+        attemptSlice: (slice, attempt) => attemptExportSlice(slice, attempt, services),
       });
       expect(report.loaded).toBe(40);
       expect(report.retries).toBe(0);

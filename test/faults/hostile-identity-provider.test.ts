@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { exportReport } from '../../jobs/export-report.js';
+import { attemptExportSlice } from '../../jobs/export-slice/handler.js';
 import { requestPasswordGrant } from '../../src/auth/password-grant.js';
 import { RedisTokenSource } from '../../src/auth/redis-token-source.js';
 import { main } from '../../src/cli/main.js';
@@ -218,7 +218,13 @@ describe('a hostile identity provider', () => {
       const startedAt = Date.now();
       const reports = await Promise.all(
         processes.map(({ config, services, slices }) =>
-          runInProcess({ slices, planned: slices.length, concurrency: 2, retry: config.settings.retry, attemptSlice: (slice, attempt) => exportReport(slice, attempt, services) }),
+          runInProcess({
+            slices,
+            planned: slices.length,
+            concurrency: 2,
+            retry: config.settings.retry,
+            attemptSlice: (slice, attempt) => attemptExportSlice(slice, attempt, services),
+          }),
         ),
       );
       const seconds = (Date.now() - startedAt) / 1000;

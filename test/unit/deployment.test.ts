@@ -116,7 +116,7 @@ describe('.dockerignore', () => {
       'tsconfig.build.json',
       'src/cli/main.ts',
       'src/dashboard/assets/dashboard.js',
-      'jobs/export-report.ts',
+      'jobs/export-slice/handler.ts',
       'config/default.json',
     ]) {
       expect(ignored(path), path).toBe(false);

@@ -20,9 +20,9 @@ import { type RelativeImport, relativeImports } from '../helpers/relative-import
 
 /** The files allowed to import jobs/ (the export job and the nightly plan), each for its command. */
 const COMPOSITION_ROOT = [
-  'src/cli/nightly-command.ts', // `nightly`: plans the night with jobs/nightly.ts
-  'src/cli/sync-slices.ts', // `run`, `nightly`, `demo`: the in-process runner calls exportReport
-  'src/cli/serve-worker.ts', // `worker` (loaded once its metrics port is held): the queue worker calls exportReport and plans queued nights
+  'src/cli/nightly-command.ts', // `nightly`: plans the night with jobs/plan-night
+  'src/cli/sync-slices.ts', // `run`, `nightly`, `demo`: the in-process runner attempts slices with jobs/export-slice
+  'src/cli/serve-worker.ts', // `worker` (loaded once its metrics port is held): hands the jobs of jobs/ to the queue worker
 ];
 
 const ROOT = new URL('../../', import.meta.url).pathname;

@@ -1,13 +1,13 @@
 import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { exportSliceJob } from '../../../jobs/export-slice/export-slice-job.js';
 import type { AlertSummary } from '../../../src/alerts/alert-summary.js';
 import { settingsSchema, type Settings } from '../../../src/config/settings-schema.js';
 import { SyncError } from '../../../src/errors/sync-error.js';
 import { createLogger } from '../../../src/logging/logger.js';
 import { ExportQueue } from '../../../src/queue/export-queue.js';
 import { createExportWorker } from '../../../src/queue/export-worker.js';
-import { nightlyPlanSettings } from '../../../src/queue/nightly-schedule.js';
 import { sliceJobId } from '../../../src/queue/slice-job.js';
 import { WorkerDeathAlerts } from '../../../src/queue/worker-death-alerts.js';
 import type { Slice } from '../../../src/slice/slice.js';
@@ -60,24 +60,29 @@ describe('the export worker and a job that stalled', () => {
   }
 
   function startWorker(): Worker {
+    const logger = createLogger({ level: 'silent' });
     worker = createExportWorker({
       connection: workerRedis,
       settings,
       name: 'test-host:1',
       concurrency: 1,
-      attemptSlice: async (slice, attempt) => {
-        attempted.push(slice);
-        return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: 1, unchanged: false };
-      },
-      planNightly: async () => ({ slices: [], reportDate: '2024-01-01', lookbackFrom: '2024-01-01' }),
-      warehouseNow: async () => new Date().toISOString(),
-      ownNightly: nightlyPlanSettings(settings),
+      jobs: [
+        exportSliceJob({
+          attemptSlice: async (slice, attempt) => {
+            attempted.push(slice);
+            return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: 1, unchanged: false };
+          },
+          failDeadSlice: async (slice, deaths) => {
+            failedDead.push({ slice, ...deaths });
+            return new SyncError('WORKER_DIED', 'the worker running this slice stopped without finishing it');
+          },
+          maxStalledCount: settings.queue.maxStalledCount,
+          limits: { maxRetryAfterMs: settings.retry.maxRetryAfterMs, credentialsRetryMs: settings.token.rejectedRetryMs },
+          logger,
+        }),
+      ],
       exportQueue,
-      logger: createLogger({ level: 'silent' }),
-      failDeadSlice: async (slice, deaths) => {
-        failedDead.push({ slice, ...deaths });
-        return new SyncError('WORKER_DIED', 'the worker running this slice stopped without finishing it');
-      },
+      logger,
     });
     return worker;
   }

@@ -1,0 +1,30 @@
+import { SyncError, UsageError } from '../../src/errors/sync-error.js';
+import { parseSlice, type Slice } from '../../src/slice/slice.js';
+
+/** An export job's data once checked: the slice, and whether to load its file even if unchanged. */
+export interface ExportSliceData {
+  readonly slice: Slice;
+  /** `backfill --force`: load the file again even if it is the one already loaded. */
+  readonly force: boolean;
+}
+
+/**
+ * An export job's data as read from Redis (`SliceJobData`: the slice's fields, and `force: true`
+ * or nothing), checked: anyone who can reach Redis can change it, and the slice is about to become
+ * a URL, a query and the ledger's key. Throws a `USAGE_INVALID` error naming the bad field, worded
+ * "data is not a valid slice: …" for the worker's log line and the job's failed reason.
+ */
+export function parseExportSliceData(data: unknown): ExportSliceData {
+  let slice: Slice;
+  try {
+    slice = parseSlice(data);
+  } catch (error) {
+    if (!(error instanceof SyncError)) throw error;
+    throw new UsageError(`data is not a valid slice: ${error.message}`, { cause: error });
+  }
+  const { force } = data as { force?: unknown };
+  if (force !== undefined && typeof force !== 'boolean') {
+    throw new UsageError(`data is not a valid slice: force ${JSON.stringify(force) ?? String(force)} is not true or false`);
+  }
+  return { slice, force: force === true };
+}
