@@ -8,7 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { SliceCheckTally } from '../quality/slice-check-tally.js';
 import { REPORT_REGISTRY } from '../reports/report-registry.js';
-import { copyTextRow } from '../warehouse/postgres/copy-text-row.js';
+import { copyTextRow } from '../warehouse/loading/copy-text-row.js';
 import { MAX_BATCH_CHARS } from '../warehouse/loading/max-batch-chars.js';
 import { createRowValuesBuilder, type RowValues } from '../extract/row-builder.js';
 import type { ZipRowsJob, ZipRowsMessage } from './zip-rows-job.js';
