@@ -20,8 +20,8 @@ const MAX_PAUSE_MS = 8;
  *
  * While another process holds it, this one tries again every few milliseconds, for up to the
  * warehouse's busy timeout, with the event loop free in between: SQLite's own busy wait would
- * block the whole process (its downloads, its lock renewals) in sleeps of up to 100 ms, which made
- * two workers on one SQLite file slower than one.
+ * block the whole process (its downloads, its lock renewals) in sleeps of up to 100 ms (SQLite's
+ * own back-off), which made two workers on one SQLite file slower than one.
  */
 export class SqliteSliceLock implements SliceLock {
   readonly #busyTimeoutMs: number;
