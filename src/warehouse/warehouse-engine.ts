@@ -16,7 +16,7 @@ import type { Warehouse } from './schema/warehouse-schema.js';
 export interface WarehouseEngine<Dialect extends string = string> {
   /** Its name, for logs, metrics and messages only. */
   readonly dialect: Dialect;
-  /** The `DATABASE_URL` schemes it opens, lower case, e.g. `sqlite:` or `postgres://`. */
+  /** How a `DATABASE_URL` it opens starts, as written, e.g. `sqlite:` or `postgres://`. */
   readonly schemes: readonly string[];
   /** A `DATABASE_URL` of its kind, for the message about a URL no engine takes. */
   readonly example: string;

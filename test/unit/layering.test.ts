@@ -128,8 +128,8 @@ describe('the folder layering of src/ and jobs/', () => {
 
 describe('one engine per warehouse dialect', () => {
   it('reads the registry: a folder per engine', () => {
-    // An empty list would pass both rules below.
-    expect(DIALECTS).toEqual(['sqlite', 'postgres']);
+    // An empty list would pass both rules below; a new dialect adds itself here through the registry.
+    expect(DIALECTS).toEqual(expect.arrayContaining(['sqlite', 'postgres']));
     for (const folder of dialectFolders(DIALECTS)) expect(statSync(join(ROOT, folder)).isDirectory()).toBe(true);
   });
 
