@@ -35,7 +35,7 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 
 /** The one module outside the dialect folders that may import them. */
 const ENGINE_REGISTRY = 'src/warehouse/engines.ts';
-const DIALECTS = WAREHOUSE_ENGINES.map((engine) => engine.dialect);
+const ENGINE_DIALECTS = WAREHOUSE_ENGINES.map((engine) => engine.dialect);
 const dialectFolders = (dialects: readonly string[]) => dialects.map((dialect) => `src/warehouse/${dialect}/`);
 
 /**
@@ -129,12 +129,12 @@ describe('the folder layering of src/ and jobs/', () => {
 describe('one engine per warehouse dialect', () => {
   it('reads the registry: a folder per engine', () => {
     // An empty list would pass both rules below; a new dialect adds itself here through the registry.
-    expect(DIALECTS).toEqual(expect.arrayContaining(['sqlite', 'postgres']));
-    for (const folder of dialectFolders(DIALECTS)) expect(statSync(join(ROOT, folder)).isDirectory()).toBe(true);
+    expect(ENGINE_DIALECTS).toEqual(expect.arrayContaining(['sqlite', 'postgres']));
+    for (const folder of dialectFolders(ENGINE_DIALECTS)) expect(statSync(join(ROOT, folder)).isDirectory()).toBe(true);
   });
 
   it('asks no code outside the dialect folders which dialect it has', () => {
-    const branches = dialectBranches(ROOT, { folders: ['src', 'jobs'], allowedFolders: dialectFolders(DIALECTS), dialects: DIALECTS });
+    const branches = dialectBranches(ROOT, { folders: ['src', 'jobs'], allowedFolders: dialectFolders(ENGINE_DIALECTS), dialects: ENGINE_DIALECTS });
     expect(
       branches.map((branch) => `${branch.file}:${branch.line}: ${branch.text}`),
       'ask the engine (WarehouseHandle.engine, or engineOf(db)) instead; a new difference is a new WarehouseEngine member',
@@ -142,7 +142,7 @@ describe('one engine per warehouse dialect', () => {
   });
 
   it('lets only the registry import a dialect folder, and no dialect folder another', () => {
-    expect(dialectFolderImports(relativeImports(ROOT, ['src', 'jobs']), DIALECTS)).toEqual([]);
+    expect(dialectFolderImports(relativeImports(ROOT, ['src', 'jobs']), ENGINE_DIALECTS)).toEqual([]);
   });
 
   describe('on planted violations', () => {
