@@ -40,8 +40,8 @@ export class LedgerWriter {
     this.#db = db;
     // 'loaded' and the LIMIT are SQL literals here, not parameters: SQLite re-plans a statement
     // whenever a bound value could change its plan (whether the partial index report_loads_loaded
-    // applies), and these two reads, run for every slice, took 19 and 8 µs with them bound against
-    // 9 and 3.5 µs as literals (measured on a 3,000-slice ledger).
+    // applies), and these two reads run for every slice: as literals they take about half the time
+    // (see docs/performance.md).
     this.#previousLoad = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) =>
       db
         .selectFrom('report_loads')
