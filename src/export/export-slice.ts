@@ -23,7 +23,7 @@ async function attemptExport(slice: Slice, attempt: SliceAttempt, deps: ExportSl
   const log = deps.logger.child({ ...sliceLogFields(slice), attempt: attempt.number });
   const elapsed = () => Math.round(performance.now() - startedAt);
   try {
-    const outcome = await fetchAndLoad(slice, attempt, deps, elapsed, log, options);
+    const outcome = await fetchAndLoad({ slice, attempt, deps, elapsed, log }, options);
     if (outcome.status === 'loaded') {
       log.info(
         {
@@ -53,7 +53,7 @@ async function attemptExport(slice: Slice, attempt: SliceAttempt, deps: ExportSl
       log.warn({ status: 'retrying', code: error.code, err: error, durationMs: elapsed() }, 'attempt failed, will retry');
       return { status: 'failed', slice, attempt: attempt.number, durationMs: elapsed(), error, final };
     }
-    const recorded = await recordFinalFailure(slice, error, attempt, deps, elapsed());
+    const recorded = await recordFinalFailure({ slice, attempt, deps }, error, elapsed());
     log.error({ status: 'failed', code: recorded.code, err: recorded, rows: 0, durationMs: elapsed(), attempts: attempt.number }, 'slice failed');
     return { status: 'failed', slice, attempt: attempt.number, durationMs: elapsed(), error: recorded, final };
   }

@@ -1,35 +1,27 @@
 import { openExportRecords } from '../extract/open-export-records.js';
-import type { Logger } from '../logging/logger.js';
 import { REPORT_REGISTRY } from '../reports/report-registry.js';
 import type { ExportFormat } from '../reports/report-types.js';
 import { SliceCheckTally } from '../quality/slice-check-tally.js';
-import type { SliceAttempt, SliceOutcome } from '../outcomes/slice-outcome.js';
-import type { Slice } from '../slice/slice.js';
-import type { ExportSliceDeps } from './export-slice-deps.js';
+import type { SliceOutcome } from '../outcomes/slice-outcome.js';
 import type { ExportSliceOptions } from './export-slice-options.js';
 import { exportRows } from './export-rows.js';
 import { recordEmptyAnswer } from './record-empty-answer.js';
+import type { SliceAttemptRun } from './slice-attempt-run.js';
 
 /**
  * One attempt's work: download the slice's file, parse it as it streams in, and load it (or record
  * no data); whether the file is the one already loaded, or no data again, the loader decides
  * inside the slice's transaction. Throws what went wrong; the downloaded body is always disposed of.
  */
-export async function fetchAndLoad(
-  slice: Slice,
-  attempt: SliceAttempt,
-  deps: ExportSliceDeps,
-  elapsed: () => number,
-  log: Logger,
-  options: ExportSliceOptions,
-): Promise<SliceOutcome> {
+export async function fetchAndLoad(run: SliceAttemptRun, options: ExportSliceOptions): Promise<SliceOutcome> {
+  const { slice, attempt, deps, elapsed, log } = run;
   const { client, loader, settings } = deps;
   const definition = REPORT_REGISTRY[slice.reportType];
   const requested: ExportFormat = settings.formats[slice.reportType] ?? settings.defaultFormat;
   const download = await client.download(slice, requested);
 
   if (download.kind === 'no_data') {
-    const unchanged = await recordEmptyAnswer(slice, requested, attempt, deps, elapsed());
+    const unchanged = await recordEmptyAnswer(run, requested);
     return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: elapsed(), unchanged };
   }
 
@@ -44,7 +36,7 @@ export async function fetchAndLoad(
       maxRecordBytes: settings.limits.maxRecordBytes,
     });
     if (content.kind === 'blank') {
-      const unchanged = await recordEmptyAnswer(slice, requested, attempt, deps, elapsed());
+      const unchanged = await recordEmptyAnswer(run, requested);
       return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: elapsed(), unchanged };
     }
 
@@ -61,9 +53,18 @@ export async function fetchAndLoad(
       decimals: loader.decimals,
     });
     if (onWorker) log.debug({ bytes: body.bytes }, 'reading the file on a worker thread while its rows are written');
-    // A body held in memory and not compressed has few rows: its transaction may be a small one (see CommitGroups).
-    const small = content.zip === undefined && body.inMemory() !== undefined;
-    const load = await loader.loadExport(slice, definition, rows, facts, attempt.number, { force: options.force, durationMs: elapsed(), checks, small });
+    const load = await loader.loadExport({
+      slice,
+      definition,
+      rows,
+      file: facts,
+      attempts: attempt.number,
+      force: options.force,
+      durationMs: elapsed(),
+      checks,
+      // What the warehouse's engine decides the size of the slice's transaction from.
+      source: { heldInMemory: body.inMemory() !== undefined, compressed: content.zip !== undefined },
+    });
     const checkWarnings = (load.checks ?? []).filter((result) => result.outcome === 'warn');
     if (checkWarnings.length > 0) {
       log.warn({ checks: checkWarnings.map((result) => result.message) }, 'the file misses data-quality checks set to warn; loaded, with the warnings recorded in slice_checks');

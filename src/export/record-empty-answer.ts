@@ -1,9 +1,8 @@
 import { SyncError } from '../errors/sync-error.js';
 import { REPORT_REGISTRY } from '../reports/report-registry.js';
 import type { ExportFormat } from '../reports/report-types.js';
-import type { SliceAttempt } from '../outcomes/slice-outcome.js';
-import { describeSlice, type Slice } from '../slice/slice.js';
-import type { ExportSliceDeps } from './export-slice-deps.js';
+import { describeSlice } from '../slice/slice.js';
+import type { SliceAttemptRun } from './slice-attempt-run.js';
 
 /**
  * Records an empty answer as `no_data`; true when the ledger said `no_data` already ("no data
@@ -11,10 +10,15 @@ import type { ExportSliceDeps } from './export-slice-deps.js';
  * holds on its own (a glitch upstream would wipe loaded data): that is `EMPTY_RESTATEMENT`, unless
  * `warehouse.acceptEmptyRestatements` says such restatements are to be believed.
  */
-export async function recordEmptyAnswer(slice: Slice, format: ExportFormat, attempt: SliceAttempt, deps: ExportSliceDeps, durationMs: number): Promise<boolean> {
-  const record = await deps.loader.recordEmptyAnswer(slice, REPORT_REGISTRY[slice.reportType], format, attempt.number, {
+export async function recordEmptyAnswer(run: Pick<SliceAttemptRun, 'slice' | 'attempt' | 'deps' | 'elapsed'>, format: ExportFormat): Promise<boolean> {
+  const { slice, deps } = run;
+  const record = await deps.loader.recordEmptyAnswer({
+    slice,
+    definition: REPORT_REGISTRY[slice.reportType],
+    format,
+    attempts: run.attempt.number,
     acceptRestatement: deps.settings.warehouse.acceptEmptyRestatements,
-    durationMs,
+    durationMs: run.elapsed(),
   });
   if (record.kind === 'refused') {
     const previous = record.previous;

@@ -1,19 +1,19 @@
 import { SyncError, toSyncError } from '../errors/sync-error.js';
 import { QualityCheckError } from '../quality/quality-check-error.js';
-import type { SliceAttempt } from '../outcomes/slice-outcome.js';
-import { sliceLogFields, type Slice } from '../slice/slice.js';
-import type { ExportSliceDeps } from './export-slice-deps.js';
+import { sliceLogFields } from '../slice/slice.js';
+import type { SliceAttemptRun } from './slice-attempt-run.js';
 
 /**
  * Writes a final failure to the ledger. If even that fails (the warehouse is down or locked), the
  * ledger cannot say so: the error returned (console summary, worker log) then says that the
  * failure is not in the ledger and why, so the operator knows to re-run the slice.
  */
-export async function recordFinalFailure(slice: Slice, error: SyncError, attempt: SliceAttempt, deps: ExportSliceDeps, durationMs: number): Promise<SyncError> {
+export async function recordFinalFailure(run: Pick<SliceAttemptRun, 'slice' | 'attempt' | 'deps'>, error: SyncError, durationMs: number): Promise<SyncError> {
+  const { slice, deps } = run;
   try {
     // A file refused by a data-quality check leaves its results beside the failure.
     const checks = error instanceof QualityCheckError ? error.results : undefined;
-    await deps.loader.recordFailure(slice, `${error.code}: ${error.message}`, attempt.number, durationMs, checks);
+    await deps.loader.recordFailure(slice, `${error.code}: ${error.message}`, { attempts: run.attempt.number, durationMs, checks });
     return error;
   } catch (ledgerError) {
     const warehouseError = toSyncError(ledgerError);

@@ -32,7 +32,7 @@ export async function recordWorkerDeath(slice: Slice, deaths: WorkerDeaths, deps
       `${deaths.stalls} times, more than queue.maxStalledCount (${deaths.maxStalledCount}) allows, so no worker takes it again; ` +
       `look for a crash or an out-of-memory kill in the workers' logs, fix its cause, then retry it with: ${retry}`,
   );
-  const recorded = await recordFinalFailure(slice, error, { number: deaths.starts, isLast: true }, deps, 0);
+  const recorded = await recordFinalFailure({ slice, attempt: { number: deaths.starts, isLast: true }, deps }, error, 0);
   const outcome = { status: 'failed', slice, attempt: deaths.starts, durationMs: 0, error: recorded, final: true } as const;
   deps.metrics?.sliceFinished(outcome);
   deps.logger.error(

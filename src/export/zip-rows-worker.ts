@@ -8,7 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { SliceCheckTally } from '../quality/slice-check-tally.js';
 import { REPORT_REGISTRY } from '../reports/report-registry.js';
-import { copyTextRow } from '../warehouse/postgres/copy-text-row.js';
+import { copyTextRow } from '../warehouse/loading/copy-text-row.js';
 import { MAX_BATCH_CHARS } from '../warehouse/loading/max-batch-chars.js';
 import { createRowValuesBuilder, type RowValues } from '../extract/row-builder.js';
 import type { ZipRowsJob, ZipRowsMessage } from './zip-rows-job.js';
@@ -29,8 +29,8 @@ port.on('message', () => {
 const post = (message: ZipRowsMessage) => port.postMessage(message);
 /**
  * COPY text goes in messages of at most about this many characters (96 KiB even as a two-byte
- * string), under V8's large-object size (128 KiB): messages of 2,000 rows (about 380 KB) made a
- * million-row load into Postgres take 4.5–5 s, of 8,000 rows 6.7–7 s, of 32–64 K characters 3.5–3.7 s.
+ * string), under V8's large-object size (128 KiB): bigger messages made a big load into Postgres
+ * markedly slower. Figures in docs/performance.md.
  */
 const TEXT_CHARS = 48 * 1024;
 

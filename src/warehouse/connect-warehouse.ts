@@ -128,6 +128,6 @@ async function damageOf(warehouse: WarehouseHandle): Promise<string[]> {
 function atStart(error: unknown, warehouse: WarehouseHandle): SyncError {
   const classified = classifyWarehouseError(error, `connecting to ${warehouse.location}`);
   if (classified.code !== 'WAREHOUSE_UNAVAILABLE') return classified;
-  const advice = warehouse.dialect === 'postgres' ? '; check DATABASE_URL and that the database server is running' : '';
+  const advice = warehouse.engine.unreachableAdvice;
   return new SyncError('SERVICE_UNREACHABLE', `${classified.message}${advice}`, { cause: classified });
 }

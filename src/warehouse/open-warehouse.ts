@@ -1,35 +1,15 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statfsSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
-import pg from 'pg';
+import { ConfigError } from '../errors/sync-error.js';
 import { describeUrl } from '../redaction/redact.js';
-import { ConfigError, SyncError } from '../errors/sync-error.js';
-import { LOCAL_TROUBLE } from '../errors/local-trouble.js';
-import { copyingPostgresPool } from './postgres/copying-postgres-pool.js';
-import { MissingWarehouseError } from './missing-warehouse-error.js';
-import { PostgresRowWriter } from './postgres/postgres-row-writer.js';
-import { PostgresSliceLock } from './postgres/postgres-slice-lock.js';
-import type { RowWriter } from './loading/row-writer.js';
-import type { SliceLock } from './loading/slice-lock.js';
-import { SqliteRowWriter } from './sqlite/sqlite-row-writer.js';
-import { SqliteSliceLock } from './sqlite/sqlite-slice-lock.js';
-import { WalCheckpointer } from './sqlite/wal-checkpointer.js';
-import type { Warehouse } from './schema/warehouse-schema.js';
+import { engineForUrl, WAREHOUSE_ENGINES } from './engines.js';
+import type { OpenedWarehouse, WarehouseEngine } from './warehouse-engine.js';
 
-export type WarehouseDialect = 'sqlite' | 'postgres';
+/** The name of a warehouse dialect, as its engine gives it (see `WarehouseEngine.dialect`). */
+export type WarehouseDialect = (typeof WAREHOUSE_ENGINES)[number]['dialect'];
 
-/** An open warehouse connection; its owner must call `close()`. */
-export interface WarehouseHandle {
-  readonly db: Kysely<Warehouse>;
-  readonly dialect: WarehouseDialect;
-  /** How this dialect writes a slice's rows (SQLite: multi-row INSERT; Postgres: COPY). */
-  readonly rowWriter: RowWriter;
-  /** How this dialect begins a slice's transaction and takes its lock. */
-  readonly sliceLock: SliceLock;
-  /** Where it is, with no password, for messages. */
-  readonly location: string;
-  close(): Promise<void>;
+/** An open warehouse connection and the engine of its dialect; its owner must call `close()`. */
+export interface WarehouseHandle extends OpenedWarehouse {
+  /** Everything that differs by dialect: ask it, never which dialect it is. */
+  readonly engine: WarehouseEngine;
 }
 
 export interface OpenWarehouseOptions {
@@ -53,260 +33,24 @@ export interface OpenWarehouseOptions {
    */
   sqliteFileMode?: number;
   /**
-   * SQLite: checkpoint the WAL on a thread of its own (see {@link WalCheckpointer}), for a
-   * connection that writes much (syncs); closing the handle stops the thread. @defaultValue false
+   * SQLite: checkpoint the WAL on a thread of its own (see `WalCheckpointer`), for a connection
+   * that writes much (syncs); closing the handle stops the thread. @defaultValue false
    */
   checkpointOnThread?: boolean;
 }
 
 /**
- * Opens the warehouse named by a `DATABASE_URL`: `sqlite:<path>` (`sqlite::memory:` for a
- * throw-away one) or `postgres://user[:password]@host[:port]/database`.
+ * Opens the warehouse named by a `DATABASE_URL` with the engine whose scheme it has (see
+ * `WAREHOUSE_ENGINES`): `sqlite:<path>` (`sqlite::memory:` for a throw-away one) or
+ * `postgres://user[:password]@host[:port]/database`.
  */
 export async function openWarehouse(databaseUrl: string, options: OpenWarehouseOptions = {}): Promise<WarehouseHandle> {
-  if (databaseUrl.startsWith('sqlite:')) return openSqlite(databaseUrl.slice('sqlite:'.length), options);
-  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return openPostgres(databaseUrl, options);
-  // Shown without its password, so that a typo (one slash, no scheme) can be seen.
-  const shown = describeUrl(databaseUrl);
-  throw new ConfigError(`DATABASE_URL${shown ? ` (${shown})` : ''} must look like sqlite:./data/warehouse.sqlite or postgres://user@host:5432/database`);
-}
-
-function openSqlite(rawPath: string, options: OpenWarehouseOptions): WarehouseHandle {
-  const path = rawPath.replace(/^\/\/(?=\/)/, '');
-  if (path === '') throw new ConfigError('DATABASE_URL: sqlite: needs a file path, e.g. sqlite:./data/warehouse.sqlite');
-  const inMemory = path === ':memory:';
-  const file = inMemory ? path : resolve(options.cwd ?? process.cwd(), path);
-  if (!inMemory && options.mustExist && !existsSync(file)) {
-    throw new MissingWarehouseError(`sqlite:${file}`, `there is no warehouse at ${file} (DATABASE_URL): check the path, or create one there with report-sync migrate`);
+  const engine = engineForUrl(databaseUrl);
+  if (engine === undefined) {
+    // Shown without its password, so that a typo (one slash, no scheme) can be seen.
+    const shown = describeUrl(databaseUrl);
+    const examples = WAREHOUSE_ENGINES.map((known) => known.example).join(' or ');
+    throw new ConfigError(`DATABASE_URL${shown ? ` (${shown})` : ''} must look like ${examples}`);
   }
-  if (!inMemory && !options.mustExist) createPrivately(file, options.sqliteFileMode ?? 0o600);
-
-  let database: Database.Database;
-  try {
-    database = new Database(file, { timeout: options.busyTimeoutMs ?? 10_000, fileMustExist: options.mustExist === true && !inMemory });
-  } catch (error) {
-    throw localStorageError(error, file);
-  }
-  try {
-    // WAL lets `status` and analysts read while a sync writes; NORMAL sync is safe under WAL
-    // (a power cut can lose the last commits, never half of one). WAL needs its files beside the warehouse.
-    database.pragma('journal_mode = WAL');
-    database.pragma('synchronous = NORMAL');
-  } catch (error) {
-    database.close();
-    throw localStorageError(error, file);
-  }
-  const checkpointer = options.checkpointOnThread && !inMemory ? WalCheckpointer.start(file, database) : undefined;
-  const db = new Kysely<Warehouse>({ dialect: new SqliteDialect({ database: cachingStatements(database) }) });
-  return {
-    db,
-    dialect: 'sqlite',
-    rowWriter: new SqliteRowWriter(),
-    sliceLock: new SqliteSliceLock(options.busyTimeoutMs ?? 10_000),
-    location: inMemory ? 'sqlite::memory:' : `sqlite:${file}`,
-    // The thread's connection closes first, so the writer's is the last: SQLite then checkpoints the rest and removes the WAL.
-    close: async () => {
-      await checkpointer?.stop();
-      await db.destroy();
-    },
-  };
-}
-
-/**
- * Creates the warehouse file (and its directory) with `fileMode` before SQLite opens it: SQLite
- * would create it world-readable (0644 under the usual umask), and its WAL and shared-memory
- * files take the main file's mode. An existing file is left as it is.
- */
-function createPrivately(file: string, fileMode: number): void {
-  // Search (x) bits for whoever may read the file, so the directory lets the same people in.
-  const directoryMode = fileMode | ((fileMode & 0o444) >> 2);
-  try {
-    createDirectoryOf(file, directoryMode);
-  } catch (error) {
-    throw error instanceof SyncError ? error : localStorageError(error, file);
-  }
-  if (existsSync(file)) return;
-  try {
-    closeSync(openSync(file, 'wx', fileMode));
-    // The umask may have taken bits the setting asks for.
-    chmodSync(file, fileMode);
-  } catch (error) {
-    // Another process created it between the check and the open: theirs is as good as ours.
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw localStorageError(error, file);
-  }
-}
-
-/**
- * Makes the directory of `file` and the parents it lacks, one level at a time, each with `mode`. Not
- * `mkdirSync(…, { recursive: true })`: on a kernel filesystem such as /proc, mkdir fails with
- * ENOENT under a parent that exists, and Node's recursive mkdir then tries that parent again,
- * forever, at full CPU and deaf to signals (the loop never yields). Here the first existing
- * ancestor is found first, refused unless it is a directory on a filesystem that holds files, and
- * every mkdir is tried once.
- */
-function createDirectoryOf(file: string, mode: number): void {
-  const missing: string[] = [];
-  let ancestor = dirname(file);
-  for (;;) {
-    const stats = statSync(ancestor, { throwIfNoEntry: false });
-    if (stats !== undefined) {
-      if (!stats.isDirectory()) throw Object.assign(new Error(`${ancestor} is not a directory`), { code: 'ENOTDIR' });
-      break;
-    }
-    const parent = dirname(ancestor);
-    if (parent === ancestor) break;
-    missing.unshift(ancestor);
-    ancestor = parent;
-  }
-  const kernel = kernelFilesystem(ancestor);
-  if (kernel !== undefined) {
-    throw new SyncError(
-      'LOCAL_STORAGE',
-      `cannot create or open the SQLite warehouse ${file} (${ancestor} is on the kernel's ${kernel} filesystem, which holds no files): ` +
-        'point DATABASE_URL at a directory on a disk, such as sqlite:./data/warehouse.sqlite',
-    );
-  }
-  for (const level of missing) {
-    try {
-      mkdirSync(level, { mode });
-    } catch (error) {
-      // Another process made it meanwhile (six starting at once): theirs is as good as ours.
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST' && statSync(level, { throwIfNoEntry: false })?.isDirectory()) continue;
-      throw error;
-    }
-    // The umask may have taken bits the setting asks for.
-    chmodSync(level, mode);
-  }
-}
-
-/** Linux's magic numbers (statfs f_type) of filesystems the kernel makes up, which hold no files. */
-const KERNEL_FILESYSTEMS: ReadonlyMap<number, string> = new Map([
-  [0x9fa0, 'proc'],
-  [0x62656572, 'sysfs'],
-  [0x27e0eb, 'cgroup'],
-  [0x63677270, 'cgroup2'],
-  [0x1cd1, 'devpts'],
-  [0x64626720, 'debugfs'],
-  [0x74726163, 'tracefs'],
-  [0x73636673, 'securityfs'],
-]);
-
-/** The name of the kernel filesystem `dir` is on (Linux), or undefined for one that holds files. */
-function kernelFilesystem(dir: string): string | undefined {
-  if (process.platform !== 'linux') return undefined;
-  try {
-    return KERNEL_FILESYSTEMS.get(statfsSync(dir).type);
-  } catch {
-    // Unknown: the mkdir or open that follows says what is wrong, if anything is.
-    return undefined;
-  }
-}
-
-/**
- * The data directory or file cannot be made or opened (not writable, a read-only or full disk, a
- * path through a file): `LOCAL_STORAGE`, naming the path and DATABASE_URL, never a stack trace.
- */
-function localStorageError(error: unknown, file: string): SyncError {
-  const code = String((error as { code?: unknown }).code ?? '');
-  const words = SQLITE_TROUBLE[code] ?? LOCAL_TROUBLE[code]?.words;
-  const reason = words ? `${words}, ${code}` : error instanceof Error ? error.message : String(error);
-  return new SyncError(
-    'LOCAL_STORAGE',
-    `cannot create or open the SQLite warehouse ${file} (${reason}): ` +
-      'make its directory writable by this user (or free space there), or point DATABASE_URL at a writable place',
-    { cause: error },
-  );
-}
-
-/** SQLite's codes for a warehouse file it cannot open, in words (the operating system's are in LOCAL_TROUBLE). */
-const SQLITE_TROUBLE: Record<string, string> = {
-  // mkdir through a file: an existing path part is not a directory.
-  EEXIST: 'a part of the path is a file, not a directory',
-  SQLITE_CANTOPEN: 'SQLite cannot open it',
-  SQLITE_READONLY: 'it is read-only',
-  SQLITE_FULL: 'the disk is full',
-  SQLITE_IOERR: 'an I/O error',
-};
-
-/** Prepared statements kept per connection, by SQL text; the least recently used goes first. */
-const STATEMENT_CACHE_SIZE = 100;
-
-/**
- * The database as Kysely's SQLite dialect sees it, but preparing each distinct SQL text once:
- * Kysely prepares every statement it runs, and preparing the same 500-row INSERT again for each
- * batch took 6% of a million-row slice's time.
- * Safe because Kysely runs one statement at a time on SQLite's single connection.
- */
-function cachingStatements(database: Database.Database): SqliteDatabase {
-  const statements = new Map<string, Database.Statement>();
-  return {
-    close: () => database.close(),
-    prepare(sql: string) {
-      let statement = statements.get(sql);
-      if (statement) {
-        statements.delete(sql);
-      } else {
-        statement = database.prepare(sql);
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
-      }
-      statements.set(sql, statement);
-      return statement;
-    },
-  };
-}
-
-/**
- * Postgres hands DATE and TIMESTAMPTZ to JavaScript as Date objects in the local zone, BIGINT as
- * text, and JSONB parsed. The warehouse wants report dates as the YYYY-MM-DD they are, times as
- * ISO 8601 UTC, and counts as numbers; NUMERIC stays text so no digit is lost, and so does `extra`
- * (JSONB): JSON.parse would round its decimals to doubles, and SQLite hands it as text too.
- * Set per pool, not globally.
- */
-const POSTGRES_TYPES = {
-  getTypeParser(oid: number, format?: 'text' | 'binary') {
-    switch (oid) {
-      case pg.types.builtins.DATE:
-        return (text: string) => text;
-      case pg.types.builtins.TIMESTAMPTZ:
-      case pg.types.builtins.TIMESTAMP:
-        return toIsoTimestamp;
-      case pg.types.builtins.INT8:
-        return (text: string) => Number(text);
-      case pg.types.builtins.JSONB:
-      case pg.types.builtins.JSON:
-        return (text: string) => text;
-      default:
-        return pg.types.getTypeParser(oid, format);
-    }
-  },
-} as pg.CustomTypesConfig;
-
-/** `2026-11-22 14:00:00.123+01` (Postgres text) → `2026-11-22T13:00:00.123Z`. */
-function toIsoTimestamp(text: string): string {
-  const iso = text.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00');
-  const date = new Date(/[zZ]|[+-]\d\d:\d\d$/.test(iso) ? iso : `${iso}Z`);
-  return Number.isNaN(date.getTime()) ? text : date.toISOString();
-}
-
-function openPostgres(databaseUrl: string, options: OpenWarehouseOptions): WarehouseHandle {
-  const location = describeUrl(databaseUrl);
-  if (location === undefined) throw new ConfigError('DATABASE_URL is not a valid postgres:// URL');
-  const pool = new pg.Pool({
-    connectionString: databaseUrl,
-    max: options.poolSize ?? 10,
-    types: POSTGRES_TYPES,
-    // pg waits for a connection forever by default: a blackholed host would hang a command.
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
-  });
-  // An idle client that loses its server (a Postgres restart) emits 'error' on the pool; without a
-  // listener that would crash the process. The next query gets a fresh connection.
-  pool.on('error', () => undefined);
-  // pg-pool takes its own listener off a client while it is checked out, and Kysely adds none: a
-  // server restart between two statements of a slice's transaction would then emit 'error' with no
-  // listener and crash the process. The loss still reaches the transaction's next statement (the
-  // client is no longer queryable), and the pool drops the client when it is released.
-  pool.on('connect', (client) => client.on('error', () => undefined));
-  // The wrapper lets the row writer stream rows with COPY inside the slice's Kysely transaction.
-  const db = new Kysely<Warehouse>({ dialect: new PostgresDialect({ pool: copyingPostgresPool(pool) }) });
-  return { db, dialect: 'postgres', rowWriter: new PostgresRowWriter(), sliceLock: new PostgresSliceLock(), location, close: () => db.destroy() };
+  return { ...(await engine.open(databaseUrl, options)), engine };
 }

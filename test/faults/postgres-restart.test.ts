@@ -172,7 +172,7 @@ describe('Postgres restarted during a load', () => {
     const onUncaught = (error: unknown) => uncaught.push(error);
     process.on('uncaughtException', onUncaught);
     try {
-      const failed = await loader.replaceRows(slice, constituentReport, restartMidway(), file, 1).catch((error: unknown) => error);
+      const failed = await loader.replaceRows({ slice, definition: constituentReport, rows: restartMidway(), file, attempts: 1 }).catch((error: unknown) => error);
       expect(failed).toMatchObject({ code: 'WAREHOUSE_UNAVAILABLE' });
       // A streaming COPY may see the loss before the restart is over.
       await restarted;
@@ -184,7 +184,7 @@ describe('Postgres restarted during a load', () => {
     }
     // Nothing of the lost transaction is left, and the pool hands out a live connection again.
     expect(await tableCounts(warehouse)).toEqual({ index: 0, constituent: 0, ledger: 0 });
-    expect(await loader.replaceRows(slice, constituentReport, whole(), file, 2)).toBe(500);
+    expect(await loader.replaceRows({ slice, definition: constituentReport, rows: whole(), file, attempts: 2 })).toBe(500);
     expect(await tableCounts(warehouse)).toEqual({ index: 0, constituent: 500, ledger: 500 });
   });
 });

@@ -59,13 +59,13 @@ const ALLOWED: readonly Allowed[] = [
     reason: 'a Redis MULTI (SET of the shared token and its freshness key), not SQL',
   },
   {
-    file: 'src/warehouse/schema/migrate-warehouse.ts',
+    file: 'src/warehouse/sqlite/migrate-holding-sqlite-lock.ts',
     kind: 'raw-sql',
     code: "CompiledQuery.raw('commit')",
     reason: 'constant text: ends the transaction SQLite migrations run in, holding the write lock',
   },
   {
-    file: 'src/warehouse/schema/migrate-warehouse.ts',
+    file: 'src/warehouse/sqlite/migrate-holding-sqlite-lock.ts',
     kind: 'raw-sql',
     code: "CompiledQuery.raw('rollback')",
     reason: 'constant text: undoes every migration of a run that failed',
@@ -119,13 +119,13 @@ const ALLOWED: readonly Allowed[] = [
     reason: 'constant text: re-creates one of report-sync’s own indexes, name and columns from a fixed list',
   },
   {
-    file: 'src/warehouse/schema/analytics-objects.ts',
+    file: 'src/warehouse/postgres/postgres-engine.ts',
     kind: 'sql-template',
     code: 'create or replace view ${sql.id(name)} as ${query}',
     reason: 'constant text: re-creates one of report-sync’s own views (Postgres), name and query from a fixed list',
   },
   {
-    file: 'src/warehouse/schema/analytics-objects.ts',
+    file: 'src/warehouse/sqlite/sqlite-engine.ts',
     kind: 'sql-template',
     code: 'create view if not exists ${sql.id(name)} as ${query}',
     reason: 'constant text: re-creates one of report-sync’s own views (SQLite), name and query from a fixed list',
@@ -135,6 +135,18 @@ const ALLOWED: readonly Allowed[] = [
     kind: 'identifier',
     code: 'sql.id(name)',
     reason: 'the name of one of report-sync’s own indexes or views, from a fixed list',
+  },
+  {
+    file: 'src/warehouse/postgres/postgres-engine.ts',
+    kind: 'identifier',
+    code: 'sql.id(name)',
+    reason: 'the name of one of report-sync’s own views, from the fixed list of analytics-objects.ts',
+  },
+  {
+    file: 'src/warehouse/sqlite/sqlite-engine.ts',
+    kind: 'identifier',
+    code: 'sql.id(name)',
+    reason: 'the name of one of report-sync’s own views, from the fixed list of analytics-objects.ts',
   },
   {
     file: 'src/warehouse/ledger/ledger-writer.ts',
@@ -176,34 +188,34 @@ const ALLOWED: readonly Allowed[] = [
     code: "CompiledQuery.raw('select pg_try_advisory_xact_lock(hashtextextended($1, 0)) as locked, statement_timestamp() as now', [key])",
     reason: 'constant text: the slice’s advisory lock, if free, and the warehouse clock; the slice is the parameter $1',
   },
-  { file: 'src/warehouse/warehouse-now.ts', kind: 'raw-sql', code: "CompiledQuery.raw('select now() as now')", reason: 'constant text: the warehouse clock' },
+  { file: 'src/warehouse/postgres/postgres-engine.ts', kind: 'raw-sql', code: "CompiledQuery.raw('select now() as now')", reason: 'constant text: the warehouse clock' },
   {
-    file: 'src/warehouse/warehouse-now.ts',
+    file: 'src/warehouse/sqlite/sqlite-now.ts',
     kind: 'raw-sql',
     code: "CompiledQuery.raw(`select strftime('%Y-%m-%dT%H:%M:%fZ', 'now') as now`)",
     reason: 'constant text: the warehouse clock',
   },
   {
-    file: 'src/warehouse/open-warehouse.ts',
+    file: 'src/warehouse/sqlite/open-sqlite.ts',
     kind: 'driver-import',
     code: 'better-sqlite3',
     reason: 'opens the SQLite file and hands it to Kysely’s SqliteDialect',
   },
-  { file: 'src/warehouse/open-warehouse.ts', kind: 'driver-import', code: "'pg'", reason: 'builds the pg pool Kysely’s PostgresDialect runs on' },
+  { file: 'src/warehouse/postgres/open-postgres.ts', kind: 'driver-import', code: "'pg'", reason: 'builds the pg pool Kysely’s PostgresDialect runs on' },
   {
-    file: 'src/warehouse/open-warehouse.ts',
+    file: 'src/warehouse/sqlite/open-sqlite.ts',
     kind: 'driver-call',
     code: "database.pragma('journal_mode = WAL')",
     reason: 'constant text: connection setting, no data',
   },
   {
-    file: 'src/warehouse/open-warehouse.ts',
+    file: 'src/warehouse/sqlite/open-sqlite.ts',
     kind: 'driver-call',
     code: "database.pragma('synchronous = NORMAL')",
     reason: 'constant text: connection setting, no data',
   },
   {
-    file: 'src/warehouse/open-warehouse.ts',
+    file: 'src/warehouse/sqlite/open-sqlite.ts',
     kind: 'driver-call',
     code: 'database.prepare(sql)',
     reason: 'statement cache under Kysely’s SqliteDialect: prepares the SQL text Kysely compiled, values stay parameters',
@@ -386,7 +398,7 @@ describe('every SQL statement goes through Kysely with parameters', () => {
 
   it('finds the known uses (the scanner works)', () => {
     expect(findings.length).toBeGreaterThan(5);
-    expect(findings.some((finding) => finding.kind === 'driver-import' && finding.file === 'src/warehouse/open-warehouse.ts')).toBe(true);
+    expect(findings.some((finding) => finding.kind === 'driver-import' && finding.file === 'src/warehouse/sqlite/open-sqlite.ts')).toBe(true);
   });
 
   it('has no raw SQL, driver call, SQL built from strings or driver import outside the allow-list', () => {

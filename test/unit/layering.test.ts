@@ -1,7 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
+import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
+import { WAREHOUSE_ENGINES } from '../../src/warehouse/engines.js';
 import { findCycle } from '../helpers/find-cycle.js';
 import { type RelativeImport, relativeImports } from '../helpers/relative-imports.js';
 
@@ -16,6 +18,10 @@ import { type RelativeImport, relativeImports } from '../helpers/relative-import
  * 4. jobs/ imports only the library, never src/cli/.
  * 5. Only the composition root wires jobs: the files of COMPOSITION_ROOT below, and no other file
  *    outside jobs/, import jobs/. A new importer fails until it is added here, on purpose.
+ * 6. One engine per warehouse dialect: nothing outside the dialect folders (src/warehouse/<dialect>/,
+ *    one per registered engine) asks which dialect it has (`instanceof` of a dialect's class, a
+ *    comparison or `switch` on the dialect), and only the registry (src/warehouse/engines.ts)
+ *    imports a dialect folder, which imports no other dialect's.
  */
 
 /** The files allowed to import jobs/ (the export job and the nightly plan), each for its command. */
@@ -26,6 +32,24 @@ const COMPOSITION_ROOT = [
 ];
 
 const ROOT = new URL('../../', import.meta.url).pathname;
+
+/** The one module outside the dialect folders that may import them. */
+const ENGINE_REGISTRY = 'src/warehouse/engines.ts';
+const ENGINE_DIALECTS = WAREHOUSE_ENGINES.map((engine) => engine.dialect);
+const dialectFolders = (dialects: readonly string[]) => dialects.map((dialect) => `src/warehouse/${dialect}/`);
+
+/**
+ * The imports of a dialect folder's modules from outside it, but the registry's: a dialect folder
+ * is the engine's, reached through `WarehouseEngine` only.
+ */
+function dialectFolderImports(imports: readonly RelativeImport[], dialects: readonly string[]): string[] {
+  return imports
+    .filter((i) => {
+      const folder = dialectFolders(dialects).find((candidate) => i.to?.startsWith(candidate));
+      return folder !== undefined && i.from !== ENGINE_REGISTRY && !i.from.startsWith(folder);
+    })
+    .map(describeImport);
+}
 
 /** The node of the folder graph a file belongs to. */
 function partOf(file: string): string {
@@ -102,6 +126,87 @@ describe('the folder layering of src/ and jobs/', () => {
   });
 });
 
+describe('one engine per warehouse dialect', () => {
+  it('reads the registry: a folder per engine', () => {
+    // An empty list would pass both rules below; a new dialect adds itself here through the registry.
+    expect(ENGINE_DIALECTS).toEqual(expect.arrayContaining(['sqlite', 'postgres']));
+    for (const folder of dialectFolders(ENGINE_DIALECTS)) expect(statSync(join(ROOT, folder)).isDirectory()).toBe(true);
+  });
+
+  it('asks no code outside the dialect folders which dialect it has', () => {
+    const branches = dialectBranches(ROOT, { folders: ['src', 'jobs'], allowedFolders: dialectFolders(ENGINE_DIALECTS), dialects: ENGINE_DIALECTS });
+    expect(
+      branches.map((branch) => `${branch.file}:${branch.line}: ${branch.text}`),
+      'ask the engine (WarehouseHandle.engine, or engineOf(db)) instead; a new difference is a new WarehouseEngine member',
+    ).toEqual([]);
+  });
+
+  it('lets only the registry import a dialect folder, and no dialect folder another', () => {
+    expect(dialectFolderImports(relativeImports(ROOT, ['src', 'jobs']), ENGINE_DIALECTS)).toEqual([]);
+  });
+
+  describe('on planted violations', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'layering-dialects-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const write = (path: string, text: string) => {
+      mkdirSync(dirname(join(dir, path)), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    };
+    write('src/warehouse/sqlite/sqlite-engine.ts', 'export const sqliteEngine = {};\nexport const same = (x: unknown) => x instanceof SqliteIntrospector;\n');
+    write('src/warehouse/sqlite/sqlite-clock.ts', "import { sqliteEngine } from './sqlite-engine.js';\nexport const inFolder = sqliteEngine;\n");
+    write('src/warehouse/postgres/postgres-engine.ts', "import { sqliteEngine } from '../sqlite/sqlite-engine.js';\nexport const postgresEngine = sqliteEngine;\n");
+    write(
+      'src/warehouse/engines.ts',
+      "import { sqliteEngine } from './sqlite/sqlite-engine.js';\nimport { postgresEngine } from './postgres/postgres-engine.js';\nexport const ENGINES = [sqliteEngine, postgresEngine];\n",
+    );
+    write(
+      'src/warehouse/ledger/ledger.ts',
+      [
+        "import { PostgresIntrospector } from 'kysely';",
+        "import { sqliteEngine } from '../sqlite/sqlite-engine.js';",
+        'declare const db: { introspection: unknown };',
+        'declare const warehouse: { dialect: string; engine: { dialect: string } };',
+        'export const a = db.introspection instanceof PostgresIntrospector;',
+        "export const b = warehouse.dialect === 'sqlite';",
+        "export const c = warehouse.engine.dialect !== 'postgres';",
+        "export const d = 'POSTGRES' == String(warehouse);",
+        'export function e(dialect: string) {',
+        '  switch (dialect) {',
+        '    default:',
+        '      return sqliteEngine;',
+        '  }',
+        '}',
+        "export const f = (kind: string) => { switch (kind) { case 'sqlite': return 1; default: return 0; } };",
+        'export const g = (pool: unknown) => pool instanceof pg.Pool;',
+        "// warehouse.dialect === 'postgres' and x instanceof PostgresIntrospector, in a comment",
+        'export const h = "warehouse.dialect === \'postgres\'";',
+        'export const i = db instanceof Error;',
+        'export const j = warehouse.engine.dialect;',
+      ].join('\n'),
+    );
+
+    it('finds each way of asking for the dialect, and nothing in comments, strings or the dialect folders', () => {
+      const found = dialectBranches(dir, { folders: ['src'], allowedFolders: dialectFolders(['sqlite', 'postgres']), dialects: ['sqlite', 'postgres'] });
+      expect(found.map(({ file, line }) => `${file}:${line}`)).toEqual([
+        'src/warehouse/ledger/ledger.ts:5',
+        'src/warehouse/ledger/ledger.ts:6',
+        'src/warehouse/ledger/ledger.ts:7',
+        'src/warehouse/ledger/ledger.ts:8',
+        'src/warehouse/ledger/ledger.ts:10',
+        'src/warehouse/ledger/ledger.ts:15',
+        'src/warehouse/ledger/ledger.ts:16',
+      ]);
+    });
+
+    it('finds a dialect folder imported from outside it but by the registry, and one dialect importing another', () => {
+      expect(dialectFolderImports(relativeImports(dir, ['src']), ['sqlite', 'postgres'])).toEqual([
+        "src/warehouse/ledger/ledger.ts:2 imports '../sqlite/sqlite-engine.js' (src/warehouse/sqlite/sqlite-engine.ts)",
+        "src/warehouse/postgres/postgres-engine.ts:1 imports '../sqlite/sqlite-engine.js' (src/warehouse/sqlite/sqlite-engine.ts)",
+      ]);
+    });
+  });
+});
+
 describe('findCycle', () => {
   const graphOf = (edges: Record<string, string[]>) => new Map(Object.entries(edges).map(([from, to]) => [from, new Set(to)]));
 
@@ -162,3 +267,85 @@ describe('relativeImports', () => {
     ]);
   });
 });
+
+/** A place in a source file that asks which warehouse dialect it has. */
+interface DialectBranch {
+  /** The file, relative to the root (`src/warehouse/ledger/ledger.ts`). */
+  readonly file: string;
+  /** 1-based. */
+  readonly line: number;
+  /** The code, as written. */
+  readonly text: string;
+}
+
+/**
+ * Classes whose `instanceof` tells a dialect: Kysely's (`PostgresIntrospector`, `SqliteDialect`…),
+ * the engines' own (`SqliteSliceLock`…) and the drivers' (`pg.Pool`, `PgClient`, `MysqlPool`…).
+ */
+const DIALECT_CLASS = /^(Postgres|Postgresql|Sqlite|SQLite|Pg|Mysql|MySql|MySQL|Mssql)[A-Z]?\w*$/;
+
+/**
+ * Every place under `folders` (relative to `root`) outside `allowedFolders` that branches on the
+ * warehouse dialect: `instanceof` of a dialect class, a comparison (`===`, `!==`, `==`, `!=`) of a
+ * `dialect` value or of a dialect's name (one of `dialects`, as a string), and a `switch` on a
+ * `dialect` value or with a case of a dialect's name. Read from TypeScript syntax trees, so comments
+ * and text inside strings are never taken for code.
+ */
+function dialectBranches(
+  root: string,
+  options: { readonly folders: readonly string[]; readonly allowedFolders: readonly string[]; readonly dialects: readonly string[] },
+): DialectBranch[] {
+  const names = new Set(options.dialects.map((name) => name.toLowerCase()));
+  const isDialectName = (node: ts.Node) => (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) && names.has(node.text.toLowerCase());
+  const isDialectValue = (node: ts.Node): boolean => {
+    const inner = ts.isParenthesizedExpression(node) ? node.expression : node;
+    if (ts.isIdentifier(inner)) return /^dialect$/i.test(inner.text);
+    if (ts.isPropertyAccessExpression(inner)) return /^dialect$/i.test(inner.name.text);
+    if (ts.isElementAccessExpression(inner)) return isDialectName(inner.argumentExpression) || /['"]dialect['"]/.test(inner.argumentExpression.getText());
+    return false;
+  };
+  const isDialectClass = (node: ts.Node): boolean => {
+    if (ts.isIdentifier(node)) return DIALECT_CLASS.test(node.text);
+    if (ts.isPropertyAccessExpression(node))
+      return DIALECT_CLASS.test(node.name.text) || (ts.isIdentifier(node.expression) && /^(pg|mysql|mysql2|sqlite3?|Database)$/.test(node.expression.text));
+    return false;
+  };
+  const found: DialectBranch[] = [];
+  for (const folder of options.folders) {
+    for (const path of dialectSourceFiles(join(root, folder))) {
+      const file = relative(root, path).split('\\').join('/');
+      if (options.allowedFolders.some((allowed) => file.startsWith(allowed.endsWith('/') ? allowed : `${allowed}/`))) continue;
+      const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+      const report = (node: ts.Node) => found.push({ file, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, text: node.getText() });
+      const visit = (node: ts.Node): void => {
+        if (ts.isBinaryExpression(node)) {
+          const operator = node.operatorToken.kind;
+          if (operator === ts.SyntaxKind.InstanceOfKeyword && isDialectClass(node.right)) report(node);
+          const comparison =
+            operator === ts.SyntaxKind.EqualsEqualsEqualsToken ||
+            operator === ts.SyntaxKind.ExclamationEqualsEqualsToken ||
+            operator === ts.SyntaxKind.EqualsEqualsToken ||
+            operator === ts.SyntaxKind.ExclamationEqualsToken;
+          if (comparison && [node.left, node.right].some((side) => isDialectValue(side) || isDialectName(side))) report(node);
+        }
+        if (ts.isSwitchStatement(node)) {
+          const onDialect = isDialectValue(node.expression) || node.caseBlock.clauses.some((clause) => ts.isCaseClause(clause) && isDialectName(clause.expression));
+          if (onDialect) report(node.expression);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+  }
+  return found;
+}
+
+function dialectSourceFiles(dir: string): string[] {
+  const files: string[] = [];
+  for (const entry of readdirSync(dir)) {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) files.push(...dialectSourceFiles(path));
+    else if (/\.(ts|mts)$/.test(entry) && !entry.endsWith('.d.ts')) files.push(path);
+  }
+  return files;
+}

@@ -40,8 +40,8 @@ export class LedgerWriter {
     this.#db = db;
     // 'loaded' and the LIMIT are SQL literals here, not parameters: SQLite re-plans a statement
     // whenever a bound value could change its plan (whether the partial index report_loads_loaded
-    // applies), and these two reads, run for every slice, took 19 and 8 µs with them bound against
-    // 9 and 3.5 µs as literals (measured on a 3,000-slice ledger).
+    // applies), and these two reads run for every slice: as literals they take about half the time
+    // (see docs/performance.md).
     this.#previousLoad = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) =>
       db
         .selectFrom('report_loads')
@@ -125,25 +125,18 @@ export class LedgerWriter {
   }
 
   /** The outcome stands as recorded (the same file, no data again): only `checked_at`, `attempts` and `duration_ms` move. */
-  async touch(trx: Kysely<Warehouse>, slice: Slice, now: string, attempts: number, durationMs: number | null): Promise<void> {
-    await trx.executeQuery(this.#touch.with({ ...ledgerKey(slice), checked_at: now, attempts, duration_ms: durationMs }));
+  async touch(trx: Kysely<Warehouse>, stamp: LedgerStamp): Promise<void> {
+    await trx.executeQuery(this.#touch.with({ ...ledgerKey(stamp.slice), checked_at: stamp.now, attempts: stamp.attempts, duration_ms: stamp.durationMs }));
   }
 
   /**
    * Records `loaded` with the file's facts, the rows written and the id they were written with
    * (`load_id`, `loaded_at`: now); `first_loaded_at` keeps the first load's time.
    */
-  async recordLoaded(
-    trx: Kysely<Warehouse>,
-    slice: Slice,
-    now: string,
-    attempts: number,
-    durationMs: number | null,
-    file: ExportFileFacts,
-    rowCount: number,
-    loadId: string,
-  ): Promise<void> {
-    await this.#record(trx, slice, now, attempts, durationMs, {
+  async recordLoaded(trx: Kysely<Warehouse>, stamp: LedgerStamp, load: { readonly file: ExportFileFacts; readonly rowCount: number; readonly loadId: string }): Promise<void> {
+    const { file, rowCount, loadId } = load;
+    const { now } = stamp;
+    await this.#record(trx, stamp, {
       status: 'loaded',
       row_count: rowCount,
       format: file.format,
@@ -157,8 +150,8 @@ export class LedgerWriter {
   }
 
   /** Records `no_data` (an empty answer): the slice holds no rows, so no load. */
-  async recordNoData(trx: Kysely<Warehouse>, slice: Slice, now: string, attempts: number, durationMs: number | null, format: ExportFormat): Promise<void> {
-    await this.#record(trx, slice, now, attempts, durationMs, {
+  async recordNoData(trx: Kysely<Warehouse>, stamp: LedgerStamp, format: ExportFormat): Promise<void> {
+    await this.#record(trx, stamp, {
       status: 'no_data',
       row_count: 0,
       format,
@@ -175,7 +168,8 @@ export class LedgerWriter {
    * Records `failed` with its reason (`CODE: what to check`, the code also kept in `error_code`);
    * the facts of rows loaded earlier stay, as the rows do (their `load_id` and `loaded_at` too).
    */
-  async recordFailure(trx: Kysely<Warehouse>, slice: Slice, now: string, reason: string, attempts: number, durationMs: number | null): Promise<void> {
+  async recordFailure(trx: Kysely<Warehouse>, stamp: LedgerStamp, reason: string): Promise<void> {
+    const { slice, now, attempts, durationMs } = stamp;
     await trx
       .insertInto('report_loads')
       .values({
@@ -221,8 +215,14 @@ export class LedgerWriter {
   }
 
   /** Replaces the slice's data-quality results (`slice_checks`) with those of the file just checked (`replace: false`: it has none yet). */
-  async recordChecks(trx: Kysely<Warehouse>, slice: Slice, now: string, results: readonly SliceCheckResult[], options: { readonly replace?: boolean } = {}): Promise<void> {
-    const key = ledgerKey(slice);
+  async recordChecks(
+    trx: Kysely<Warehouse>,
+    stamp: Pick<LedgerStamp, 'slice' | 'now'>,
+    results: readonly SliceCheckResult[],
+    options: { readonly replace?: boolean } = {},
+  ): Promise<void> {
+    const { now } = stamp;
+    const key = ledgerKey(stamp.slice);
     // `replace: false` when the slice has no ledger row, so no results either: one statement less.
     if (options.replace !== false) await trx.executeQuery(this.#deleteChecks.with(key));
     if (results.length === 0) return;
@@ -272,16 +272,25 @@ export class LedgerWriter {
   /** Upserts the slice's ledger row for a new outcome with rows (or none): no error, checked and changed now. */
   async #record(
     trx: Kysely<Warehouse>,
-    slice: Slice,
-    now: string,
-    attempts: number,
-    durationMs: number | null,
+    stamp: LedgerStamp,
     facts: Pick<ReportLoadsRow, 'status' | 'row_count' | 'format' | 'file_name' | 'bytes' | 'content_sha256' | 'first_loaded_at' | 'load_id' | 'loaded_at'>,
   ): Promise<void> {
+    const { slice, now, attempts, durationMs } = stamp;
     await trx.executeQuery(
       this.#upsert.with({ ...ledgerKey(slice), ...facts, attempts, error: null, error_code: null, updated_at: now, checked_at: now, duration_ms: durationMs }),
     );
   }
+}
+
+/** Whose ledger row an outcome goes in, and what every outcome stamps on it. */
+export interface LedgerStamp {
+  readonly slice: Slice;
+  /** The warehouse's clock, read under the slice's lock (see `warehouseNow`). */
+  readonly now: string;
+  /** Attempts it took, this one included. */
+  readonly attempts: number;
+  /** How long the attempt took, when known. */
+  readonly durationMs: number | null;
 }
 
 /** A slice as the warehouse's columns name it. */

@@ -1,4 +1,4 @@
-import { PostgresIntrospector, sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { EXAMPLES_PER_GROUP, NO_FAILURES, summariseFailures, type FailureGroup, type FailureSummary } from '../../outcomes/failure-groups.js';
 import { SLICE_CHECK_NAMES } from '../../quality/slice-check-result.js';
 import { NO_WARNINGS, summariseWarnings, WARNING_EXAMPLES_PER_GROUP, type WarningGroup, type WarningSummary } from '../../outcomes/warning-groups.js';
@@ -7,6 +7,7 @@ import type { Slice } from '../../slice/slice.js';
 import { ledgerError } from './ledger-error.js';
 import { LedgerWriter } from './ledger-writer.js';
 import { classifyWarehouseError } from '../classify-warehouse-error.js';
+import { engineOf } from '../engines.js';
 import type { ReportLoadsRow, SliceChecksRow, SliceStatus, Warehouse } from '../schema/warehouse-schema.js';
 
 /** Which ledger rows a question is about. Dates are inclusive. */
@@ -132,8 +133,7 @@ export class Ledger {
    */
   async countByPeriod(filter: LedgerFilter, period: LedgerPeriod): Promise<LedgerPeriodCount[]> {
     try {
-      const postgres = this.#db.introspection instanceof PostgresIntrospector;
-      const periodStart = (postgres ? POSTGRES_PERIOD_START : SQLITE_PERIOD_START)[period];
+      const periodStart = engineOf(this.#db).periodStart(period);
       const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
         .select(({ fn, eb }) => {
           const count = (status: SliceStatus) => fn.sum<number | string>(eb.case().when('status', '=', status).then(1).else(0).end());
@@ -378,8 +378,7 @@ export class Ledger {
    */
   async countWarned(filter: LedgerFilter, period?: LedgerPeriod): Promise<LedgerWarnedCount[]> {
     try {
-      const postgres = this.#db.introspection instanceof PostgresIntrospector;
-      const periodStart = period === undefined ? undefined : (postgres ? POSTGRES_PERIOD_START : SQLITE_PERIOD_START)[period];
+      const periodStart = period === undefined ? undefined : engineOf(this.#db).periodStart(period);
       // Driven by the warnings (few) through slice_checks' date index, not by every ledger row of the range.
       let warnings = this.#db
         .selectFrom('slice_checks')
@@ -566,17 +565,3 @@ function checkEntry(row: SliceChecksRow): SliceCheckEntry {
     checkedAt: String(row.checked_at),
   };
 }
-
-/** The first day of a slice's period, as YYYY-MM-DD text, in SQLite (dates are stored as that text). */
-const SQLITE_PERIOD_START: Record<LedgerPeriod, RawBuilder<string>> = {
-  day: sql<string>`report_date`,
-  week: sql<string>`date(report_date, '-' || ((cast(strftime('%w', report_date) as integer) + 6) % 7) || ' days')`,
-  month: sql<string>`substr(report_date, 1, 7) || '-01'`,
-};
-
-/** The same in Postgres, where `report_date` is a DATE. */
-const POSTGRES_PERIOD_START: Record<LedgerPeriod, RawBuilder<string>> = {
-  day: sql<string>`to_char(report_date, 'YYYY-MM-DD')`,
-  week: sql<string>`to_char(date_trunc('week', report_date), 'YYYY-MM-DD')`,
-  month: sql<string>`to_char(date_trunc('month', report_date), 'YYYY-MM-DD')`,
-};

@@ -120,7 +120,7 @@ export class CommitGroups {
     const openedAt = performance.now();
     let current = this.#queue.shift();
     if (current === undefined) return;
-    const small = current.small && sliceLock.hasSmallTransactions;
+    const { small } = current;
     // Set when a slice's work failed and undoing it failed too: that slice hears its own error.
     let lostIn: { error: unknown } | undefined;
     // Slices' locks this transaction holds: a slice rolled back to its savepoint keeps its lock.

@@ -2,13 +2,12 @@ import type { Kysely } from 'kysely';
 import type { DecimalCapacity } from '../../reports/decimal-capacity.js';
 import type { ReportDefinition } from '../../reports/report-definition.js';
 import type { RowValues } from '../../extract/row-builder.js';
-import type { CopyTextRows } from '../postgres/copy-text-rows.js';
+import type { CopyTextRows } from './copy-text-rows.js';
 import type { Warehouse } from '../schema/warehouse-schema.js';
 
 /**
- * Writes a slice's rows into its report table the fastest way the warehouse's dialect has; one
- * per warehouse, chosen when it is opened (see `openWarehouse`): {@link SqliteRowWriter} or
- * {@link PostgresRowWriter}. Every value stays a parameter or COPY data, never SQL text.
+ * Writes a slice's rows into its report table the fastest way the warehouse's dialect has: each
+ * engine has one (`WarehouseEngine.rowWriter`). Every value stays a parameter or COPY data, never SQL text.
  */
 export interface RowWriter {
   /**
@@ -21,14 +20,24 @@ export interface RowWriter {
   readonly decimals: DecimalCapacity;
 
   /**
-   * Writes `rows` (each in the order of `rowColumns(definition)`, read once and not kept; or, where
-   * {@link takesCopyText}, the lines of a {@link CopyTextRows}) inside
-   * the caller's transaction, `batchRows` at a time, each with `loadId` as its `load_id` (see
-   * `tableColumns`). A row that throws (a bad record) ends the write with that error; the
-   * caller's rollback then leaves the table as it was.
+   * Writes the rows (each in the order of `rowColumns(definition)`, read once and not kept; or, where
+   * {@link takesCopyText}, the lines of a {@link CopyTextRows}) inside the caller's transaction,
+   * `batchRows` at a time, each with `loadId` as its `load_id` (see `tableColumns`). A row that
+   * throws (a bad record) ends the write with that error; the caller's rollback then leaves the
+   * table as it was.
    * @returns the number of rows written
    */
-  write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: SliceRows, batchRows: number, loadId: string): Promise<number>;
+  write(trx: Kysely<Warehouse>, batch: RowBatches): Promise<number>;
+}
+
+/** What {@link RowWriter.write} writes, and how. */
+export interface RowBatches {
+  readonly definition: ReportDefinition;
+  readonly rows: SliceRows;
+  /** Rows per INSERT, or per chunk of COPY data. */
+  readonly batchRows: number;
+  /** The `load_id` of every row. */
+  readonly loadId: string;
 }
 
 /** A slice's rows as a row writer takes them: typed values, or (see {@link RowWriter.takesCopyText}) COPY text. */

@@ -13,21 +13,66 @@ import { classifyWarehouseError } from '../classify-warehouse-error.js';
 import { CommitGroups, NotASmallSlice, type SliceWork } from './commit-groups.js';
 import { countRepeatedValues } from './count-repeated-values.js';
 import { Ledger } from '../ledger/ledger.js';
-import type { ExportFileFacts, LedgerWriter } from '../ledger/ledger-writer.js';
+import type { ExportFileFacts, LedgerStamp, LedgerWriter } from '../ledger/ledger-writer.js';
 import type { WarehouseHandle } from '../open-warehouse.js';
+import type { SliceWrite, WarehouseEngine } from '../warehouse-engine.js';
 import { ReusableStatement } from './reusable-statement.js';
 import type { SliceRows } from './row-writer.js';
 import type { ReportLoadsRow, Warehouse } from '../schema/warehouse-schema.js';
 
 export interface SliceLoaderOptions {
-  /** The warehouse, with the row writer and slice lock of its dialect (see `openWarehouse`). */
-  readonly warehouse: Pick<WarehouseHandle, 'db' | 'rowWriter' | 'sliceLock'>;
+  /** The warehouse: its engine (row writer, transaction rules) and its slice lock (see `openWarehouse`). */
+  readonly warehouse: Pick<WarehouseHandle, 'db' | 'engine' | 'sliceLock'>;
   /** Whose statements read and write the slices' ledger rows. @defaultValue a Ledger of `warehouse.db` */
   readonly ledger?: Ledger;
   /** Rows per INSERT (SQLite), or per chunk of COPY data (Postgres). @defaultValue 500 */
   readonly batchRows?: number;
   /** Most slices one transaction commits together (see {@link CommitGroups}); 1, a transaction each. @defaultValue 50 */
   readonly slicesPerCommit?: number;
+}
+
+/** A file's rows to replace a slice's with (see {@link SliceLoader.replaceRows}). */
+export interface SliceRowsLoad<Rows> {
+  readonly slice: Slice;
+  readonly definition: ReportDefinition;
+  readonly rows: Rows;
+  readonly file: ExportFileFacts;
+  /** Attempts it took, this one included. */
+  readonly attempts: number;
+}
+
+/** A downloaded file to load (see {@link SliceLoader.loadExport}). */
+export interface ExportFileLoad extends SliceRowsLoad<SliceRows> {
+  /** Replace the slice's rows even when the ledger says this file is loaded already. */
+  readonly force?: boolean;
+  readonly durationMs?: number;
+  /** The data-quality checks, tallied as the rows stream in. */
+  readonly checks?: SliceCheckTally;
+  /**
+   * What is known of the file's size: the engine decides from it how big a transaction it may
+   * share (see `TransactionRules.small`). @defaultValue neither in memory nor compressed
+   */
+  readonly source?: { readonly heldInMemory: boolean; readonly compressed: boolean };
+}
+
+/** An empty answer to record (see {@link SliceLoader.recordEmptyAnswer}). */
+export interface EmptyAnswer {
+  readonly slice: Slice;
+  readonly definition: ReportDefinition;
+  readonly format: ExportFormat;
+  readonly attempts: number;
+  /** Believe an empty answer for a slice whose rows the warehouse holds (`warehouse.acceptEmptyRestatements`). */
+  readonly acceptRestatement: boolean;
+  readonly durationMs?: number;
+}
+
+/** What a failed slice's ledger row says besides its reason (see {@link SliceLoader.recordFailure}). */
+export interface FailureRecord {
+  /** Attempts it took, this one included. */
+  readonly attempts: number;
+  readonly durationMs?: number | null;
+  /** The data-quality results of a file refused by one (QUALITY_CHECK_FAILED). */
+  readonly checks?: readonly SliceCheckResult[];
 }
 
 /**
@@ -39,14 +84,14 @@ export interface SliceLoaderOptions {
  * one after the other: the second sees the ledger as the first left it, and decides (the same
  * file again, no data again) from that.
  *
- * Rows go through the warehouse's `RowWriter` (SQLite: multi-row INSERTs; Postgres: COPY);
- * the ledger's statements are the `LedgerWriter`'s. The slice's DELETE and row count are
- * built and compiled by Kysely once per loader and re-run with each slice's values (see
- * {@link ReusableStatement}).
+ * Rows go through the engine's `RowWriter` (SQLite: multi-row INSERTs; Postgres: COPY); how big
+ * and how many its transactions may be, the engine's `TransactionRules` say. The ledger's
+ * statements are the `LedgerWriter`'s. The slice's DELETE and row count are built and compiled by
+ * Kysely once per loader and re-run with each slice's values (see {@link ReusableStatement}).
  */
 export class SliceLoader {
   readonly #db: Kysely<Warehouse>;
-  readonly #warehouse: SliceLoaderOptions['warehouse'];
+  readonly #engine: WarehouseEngine;
   readonly #ledger: LedgerWriter;
   readonly #batchRows: number;
   readonly #groups: CommitGroups;
@@ -56,29 +101,27 @@ export class SliceLoader {
   readonly #counts = new Map<string, ReusableStatement<SliceKey>>();
 
   constructor(options: SliceLoaderOptions) {
-    this.#warehouse = options.warehouse;
+    this.#engine = options.warehouse.engine;
     this.#db = options.warehouse.db;
     this.#ledger = (options.ledger ?? new Ledger(this.#db)).writer;
     this.#batchRows = options.batchRows ?? 500;
-    const { sliceLock } = options.warehouse;
     this.#groups = new CommitGroups({
       db: this.#db,
-      sliceLock,
+      sliceLock: options.warehouse.sliceLock,
       maxSlices: options.slicesPerCommit ?? 50,
       maxOpenMs: MAX_OPEN_MS,
-      // SQLite has one writer at a time; on Postgres a second transaction writes while the first waits on the server.
-      parallel: sliceLock.oneWriterAtATime ? 1 : 2,
+      parallel: this.#engine.transactions.parallel,
     });
   }
 
   /** Whether the warehouse also takes rows already written as COPY text (see `RowWriter.takesCopyText`). */
   get takesCopyText(): boolean {
-    return this.#warehouse.rowWriter.takesCopyText;
+    return this.#engine.rowWriter.takesCopyText;
   }
 
   /** What the warehouse's decimal columns keep exactly (see `RowWriter.decimals`). */
   get decimals(): DecimalCapacity {
-    return this.#warehouse.rowWriter.decimals;
+    return this.#engine.rowWriter.decimals;
   }
 
   /**
@@ -86,12 +129,12 @@ export class SliceLoader {
    * record), nothing of the file is written and the earlier rows stay.
    * @returns the number of rows written
    */
-  async replaceRows(slice: Slice, definition: ReportDefinition, rows: AsyncIterable<WarehouseRow>, file: ExportFileFacts, attempts: number): Promise<number> {
-    const columns = rowColumns(definition);
+  async replaceRows(load: SliceRowsLoad<AsyncIterable<WarehouseRow>>): Promise<number> {
+    const columns = rowColumns(load.definition);
     async function* values(): AsyncGenerator<RowValues> {
-      for await (const row of rows) yield columns.map((column) => row[column] ?? null);
+      for await (const row of load.rows) yield columns.map((column) => row[column] ?? null);
     }
-    return this.replaceRowValues(slice, definition, values(), file, attempts);
+    return this.replaceRowValues({ ...load, rows: values() });
   }
 
   /**
@@ -100,13 +143,12 @@ export class SliceLoader {
    * Each array is read before the next is asked for, and not kept.
    * @returns the number of rows written
    */
-  async replaceRowValues(slice: Slice, definition: ReportDefinition, rows: AsyncIterable<RowValues>, file: ExportFileFacts, attempts: number): Promise<number> {
-    return this.#write(
-      slice,
-      `loading ${describeSlice(slice)}`,
-      { small: false },
-      async (trx, now) => (await this.#replace(trx, now, slice, definition, rows, file, attempts, null, undefined, true)).rowCount,
-    );
+  async replaceRowValues(load: SliceRowsLoad<AsyncIterable<RowValues>>): Promise<number> {
+    const { slice } = load;
+    return this.#write(slice, `loading ${describeSlice(slice)}`, { rows: 'stream' }, async (trx, now) => {
+      const replaced = await this.#replace(trx, { ...load, now, durationMs: null, everAttempted: true });
+      return replaced.rowCount;
+    });
   }
 
   /**
@@ -115,32 +157,19 @@ export class SliceLoader {
    * moves `checked_at`; anything else replaces the slice's rows whole. Deciding under the lock is
    * what makes a second process with the same file a no-op instead of a second copy.
    */
-  async loadExport(
-    slice: Slice,
-    definition: ReportDefinition,
-    rows: SliceRows,
-    file: ExportFileFacts,
-    attempts: number,
-    options: {
-      readonly force?: boolean;
-      readonly durationMs?: number;
-      readonly checks?: SliceCheckTally;
-      /** `rows` are few: they come from a body held in memory, not compressed (see `CommitGroups.write`). */
-      readonly small?: boolean;
-    } = {},
-  ): Promise<ExportLoad> {
-    const durationMs = options.durationMs ?? null;
-    const small = options.small === true;
-    return this.#write(slice, `loading ${describeSlice(slice)}`, { small }, async (trx, now, smallTransaction) => {
+  async loadExport(load: ExportFileLoad): Promise<ExportLoad> {
+    const { slice, definition, file, attempts, checks } = load;
+    const durationMs = load.durationMs ?? null;
+    const write: SliceWrite = { rows: 'file', heldInMemory: load.source?.heldInMemory === true, compressed: load.source?.compressed === true };
+    return this.#write(slice, `loading ${describeSlice(slice)}`, write, async (trx, now, smallTransaction) => {
       let replacedMismatch: ExportLoad['replacedMismatch'];
       // A slice the ledger has never seen has no checks recorded either (see #replace).
       let everAttempted = true;
       // What rowCountDrop compares with, read together with the slice's own ledger row when both are needed.
       let previousLoad: PreviousLoadRead = 'unread';
-      if (!options.force) {
-        const comparesRowCount = options.checks?.comparesRowCount === true;
+      if (!load.force) {
         let previous: ReportLoadsRow | undefined;
-        if (comparesRowCount) {
+        if (checks?.comparesRowCount === true) {
           const read = await this.#ledger.readWithPrevious(trx, slice);
           previous = read.row;
           previousLoad = read.previous;
@@ -151,15 +180,15 @@ export class SliceLoader {
         if (previous?.status === 'loaded' && previous.content_sha256 === file.sha256) {
           const held = await this.#countHeldRows(trx, slice, definition);
           if (held === previous.row_count) {
-            await this.#ledger.touch(trx, slice, now, attempts, durationMs);
+            await this.#ledger.touch(trx, { slice, now, attempts, durationMs });
             return { rowCount: previous.row_count, unchanged: true };
           }
           replacedMismatch = { heldRows: held, ledgerRows: previous.row_count };
         }
       }
       if (smallTransaction) await this.#checkHeldRowsAreFew(trx, slice, definition, replacedMismatch?.heldRows);
-      const { rowCount, checks } = await this.#replace(trx, now, slice, definition, rows, file, attempts, durationMs, options.checks, everAttempted, previousLoad);
-      return { rowCount, unchanged: false, replacedMismatch, checks };
+      const replaced = await this.#replace(trx, { ...load, now, durationMs, everAttempted, previousLoad });
+      return { rowCount: replaced.rowCount, unchanged: false, replacedMismatch, checks: replaced.checks };
     });
   }
 
@@ -168,32 +197,28 @@ export class SliceLoader {
    * ledger already says `no_data`. A slice whose rows the warehouse holds keeps them unless
    * `acceptRestatement`: the answer is then `refused`, with the ledger row that holds them.
    */
-  async recordEmptyAnswer(
-    slice: Slice,
-    definition: ReportDefinition,
-    format: ExportFormat,
-    attempts: number,
-    options: { readonly acceptRestatement: boolean; readonly durationMs?: number },
-  ): Promise<EmptyAnswerRecord> {
-    const durationMs = options.durationMs ?? null;
-    return this.#write(slice, `recording no data for ${describeSlice(slice)}`, { small: true }, async (trx, now, smallTransaction) => {
+  async recordEmptyAnswer(answer: EmptyAnswer): Promise<EmptyAnswerRecord> {
+    const { slice, definition, format, attempts } = answer;
+    const durationMs = answer.durationMs ?? null;
+    return this.#write(slice, `recording no data for ${describeSlice(slice)}`, { rows: 'none' }, async (trx, now, smallTransaction) => {
       const previous = await this.#ledger.read(trx, slice);
-      if (previous && previous.row_count > 0 && !options.acceptRestatement) return { kind: 'refused', previous };
+      if (previous && previous.row_count > 0 && !answer.acceptRestatement) return { kind: 'refused', previous };
+      const stamp = { slice, now, attempts, durationMs };
       if (previous?.status === 'no_data') {
-        await this.#ledger.touch(trx, slice, now, attempts, durationMs);
+        await this.#ledger.touch(trx, stamp);
         return { kind: 'unchanged' };
       }
       if (smallTransaction) await this.#checkHeldRowsAreFew(trx, slice, definition);
-      await this.#replaceWithNoData(trx, now, slice, definition, format, attempts, durationMs);
+      await this.#replaceWithNoData(trx, stamp, { definition, format });
       return { kind: 'recorded' };
     });
   }
 
   /** Records `no_data` (an empty body) and removes any rows the slice had. */
   async recordNoData(slice: Slice, definition: ReportDefinition, format: ExportFormat, attempts: number): Promise<void> {
-    await this.#write(slice, `recording no data for ${describeSlice(slice)}`, { small: true }, async (trx, now, smallTransaction) => {
+    await this.#write(slice, `recording no data for ${describeSlice(slice)}`, { rows: 'none' }, async (trx, now, smallTransaction) => {
       if (smallTransaction) await this.#checkHeldRowsAreFew(trx, slice, definition);
-      await this.#replaceWithNoData(trx, now, slice, definition, format, attempts, null);
+      await this.#replaceWithNoData(trx, { slice, now, attempts, durationMs: null }, { definition, format });
     });
   }
 
@@ -202,11 +227,10 @@ export class SliceLoader {
    * rows loaded earlier, and the ledger's facts about them, stay. `checks` are the data-quality
    * results of a file refused by one (QUALITY_CHECK_FAILED), recorded in the same transaction.
    */
-  async recordFailure(slice: Slice, reason: string, attempts: number, durationMs: number | null = null, checks?: readonly SliceCheckResult[]): Promise<void> {
-    // Small: a failure replaces no rows.
-    await this.#write(slice, `recording the failure of ${describeSlice(slice)}`, { small: true }, async (trx, now) => {
-      await this.#ledger.recordFailure(trx, slice, now, reason, attempts, durationMs);
-      if (checks) await this.#ledger.recordChecks(trx, slice, now, checks);
+  async recordFailure(slice: Slice, reason: string, record: FailureRecord): Promise<void> {
+    await this.#write(slice, `recording the failure of ${describeSlice(slice)}`, { rows: 'none' }, async (trx, now) => {
+      await this.#ledger.recordFailure(trx, { slice, now, attempts: record.attempts, durationMs: record.durationMs ?? null }, reason);
+      if (record.checks) await this.#ledger.recordChecks(trx, { slice, now }, record.checks);
     });
   }
 
@@ -220,47 +244,30 @@ export class SliceLoader {
    * ledger row (replacing the earlier ones, unless the slice was never attempted: a night's new
    * slices save the DELETE).
    */
-  async #replace(
-    trx: Kysely<Warehouse>,
-    now: string,
-    slice: Slice,
-    definition: ReportDefinition,
-    rows: SliceRows,
-    file: ExportFileFacts,
-    attempts: number,
-    durationMs: number | null,
-    checks: SliceCheckTally | undefined,
-    everAttempted: boolean,
-    previousLoad: PreviousLoadRead = 'unread',
-  ): Promise<{ rowCount: number; checks: readonly SliceCheckResult[] }> {
+  async #replace(trx: Kysely<Warehouse>, load: Replacement): Promise<{ rowCount: number; checks: readonly SliceCheckResult[] }> {
+    const { slice, definition, file, checks } = load;
     const loadId = randomUUID();
     await trx.executeQuery(this.#deleteRows(definition).with(sliceKey(slice)));
-    const rowCount = await this.#warehouse.rowWriter.write(trx, definition, rows, this.#batchRows, loadId);
+    const rowCount = await this.#engine.rowWriter.write(trx, { definition, rows: load.rows, batchRows: this.#batchRows, loadId });
     let results: readonly SliceCheckResult[] = [];
     if (checks) {
+      const previousLoad = load.previousLoad ?? 'unread';
       const previous = !checks.comparesRowCount ? undefined : previousLoad === 'unread' ? await this.#ledger.previousLoad(trx, slice) : previousLoad;
       const repeated = checks.uniqueColumn !== undefined && checks.mayRepeat ? await countRepeatedValues(trx, definition, sliceKey(slice), checks.uniqueColumn) : undefined;
       results = checks.evaluate({ previous, repeated });
       if (results.some((result) => result.outcome === 'fail')) throw new QualityCheckError(slice, file.fileName, results);
     }
-    await this.#ledger.recordLoaded(trx, slice, now, attempts, durationMs, file, rowCount, loadId);
-    if (checks) await this.#ledger.recordChecks(trx, slice, now, results, { replace: everAttempted });
+    const stamp = { slice, now: load.now, attempts: load.attempts, durationMs: load.durationMs };
+    await this.#ledger.recordLoaded(trx, stamp, { file, rowCount, loadId });
+    if (checks) await this.#ledger.recordChecks(trx, stamp, results, { replace: load.everAttempted });
     return { rowCount, checks: results };
   }
 
-  async #replaceWithNoData(
-    trx: Kysely<Warehouse>,
-    now: string,
-    slice: Slice,
-    definition: ReportDefinition,
-    format: ExportFormat,
-    attempts: number,
-    durationMs: number | null,
-  ): Promise<void> {
-    await trx.executeQuery(this.#deleteRows(definition).with(sliceKey(slice)));
-    await this.#ledger.recordNoData(trx, slice, now, attempts, durationMs, format);
+  async #replaceWithNoData(trx: Kysely<Warehouse>, stamp: LedgerStamp, answer: { readonly definition: ReportDefinition; readonly format: ExportFormat }): Promise<void> {
+    await trx.executeQuery(this.#deleteRows(answer.definition).with(sliceKey(stamp.slice)));
+    await this.#ledger.recordNoData(trx, stamp, answer.format);
     // The checks of rows that are gone would describe nothing the warehouse holds.
-    await this.#ledger.recordChecks(trx, slice, now, []);
+    await this.#ledger.recordChecks(trx, stamp, []);
   }
 
   /**
@@ -270,11 +277,11 @@ export class SliceLoader {
    * is written, to run in a transaction that is not small. Counted, not read from the ledger: rows
    * the ledger does not know of (a ledger row deleted by hand) are deleted too.
    * @param counted the slice's rows, when this transaction has counted them already
-   * @throws NotASmallSlice when the slice holds more than {@link SMALL_SLICE_MAX_HELD_ROWS} rows
+   * @throws NotASmallSlice when the slice holds more rows than the engine's `smallMaxHeldRows`
    */
   async #checkHeldRowsAreFew(trx: Kysely<Warehouse>, slice: Slice, definition: ReportDefinition, counted?: number): Promise<void> {
     const held = counted ?? (await this.#countHeldRows(trx, slice, definition));
-    if (held > SMALL_SLICE_MAX_HELD_ROWS) throw new NotASmallSlice(held);
+    if (held > this.#engine.transactions.smallMaxHeldRows) throw new NotASmallSlice(held);
   }
 
   /** How many rows the definition's table holds for the slice. */
@@ -322,11 +329,12 @@ export class SliceLoader {
    * Runs `work` with the slice's lock held, in a transaction it may share with other slices'
    * writes (see {@link CommitGroups}); resolves once that transaction has committed. `work` is
    * given the warehouse's clock, read under the lock (see `warehouseNow`), and whether its
-   * transaction is a small one: then it must call {@link #checkHeldRowsAreFew} before it deletes rows.
+   * transaction is a small one (the engine allows one for `write`, see `TransactionRules.small`):
+   * then it must call {@link #checkHeldRowsAreFew} before it deletes rows.
    */
-  async #write<T>(slice: Slice, action: string, options: { readonly small: boolean }, work: SliceWork<T>): Promise<T> {
+  async #write<T>(slice: Slice, action: string, write: SliceWrite, work: SliceWork<T>): Promise<T> {
     try {
-      return await this.#groups.write(slice, work, options);
+      return await this.#groups.write(slice, work, { small: this.#engine.transactions.small(write) });
     } catch (error) {
       // A bad record thrown from the row stream is the file's fault, not the database's.
       if (error instanceof SyncError) throw error;
@@ -356,17 +364,21 @@ export type EmptyAnswerRecord =
   /** The warehouse holds rows of the slice, kept: `previous` is their ledger row. */
   | { readonly kind: 'refused'; readonly previous: ReportLoadsRow };
 
-/**
- * The most rows a slice may hold and still be replaced in a small transaction: about 3 MiB of
- * pages for the journal in memory (a row of the report tables takes about 300 bytes).
- */
-const SMALL_SLICE_MAX_HELD_ROWS = 10_000;
-
 /** A transaction takes no more slices once open this long, so another process's writer is not kept waiting. */
 const MAX_OPEN_MS = 250;
 
 /** The previous load as read with the slice's ledger row (undefined: there is none), or `unread`. */
 type PreviousLoadRead = PreviousLoad | undefined | 'unread';
+
+/** What {@link SliceLoader.#replace} writes: the file's rows, and the ledger row's facts. */
+interface Replacement extends SliceRowsLoad<SliceRows> {
+  readonly now: string;
+  readonly durationMs: number | null;
+  readonly checks?: SliceCheckTally;
+  /** The slice has a ledger row (so maybe checks to replace). */
+  readonly everAttempted: boolean;
+  readonly previousLoad?: PreviousLoadRead;
+}
 
 /** A slice as the warehouse's columns name it. */
 type SliceKey = Pick<ReportLoadsRow, 'portfolio_id' | 'report_type' | 'report_date'>;

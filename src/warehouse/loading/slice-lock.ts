@@ -4,14 +4,10 @@ import type { Warehouse } from '../schema/warehouse-schema.js';
 
 /**
  * How a transaction of slices begins and takes each slice's lock, so that two processes that reach
- * the same slice write it one after the other; one per warehouse, chosen when it is opened:
- * {@link SqliteSliceLock} or {@link PostgresSliceLock}. Every lock is released by COMMIT or ROLLBACK.
+ * the same slice write it one after the other; one per open warehouse, made by its engine
+ * (`WarehouseHandle.sliceLock`). Every lock is released by COMMIT or ROLLBACK.
  */
 export interface SliceLock {
-  /** The database admits one writing transaction at a time, whatever its slices (SQLite). */
-  readonly oneWriterAtATime: boolean;
-  /** `begin` treats a transaction of small slices differently (SQLite: its savepoint journal in memory). */
-  readonly hasSmallTransactions: boolean;
   /**
    * Begins a transaction on `connection` that slices' locks can then be taken in. `small`: every
    * slice it will take is small (see `CommitGroups`), so SQLite may keep the transaction's savepoint

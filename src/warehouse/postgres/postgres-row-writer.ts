@@ -1,12 +1,11 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { POSTGRES_DECIMALS } from '../../reports/decimal-capacity.js';
-import type { ReportDefinition } from '../../reports/report-definition.js';
 import { tableColumns } from '../../extract/row-builder.js';
 import { CopyFromStdin } from './copy-from-stdin.js';
-import { copyLineEnd, copyTextRow } from './copy-text-row.js';
-import { CopyTextRows } from './copy-text-rows.js';
+import { copyLineEnd, copyTextRow } from '../loading/copy-text-row.js';
+import { CopyTextRows } from '../loading/copy-text-rows.js';
 import { MAX_BATCH_CHARS } from '../loading/max-batch-chars.js';
-import type { RowWriter, SliceRows } from '../loading/row-writer.js';
+import type { RowBatches, RowWriter } from '../loading/row-writer.js';
 import type { Warehouse } from '../schema/warehouse-schema.js';
 
 /**
@@ -20,7 +19,8 @@ export class PostgresRowWriter implements RowWriter {
   readonly takesCopyText = true;
   readonly decimals = POSTGRES_DECIMALS;
 
-  async write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: SliceRows, batchRows: number, loadId: string): Promise<number> {
+  async write(trx: Kysely<Warehouse>, batch: RowBatches): Promise<number> {
+    const { definition, rows, batchRows, loadId } = batch;
     const columns = tableColumns(definition);
     // load_id, the last column, is the same on every row: written once, as the text after each row's values.
     const lineEnd = copyLineEnd(loadId);

@@ -16,9 +16,6 @@ const BEGIN = CompiledQuery.raw('begin');
  * --wait` counts only outcomes stamped after it started.
  */
 export class PostgresSliceLock implements SliceLock {
-  readonly oneWriterAtATime = false;
-  readonly hasSmallTransactions = false;
-
   async begin(connection: Kysely<Warehouse>): Promise<void> {
     await connection.executeQuery(BEGIN);
   }

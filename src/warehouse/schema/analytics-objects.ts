@@ -1,12 +1,13 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { WarehouseHandle } from '../open-warehouse.js';
+import type { WarehouseEngine } from '../warehouse-engine.js';
 
 /** An index or view of the warehouse: no data of its own, so it can be re-created from its definition at any time. */
 interface AnalyticsObject {
   readonly kind: 'index' | 'view';
   readonly name: string;
   /** The statement that creates it, doing nothing when it is there already (two `migrate`s at once). */
-  readonly create: (dialect: WarehouseHandle['dialect']) => RawBuilder<unknown>;
+  readonly create: (engine: WarehouseEngine) => RawBuilder<unknown>;
 }
 
 /**
@@ -56,12 +57,8 @@ function index(name: string, on: RawBuilder<unknown>): AnalyticsObject {
 }
 
 function view(name: string, query: RawBuilder<unknown>): AnalyticsObject {
-  // Postgres has no `create view if not exists`; `or replace` with the same query changes nothing.
-  return {
-    kind: 'view',
-    name,
-    create: (dialect) => (dialect === 'postgres' ? sql`create or replace view ${sql.id(name)} as ${query}` : sql`create view if not exists ${sql.id(name)} as ${query}`),
-  };
+  // Each dialect has its own way to create a view only where it is missing (see `WarehouseEngine.createView`).
+  return { kind: 'view', name, create: (engine) => engine.createView(name, query) };
 }
 
 /**
@@ -84,18 +81,12 @@ export async function missingAnalyticsObjects(warehouse: WarehouseHandle): Promi
 export async function restoreAnalyticsObjects(warehouse: WarehouseHandle): Promise<string[]> {
   const missing = new Set(await missingAnalyticsObjects(warehouse));
   for (const object of ANALYTICS_OBJECTS) {
-    if (missing.has(`${object.kind} ${object.name}`)) await object.create(warehouse.dialect).execute(warehouse.db);
+    if (missing.has(`${object.kind} ${object.name}`)) await object.create(warehouse.engine).execute(warehouse.db);
   }
   return [...missing];
 }
 
 /** `kind name` of every index and view in the schema report-sync's unqualified names reach. */
-async function presentObjects(warehouse: WarehouseHandle): Promise<ReadonlySet<string>> {
-  const { rows } =
-    warehouse.dialect === 'sqlite'
-      ? await sql<{ kind: string; name: string }>`select type as kind, name from sqlite_master where type in ('index', 'view')`.execute(warehouse.db)
-      : await sql<{ kind: string; name: string }>`
-          select 'index' as kind, indexname as name from pg_indexes where schemaname = current_schema()
-          union all select 'view', viewname from pg_views where schemaname = current_schema()`.execute(warehouse.db);
-  return new Set(rows.map((row) => `${row.kind} ${row.name}`));
+async function presentObjects(warehouse: Pick<WarehouseHandle, 'db' | 'engine'>): Promise<ReadonlySet<string>> {
+  return warehouse.engine.readIndexesAndViews(warehouse.db);
 }

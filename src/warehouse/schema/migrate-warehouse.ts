@@ -1,5 +1,5 @@
-import { CompiledQuery, Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
-import { ConfigError, SyncError, WarehouseError } from '../../errors/sync-error.js';
+import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import { ConfigError } from '../../errors/sync-error.js';
 import type { Logger } from '../../logging/logger.js';
 import { classifyWarehouseError } from '../classify-warehouse-error.js';
 import { createTables } from './migrations/0001-create-tables.js';
@@ -8,7 +8,8 @@ import { indexReportLineNumber } from './migrations/0003-index-report-line-numbe
 import { ledgerDuration } from './migrations/0004-ledger-duration.js';
 import { lineageAndAnalytics } from './migrations/0005-lineage-and-analytics.js';
 import { sliceChecks } from './migrations/0006-slice-checks.js';
-import type { WarehouseDialect, WarehouseHandle } from '../open-warehouse.js';
+import type { WarehouseHandle } from '../open-warehouse.js';
+import type { MigrationDialect } from './migrations/migration-dialect.js';
 import { readMigrationHistory } from './read-migration-history.js';
 import { verifyWarehouseSchema } from './verify-warehouse-schema.js';
 
@@ -17,7 +18,7 @@ import { verifyWarehouseSchema } from './verify-warehouse-schema.js';
  * from TypeScript sources, a bundle or a Docker image. Never edit a migration that has shipped:
  * add the next one.
  */
-function migrationsFor(dialect: WarehouseDialect): Record<string, Migration> {
+function migrationsFor(dialect: MigrationDialect): Record<string, Migration> {
   return {
     '0001-create-tables': createTables(dialect),
     '0002-ledger-error-code': ledgerErrorCode(),
@@ -46,10 +47,10 @@ export interface MigrateWarehouseOptions {
 /**
  * Brings the warehouse schema up to date; safe to run any number of times, from any number of
  * processes at once: one migrates while the others wait for it (Postgres: Kysely's advisory lock;
- * SQLite: the database's write lock, see {@link migrateHoldingSqliteLock}), then find nothing to do.
+ * SQLite: the database's write lock; see `WarehouseEngine.migrate`), then find nothing to do.
  */
 export async function migrateWarehouse(warehouse: WarehouseHandle, options: MigrateWarehouseOptions = {}): Promise<{ applied: string[]; pending: string[] }> {
-  const migrations = migrationsFor(warehouse.dialect);
+  const migrations = migrationsFor(warehouse.engine.migrations);
   const names = Object.keys(migrations);
   if (options.dryRun) {
     const history = await readMigrationHistory(warehouse, names);
@@ -64,7 +65,7 @@ export async function migrateWarehouse(warehouse: WarehouseHandle, options: Migr
 
   const provider: MigrationProvider = { getMigrations: async () => migrations };
   const migrator = new Migrator({ db: warehouse.db, provider });
-  const result: MigrationResultSet = warehouse.dialect === 'sqlite' ? await migrateHoldingSqliteLock(warehouse, migrator, options) : await migrator.migrateToLatest();
+  const result: MigrationResultSet = await warehouse.engine.migrate(warehouse, migrator, options);
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
     const explained = await explainHistory(warehouse, names, result.error, failed);
@@ -74,49 +75,6 @@ export async function migrateWarehouse(warehouse: WarehouseHandle, options: Migr
     throw classifyWarehouseError(result.error, failed ? `applying migration ${failed} to ${warehouse.location}` : `migrating ${warehouse.location}`);
   }
   return { applied: (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName), pending: [] };
-}
-
-const COMMIT = CompiledQuery.raw('commit');
-const ROLLBACK = CompiledQuery.raw('rollback');
-
-/**
- * Kysely takes no migration lock on SQLite (it assumes one process), so two processes starting on
- * a new file both found 0005 pending and the second failed on the columns the first had added.
- * Here every pending migration runs in one transaction holding SQLite's write lock (`BEGIN
- * IMMEDIATE`), which SQLite enforces across processes and releases when a process dies: the
- * others wait for it (up to `warehouse.busyTimeoutMs`, the event loop free, a shutdown ending the
- * wait), then read a history that lists everything. A failure rolls back every migration of the run.
- */
-async function migrateHoldingSqliteLock(warehouse: WarehouseHandle, migrator: Migrator, options: MigrateWarehouseOptions): Promise<MigrationResultSet> {
-  const { signal, logger } = options;
-  const waitedFrom = performance.now();
-  let waited = false;
-  try {
-    await warehouse.sliceLock.begin(warehouse.db, {
-      signal,
-      onWait: () => {
-        waited = true;
-        logger?.info({ warehouse: warehouse.location }, 'another process is writing to the warehouse (migrating it, or loading): waiting for its write lock to migrate');
-      },
-    });
-  } catch (error) {
-    if (signal?.aborted) throw new SyncError('INTERRUPTED', `stopped while waiting for the write lock of ${warehouse.location} to migrate it`, { cause: error });
-    if ((error as { code?: unknown }).code !== 'SQLITE_BUSY') throw error;
-    throw new WarehouseError(
-      'WAREHOUSE_UNAVAILABLE',
-      `cannot migrate ${warehouse.location}: another process held its write lock for longer than warehouse.busyTimeoutMs (${Math.round(performance.now() - waitedFrom)} ms waited; ` +
-        'another report-sync migrating a big warehouse, or a tool holding a write open): run report-sync migrate again when it is done, or raise warehouse.busyTimeoutMs',
-      { cause: error },
-    );
-  }
-  if (waited) logger?.info({ warehouse: warehouse.location, waitedMs: Math.round(performance.now() - waitedFrom) }, 'took the write lock to migrate');
-  const result = await migrator.migrateToLatest();
-  await warehouse.db.executeQuery(result.error ? ROLLBACK : COMMIT).catch(async (error: unknown) => {
-    if (result.error) return;
-    await warehouse.db.executeQuery(ROLLBACK).catch(() => undefined);
-    throw error;
-  });
-  return result;
 }
 
 /**
@@ -131,9 +89,9 @@ async function explainHistory(warehouse: WarehouseHandle, known: readonly string
   const code = String((error as { code?: unknown } | undefined)?.code ?? '');
   const corrupted = message.startsWith('corrupted migrations');
   const alreadyThere = failed !== undefined && (ALREADY_THERE_CODES.has(code) || /already exists|duplicate column/i.test(message));
-  // SQLite: a view (0005's) over a table or column dropped by hand makes the catalogue unreadable to
-  // Kysely, whose migrator reads it first: the damage is said as the schema check says it.
-  if (warehouse.dialect === 'sqlite' && /no such (table|column)/i.test(message)) return verifyWarehouseSchema(warehouse).catch(() => undefined);
+  // A view (0005's) over a table or column dropped by hand can make the catalogue unreadable to
+  // Kysely (SQLite), whose migrator reads it first: the damage is said as the schema check says it.
+  if (warehouse.engine.isDroppedUnderView(error)) return verifyWarehouseSchema(warehouse).catch(() => undefined);
   if (!corrupted && !alreadyThere) return undefined;
   const history = await readMigrationHistory(warehouse, known).catch(() => undefined);
   if (history?.damage) return new ConfigError(history.damage.message, { cause: error });

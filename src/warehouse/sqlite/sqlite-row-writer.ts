@@ -2,9 +2,9 @@ import { CompiledQuery, type Kysely } from 'kysely';
 import { SQLITE_DECIMALS } from '../../reports/decimal-capacity.js';
 import type { ReportDefinition } from '../../reports/report-definition.js';
 import { tableColumns, type WarehouseRow } from '../../extract/row-builder.js';
-import { CopyTextRows } from '../postgres/copy-text-rows.js';
+import { CopyTextRows } from '../loading/copy-text-rows.js';
 import { MAX_BATCH_CHARS } from '../loading/max-batch-chars.js';
-import type { RowWriter, SliceRows } from '../loading/row-writer.js';
+import type { RowBatches, RowWriter } from '../loading/row-writer.js';
 import type { Warehouse } from '../schema/warehouse-schema.js';
 
 /**
@@ -22,7 +22,8 @@ export class SqliteRowWriter implements RowWriter {
    */
   readonly #insertSql = new Map<string, string>();
 
-  async write(trx: Kysely<Warehouse>, definition: ReportDefinition, rows: SliceRows, batchRows: number, loadId: string): Promise<number> {
+  async write(trx: Kysely<Warehouse>, batch: RowBatches): Promise<number> {
+    const { definition, rows, batchRows, loadId } = batch;
     if (rows instanceof CopyTextRows) throw new Error('SqliteRowWriter was handed COPY text rows, which only Postgres reads: a bug in whoever chose the rows');
     const columns = tableColumns(definition);
     // Each row's values are the table's columns but the last, load_id, which is the load's.

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { SliceLock } from '../loading/slice-lock.js';
-import { warehouseNow } from '../warehouse-now.js';
+import { sqliteNow } from './sqlite-now.js';
 import type { Warehouse } from '../schema/warehouse-schema.js';
 
 /** Takes SQLite's write lock at once, so the ledger reads that follow cannot be overtaken by another writer. */
@@ -20,12 +20,10 @@ const MAX_PAUSE_MS = 8;
  *
  * While another process holds it, this one tries again every few milliseconds, for up to the
  * warehouse's busy timeout, with the event loop free in between: SQLite's own busy wait would
- * block the whole process (its downloads, its lock renewals) in sleeps of up to 100 ms, which made
- * two workers on one SQLite file slower than one.
+ * block the whole process (its downloads, its lock renewals) in sleeps of up to 100 ms (SQLite's
+ * own back-off), which made two workers on one SQLite file slower than one.
  */
 export class SqliteSliceLock implements SliceLock {
-  readonly oneWriterAtATime = true;
-  readonly hasSmallTransactions = true;
   readonly #busyTimeoutMs: number;
   readonly #restoreBusyWait: CompiledQuery;
   /** Whether the connection's temp_store is memory (as this lock last set it; a new connection has SQLite's default, a file). */
@@ -40,9 +38,9 @@ export class SqliteSliceLock implements SliceLock {
   /**
    * `small`: the savepoint journal stays in memory for this transaction. SQLite writes the pages a
    * savepoint changes to that journal, a temporary file once it passes 64 KiB, which a slice's
-   * savepoint did (its rows, the ledger's and slice_checks' index pages): in memory, the statements of
-   * 5,000 small slices spent 28% less time in SQLite (measured with the CPU profiler). Only for small
-   * slices, whose pages in the journal are bounded (see `CommitGroups`): a big slice's would all be
+   * savepoint did (its rows, the ledger's and slice_checks' index pages); kept in memory, small
+   * slices spend much less time in SQLite (see docs/performance.md). Only for small slices, whose
+   * pages in the journal are bounded (see `sqliteEngine.transactions`): a big slice's would all be
    * held in memory. SQLite reads the setting when a transaction begins, so it is set before BEGIN.
    */
   async begin(connection: Kysely<Warehouse>, options: { readonly small?: boolean; readonly signal?: AbortSignal; readonly onWait?: () => void } = {}): Promise<void> {
@@ -71,6 +69,6 @@ export class SqliteSliceLock implements SliceLock {
   }
 
   async lock(connection: Kysely<Warehouse>): Promise<string> {
-    return warehouseNow(connection);
+    return sqliteNow(connection);
   }
 }

@@ -22,8 +22,8 @@ const STOP_TIMEOUT_MS = 30_000;
 /**
  * Copies the SQLite warehouse's WAL into the database file on a worker thread with a connection of
  * its own, instead of in the writer's COMMITs. SQLite checkpoints inside the COMMIT that takes the
- * WAL past 1,000 pages, on the thread that writes: over 5,000 small slices, 59 such COMMITs of
- * about 8 ms took 490 of the 690 ms the sync's thread spent committing (measured). PASSIVE
+ * WAL past 1,000 pages, on the thread that writes: those few COMMITs took most of the time a
+ * sync's thread spent committing (see docs/performance.md). PASSIVE
  * checkpoints neither wait for the writer nor block it, and durability is SQLite's as before: a
  * commit is in the WAL when COMMIT returns, and in the database file after the next checkpoint.
  *

@@ -16,8 +16,8 @@ import { lazySyntheticReport } from '../../../src/simulator/synthetic-reports.js
 import { exportRows } from '../../../src/export/export-rows.js';
 import { numberedRows } from '../../../src/export/numbered-rows.js';
 import type { Slice } from '../../../src/slice/slice.js';
-import { copyLineEnd, copyTextRow } from '../../../src/warehouse/postgres/copy-text-row.js';
-import { CopyTextRows } from '../../../src/warehouse/postgres/copy-text-rows.js';
+import { copyLineEnd, copyTextRow } from '../../../src/warehouse/loading/copy-text-row.js';
+import { CopyTextRows } from '../../../src/warehouse/loading/copy-text-rows.js';
 import type { SliceRows } from '../../../src/warehouse/loading/row-writer.js';
 import { SliceLoader } from '../../../src/warehouse/loading/slice-loader.js';
 import { makeZip } from '../../helpers/make-zip.js';
@@ -272,18 +272,18 @@ describe.each(DIALECTS)('a slice loaded from a worker thread on %s', (dialect) =
 
   /** The rows as the slice's loader is handed them for this warehouse: COPY text where it takes it (Postgres). */
   const fromWorker = (zip: Zip, batchRows?: number): SliceRows =>
-    warehouse.rowWriter.takesCopyText
+    warehouse.engine.rowWriter.takesCopyText
       ? readZipCopyTextOnWorker({ zip, fileName: 'export.zip', maxUncompressedBytes: LIMIT, slice, ...(batchRows ? { batchRows } : {}) })
       : onWorker(zip, LIMIT, batchRows);
 
   it('takes COPY text from the worker on Postgres only', () => {
-    expect(warehouse.rowWriter.takesCopyText).toBe(dialect === 'postgres');
+    expect(warehouse.engine.rowWriter.takesCopyText).toBe(dialect === 'postgres');
   });
 
   it('loads every row; a bad decimal or a bad CRC found by the worker rolls the load back, leaving the earlier rows and ledger row', async () => {
     const loader = new SliceLoader({ warehouse, batchRows: 100 });
     const good = await syntheticZip(1_200);
-    const loaded = await loader.loadExport(slice, definition, fromWorker({ buffer: good }, 50), facts(good, 'a'.repeat(64)), 1);
+    const loaded = await loader.loadExport({ slice, definition, rows: fromWorker({ buffer: good }, 50), file: facts(good, 'a'.repeat(64)), attempts: 1 });
     expect(loaded.rowCount).toBe(1_200);
     const before = await heldRows();
     expect(before).toHaveLength(1_200);
@@ -296,7 +296,7 @@ describe.each(DIALECTS)('a slice loaded from a worker thread on %s', (dialect) =
       [badDecimal, 'b'.repeat(64)],
       [badCrc, 'c'.repeat(64)],
     ] as const) {
-      const error = await loader.loadExport(slice, definition, fromWorker({ buffer: zip }), facts(zip, sha256), 2).catch((thrown: unknown) => thrown);
+      const error = await loader.loadExport({ slice, definition, rows: fromWorker({ buffer: zip }), file: facts(zip, sha256), attempts: 2 }).catch((thrown: unknown) => thrown);
       expect(error).toBeInstanceOf(FileFormatError);
       expect(await heldRows()).toEqual(before);
       expect(await warehouse.db.selectFrom('report_loads').selectAll().execute()).toEqual(ledgerBefore);
@@ -316,14 +316,15 @@ describe.each(DIALECTS)('a slice loaded from a worker thread on %s', (dialect) =
           maxUncompressedBytes: LIMIT,
           maxRecordBytes: 1024 ** 2,
           threadedParseBytes: threaded ? 0 : zip.length + 1,
-          copyText: warehouse.rowWriter.takesCopyText,
-          decimals: warehouse.rowWriter.decimals,
+          copyText: warehouse.engine.rowWriter.takesCopyText,
+          decimals: warehouse.engine.rowWriter.decimals,
         },
       ).rows;
     const csvOf = (prices: string[]) => makeZip({ 'data.csv': constituentCsv(prices.map((price, i) => `2024-03-01,XS${String(i).padStart(10, '0')},Acme,${price},EUR`)) });
     const neighbours = ['2.2250738585072014e-308', '1.7976931348623157e308', '1e-5', '12345678901234567890', `1.${'0'.repeat(16_382)}1`];
     let sha = 0;
-    const load = (zip: Buffer, threaded: boolean) => loader.loadExport(slice, definition, read(zip, threaded), facts(zip, String(++sha).padStart(64, '0')), 1);
+    const load = (zip: Buffer, threaded: boolean) =>
+      loader.loadExport({ slice, definition, rows: read(zip, threaded), file: facts(zip, String(++sha).padStart(64, '0')), attempts: 1 });
     for (const threaded of [false, true]) {
       const good = await csvOf(neighbours);
       expect((await load(good, threaded)).rowCount).toBe(neighbours.length);

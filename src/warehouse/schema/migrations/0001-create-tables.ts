@@ -1,9 +1,9 @@
 import { sql, type Kysely, type Migration } from 'kysely';
-import type { WarehouseDialect } from '../../open-warehouse.js';
+import type { MigrationDialect } from './migration-dialect.js';
 
 /** The first schema: the two report tables and the ledger. */
-export function createTables(dialect: WarehouseDialect): Migration {
-  const timestamp = dialect === 'postgres' ? 'timestamptz' : 'text';
+export function createTables(dialect: MigrationDialect): Migration {
+  const timestamp = dialect.timestampType;
   return {
     async up(db: Kysely<unknown>) {
       await db.schema

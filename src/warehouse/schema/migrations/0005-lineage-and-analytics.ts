@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely';
-import type { WarehouseDialect } from '../../open-warehouse.js';
+import type { MigrationDialect } from './migration-dialect.js';
 
 /**
  * Lineage and analytics-ready tables, in place, losing nothing:
@@ -22,91 +22,17 @@ import type { WarehouseDialect } from '../../open-warehouse.js';
  * leaves the warehouse as before, never half-migrated.
  * Columns are spelled out, never taken from the report definitions: a migration must create the
  * same thing whatever the code becomes.
+ *
+ * The column changes differ in kind between the dialects (Postgres alters a type in place; SQLite
+ * adds columns in a savepoint): they are the dialect's own steps (`MigrationDialect.lineageAndAnalytics`),
+ * which share the statements below.
  */
-export function lineageAndAnalytics(dialect: WarehouseDialect): Migration {
-  return {
-    async up(db: Kysely<unknown>) {
-      if (dialect === 'postgres') {
-        await upPostgres(db);
-        return;
-      }
-      await inSqliteTransaction(db, () => upSqlite(db));
-    },
-    async down(db: Kysely<unknown>) {
-      if (dialect === 'postgres') {
-        await dropViewsAndIndexes(db);
-        await sql`alter table index_report alter column extra type text using extra::text, drop column load_id`.execute(db);
-        await sql`alter table constituent_report alter column extra type text using extra::text, drop column load_id`.execute(db);
-        await sql`alter table report_loads drop column load_id, drop column loaded_at`.execute(db);
-        return;
-      }
-      await inSqliteTransaction(db, async () => {
-        await dropViewsAndIndexes(db);
-        for (const statement of [
-          sql`alter table index_report drop column load_id`,
-          sql`alter table constituent_report drop column load_id`,
-          sql`alter table report_loads drop column load_id`,
-          sql`alter table report_loads drop column loaded_at`,
-        ])
-          await statement.execute(db);
-      });
-    },
-  };
-}
-
-async function upPostgres(db: Kysely<unknown>): Promise<void> {
-  await sql`alter table report_loads add column load_id uuid, add column loaded_at timestamptz`.execute(db);
-  await sql`
-    update report_loads set load_id = gen_random_uuid(), loaded_at = case when status = 'loaded' then updated_at end
-    where status = 'loaded' or content_sha256 is not null`.execute(db);
-  await sql`alter table index_report add column load_id uuid`.execute(db);
-  await sql`alter table constituent_report add column load_id uuid`.execute(db);
-  await fillRowsLoadId(db);
-  // The type change rewrites each table, after the UPDATE above: the rewrite keeps only the live
-  // rows, so the tables end no bigger than they began.
-  //
-  // jsonb refuses two things a text column took: \u0000 in a string, and a lone UTF-16 surrogate
-  // (\ud800); and a number beyond NUMERIC's range (1e999999). Such an `extra` is kept whole as a
-  // JSON string of its text (`extra #>> '{}'` gives it back). Only values that may hold one go
-  // through the checking function, whose exception block costs a subtransaction each.
-  await sql`
-    create function pg_temp.report_sync_jsonb(value text) returns jsonb language plpgsql immutable as $$
-    begin
-      return value::jsonb;
-    exception when others then
-      return to_jsonb(value);
-    end $$`.execute(db);
-  for (const statement of [
-    sql`alter table index_report alter column extra type jsonb using
-          case when extra ~* '\\\\u(0000|d[89a-f])|e[+-]?[0-9]{4}' then pg_temp.report_sync_jsonb(extra) else extra::jsonb end`,
-    sql`alter table constituent_report alter column extra type jsonb using
-          case when extra ~* '\\\\u(0000|d[89a-f])|e[+-]?[0-9]{4}' then pg_temp.report_sync_jsonb(extra) else extra::jsonb end`,
-  ])
-    await statement.execute(db);
-  await sql`drop function pg_temp.report_sync_jsonb(text)`.execute(db);
-  await createIndexesAndViews(db);
-}
-
-async function upSqlite(db: Kysely<unknown>): Promise<void> {
-  for (const statement of [
-    sql`alter table report_loads add column load_id text`,
-    sql`alter table report_loads add column loaded_at text`,
-    // A version 4 UUID in the form Postgres and crypto.randomUUID() write: 8-4-4-4-12 lower-case hex.
-    sql`update report_loads set
-          load_id = lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-'
-            || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))),
-          loaded_at = case when status = 'loaded' then updated_at end
-        where status = 'loaded' or content_sha256 is not null`,
-    sql`alter table index_report add column load_id text`,
-    sql`alter table constituent_report add column load_id text`,
-  ])
-    await statement.execute(db);
-  await fillRowsLoadId(db);
-  await createIndexesAndViews(db);
+export function lineageAndAnalytics(dialect: MigrationDialect): Migration {
+  return dialect.lineageAndAnalytics;
 }
 
 /** Each report row gets the `load_id` of its slice's ledger row (the same statements in both dialects). */
-async function fillRowsLoadId(db: Kysely<unknown>): Promise<void> {
+export async function fillRowsLoadId(db: Kysely<unknown>): Promise<void> {
   for (const statement of [
     sql`update index_report as report set load_id = ledger.load_id
         from report_loads as ledger
@@ -121,7 +47,7 @@ async function fillRowsLoadId(db: Kysely<unknown>): Promise<void> {
 }
 
 /** The indexes and views, the same text in both dialects. */
-async function createIndexesAndViews(db: Kysely<unknown>): Promise<void> {
+export async function createIndexesAndViews(db: Kysely<unknown>): Promise<void> {
   const statements: RawBuilder<unknown>[] = [
     sql`create unique index report_loads_load_id on report_loads (load_id)`,
     // Partial: only loaded slices, the ones "latest loaded day" asks about; max(report_date) per
@@ -153,7 +79,8 @@ async function createIndexesAndViews(db: Kysely<unknown>): Promise<void> {
   for (const statement of statements) await statement.execute(db);
 }
 
-async function dropViewsAndIndexes(db: Kysely<unknown>): Promise<void> {
+/** Drops what {@link createIndexesAndViews} made, the views first. */
+export async function dropViewsAndIndexes(db: Kysely<unknown>): Promise<void> {
   for (const statement of [
     sql`drop view latest_constituent_report`,
     sql`drop view latest_index_report`,
@@ -162,22 +89,4 @@ async function dropViewsAndIndexes(db: Kysely<unknown>): Promise<void> {
     sql`drop index report_loads_load_id`,
   ])
     await statement.execute(db);
-}
-
-/**
- * Runs `work` all or nothing on SQLite's one connection. A savepoint, not BEGIN: report-sync runs
- * every pending migration in one transaction of its own (its cross-process migration lock), where
- * a BEGIN would fail; run alone (Kysely's migrator begins none on SQLite), a savepoint begins and
- * commits a transaction itself. What the migration makes is unchanged.
- */
-async function inSqliteTransaction(db: Kysely<unknown>, work: () => Promise<void>): Promise<void> {
-  await sql`savepoint migration_0005`.execute(db);
-  try {
-    await work();
-    await sql`release migration_0005`.execute(db);
-  } catch (error) {
-    await sql`rollback to migration_0005`.execute(db).catch(() => undefined);
-    await sql`release migration_0005`.execute(db).catch(() => undefined);
-    throw error;
-  }
 }

@@ -1,14 +1,14 @@
 import type { Kysely, Migration } from 'kysely';
-import type { WarehouseDialect } from '../../open-warehouse.js';
+import type { MigrationDialect } from './migration-dialect.js';
 
 /**
  * `slice_checks`: the data-quality checks of the latest file checked for each slice, one row per
  * slice and check (a file refused by a check leaves its results here beside the ledger's `failed`).
  * Keyed like the ledger, so a slice's checks are one index range.
  */
-export function sliceChecks(dialect: WarehouseDialect): Migration {
-  const timestamp = dialect === 'postgres' ? 'timestamptz' : 'text';
-  const real = dialect === 'postgres' ? 'double precision' : 'real';
+export function sliceChecks(dialect: MigrationDialect): Migration {
+  const timestamp = dialect.timestampType;
+  const real = dialect.realType;
   return {
     async up(db: Kysely<unknown>) {
       await db.schema

@@ -42,14 +42,14 @@ describe.each(DIALECTS)('the row writer openWarehouse chose on %s', (dialect) =>
   });
 
   it('is the dialect’s own: multi-row INSERT for SQLite, COPY for Postgres, with the matching slice lock', () => {
-    expect(warehouse.rowWriter).toBeInstanceOf(dialect === 'sqlite' ? SqliteRowWriter : PostgresRowWriter);
+    expect(warehouse.engine.rowWriter).toBeInstanceOf(dialect === 'sqlite' ? SqliteRowWriter : PostgresRowWriter);
     expect(warehouse.sliceLock).toBeInstanceOf(dialect === 'sqlite' ? SqliteSliceLock : PostgresSliceLock);
   });
 
   it('writes every row in batches that leave a tail, inside the caller’s transaction, each with the load’s id, and counts them', async () => {
     const written = await warehouse.db.connection().execute(async (connection) => {
       await warehouse.sliceLock.begin(connection);
-      const count = await warehouse.rowWriter.write(connection, indexReport, stream(7), 3, LOAD_ID);
+      const count = await warehouse.engine.rowWriter.write(connection, { definition: indexReport, rows: stream(7), batchRows: 3, loadId: LOAD_ID });
       await connection.executeQuery(CompiledQuery.raw('commit'));
       return count;
     });
@@ -65,7 +65,7 @@ describe.each(DIALECTS)('the row writer openWarehouse chose on %s', (dialect) =>
       .execute(async (connection) => {
         await warehouse.sliceLock.begin(connection);
         try {
-          return await warehouse.rowWriter.write(connection, indexReport, stream(9, 6), 2, LOAD_ID);
+          return await warehouse.engine.rowWriter.write(connection, { definition: indexReport, rows: stream(9, 6), batchRows: 2, loadId: LOAD_ID });
         } finally {
           await connection.executeQuery(CompiledQuery.raw('rollback'));
         }
@@ -100,7 +100,7 @@ describe('the SQLite row writer given long rows', () => {
           yield row;
         }
       }
-      const count = await warehouse.rowWriter.write(connection, indexReport, longRows(), 500, LOAD_ID);
+      const count = await warehouse.engine.rowWriter.write(connection, { definition: indexReport, rows: longRows(), batchRows: 500, loadId: LOAD_ID });
       await connection.executeQuery(CompiledQuery.raw('commit'));
       return count;
     });

@@ -60,15 +60,15 @@ describe.each(DIALECTS)('SliceLoader values on %s', (dialect) => {
     const rows = [...AWKWARD.map((name, i) => row(i + 1, name, JSON.stringify({ note: name }))), row(AWKWARD.length + 1, null, null)];
     // A batch size that leaves a tail, so full batches and the last one both run.
     const loader = new SliceLoader({ warehouse, batchRows: 4 });
-    const count = await loader.replaceRows(
+    const count = await loader.replaceRows({
       slice,
-      constituentReport,
-      (async function* () {
+      definition: constituentReport,
+      rows: (async function* () {
         yield* rows;
       })(),
       file,
-      1,
-    );
+      attempts: 1,
+    });
     expect(count).toBe(rows.length);
 
     const stored = await warehouse.db
@@ -101,15 +101,15 @@ describe.each(DIALECTS)('SliceLoader values on %s', (dialect) => {
     for (let round = 1; round <= 3; round += 1) {
       const rows = Array.from({ length: 7 + round }, (_, i) => row(i + 1, `name ${round}`, null));
       expect(
-        await loader.replaceRows(
+        await loader.replaceRows({
           slice,
-          constituentReport,
-          (async function* () {
+          definition: constituentReport,
+          rows: (async function* () {
             yield* rows;
           })(),
-          { ...file, sha256: `r${round}` },
-          1,
-        ),
+          file: { ...file, sha256: `r${round}` },
+          attempts: 1,
+        }),
       ).toBe(rows.length);
     }
     const names = await warehouse.db.selectFrom('constituent_report').select('security_name').distinct().execute();
@@ -124,26 +124,26 @@ describe('COPY into Postgres', () => {
     try {
       // One connection, so the next statements prove that the failed COPY left it usable.
       const loader = new SliceLoader({ warehouse, batchRows: 2 });
-      await loader.replaceRows(
+      await loader.replaceRows({
         slice,
-        constituentReport,
-        (async function* () {
+        definition: constituentReport,
+        rows: (async function* () {
           yield row(1, 'kept', null);
         })(),
         file,
-        1,
-      );
+        attempts: 1,
+      });
       const rows = [row(1, 'a', null), row(2, 'b', null), row(3, 'c', null), { ...row(4, 'd', null), closing_price: 'not a number' }];
       const error = await loader
-        .replaceRows(
+        .replaceRows({
           slice,
-          constituentReport,
-          (async function* () {
+          definition: constituentReport,
+          rows: (async function* () {
             yield* rows;
           })(),
-          { ...file, sha256: 'new' },
-          1,
-        )
+          file: { ...file, sha256: 'new' },
+          attempts: 1,
+        })
         .catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'WAREHOUSE_REJECTED' });
       expect((error as Error).message).toContain('not a number');
@@ -163,15 +163,15 @@ describe('COPY through a Kysely that openWarehouse did not open', () => {
     try {
       const loader = new SliceLoader({ warehouse: { ...warehouse, db: plain } });
       const error = await loader
-        .replaceRows(
+        .replaceRows({
           slice,
-          constituentReport,
-          (async function* () {
+          definition: constituentReport,
+          rows: (async function* () {
             yield row(1, 'a', null);
           })(),
           file,
-          1,
-        )
+          attempts: 1,
+        })
         .catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'WAREHOUSE_REJECTED' });
       expect((error as Error).message).toContain('open the warehouse with openWarehouse()');

@@ -48,7 +48,7 @@ describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
   });
 
   it('loads rows and the ledger row together, in batches', async () => {
-    const count = await loader.replaceRows(slice, constituentReport, rows(row(1, '10.5'), row(2, '2'), row(3, '300')), file, 1);
+    const count = await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '10.5'), row(2, '2'), row(3, '300')), file, attempts: 1 });
     expect(count).toBe(3);
     const ledger = await new Ledger(warehouse.db).row(slice);
     expect(ledger).toMatchObject({ status: 'loaded', row_count: 3, content_sha256: 'abc', attempts: 1, error: null });
@@ -56,7 +56,7 @@ describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
   });
 
   it('stores decimals so that SQL compares and sums them as numbers', async () => {
-    await loader.replaceRows(slice, constituentReport, rows(row(1, '10.5'), row(2, '2'), row(3, '300')), file, 1);
+    await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '10.5'), row(2, '2'), row(3, '300')), file, attempts: 1 });
     const result = await sql<{ total: number; top: number; bigger: number }>`
       select sum(closing_price) as total,
              (select closing_price from constituent_report order by closing_price desc limit 1) as top,
@@ -67,36 +67,36 @@ describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
   });
 
   it('replaces a restated slice whole: rows gone upstream are gone', async () => {
-    await loader.replaceRows(slice, constituentReport, rows(row(1, '1'), row(2, '2'), row(3, '3')), file, 1);
-    await loader.replaceRows(slice, constituentReport, rows(row(1, '9')), { ...file, sha256: 'def' }, 1);
+    await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '1'), row(2, '2'), row(3, '3')), file, attempts: 1 });
+    await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '9')), file: { ...file, sha256: 'def' }, attempts: 1 });
     const stored = await warehouse.db.selectFrom('constituent_report').select(['line_number', 'closing_price']).execute();
     expect(stored.map((r) => [r.line_number, Number(r.closing_price)])).toEqual([[1, 9]]);
   });
 
   it('writes nothing of a file whose rows fail midway, and keeps the earlier rows', async () => {
-    await loader.replaceRows(slice, constituentReport, rows(row(1, '1'), row(2, '2')), file, 1);
+    await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '1'), row(2, '2')), file, attempts: 1 });
     async function* broken(): AsyncGenerator<WarehouseRow> {
       yield row(1, '5');
       yield row(2, '6');
       yield row(3, '7');
       throw new FileFormatError('bad record 4');
     }
-    await expect(loader.replaceRows(slice, constituentReport, broken(), { ...file, sha256: 'new' }, 1)).rejects.toThrow('bad record 4');
+    await expect(loader.replaceRows({ slice, definition: constituentReport, rows: broken(), file: { ...file, sha256: 'new' }, attempts: 1 })).rejects.toThrow('bad record 4');
     const stored = await warehouse.db.selectFrom('constituent_report').select('closing_price').orderBy('line_number').execute();
     expect(stored.map((r) => Number(r.closing_price))).toEqual([1, 2]);
     expect((await new Ledger(warehouse.db).row(slice))?.content_sha256).toBe('abc');
   });
 
   it('records a failure without touching loaded rows or their facts', async () => {
-    await loader.replaceRows(slice, constituentReport, rows(row(1, '1')), file, 1);
-    await loader.recordFailure(slice, 'EXPORT_FORBIDDEN: nope', 1);
+    await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '1')), file, attempts: 1 });
+    await loader.recordFailure(slice, 'EXPORT_FORBIDDEN: nope', { attempts: 1 });
     const ledger = await new Ledger(warehouse.db).row(slice);
     expect(ledger).toMatchObject({ status: 'failed', error: 'EXPORT_FORBIDDEN: nope', row_count: 1, content_sha256: 'abc' });
     expect(await warehouse.db.selectFrom('constituent_report').select('isin').execute()).toHaveLength(1);
   });
 
   it('records no data and removes the slice rows', async () => {
-    await loader.replaceRows(slice, constituentReport, rows(row(1, '1')), file, 1);
+    await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '1')), file, attempts: 1 });
     await loader.recordNoData(slice, constituentReport, 'csv', 2);
     expect(await new Ledger(warehouse.db).row(slice)).toMatchObject({ status: 'no_data', row_count: 0, attempts: 2, error: null });
     expect(await warehouse.db.selectFrom('constituent_report').select('isin').execute()).toHaveLength(0);
@@ -104,8 +104,8 @@ describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
 
   it('keeps other slices of the same table untouched', async () => {
     const other: Slice = { ...slice, reportType: 'constituent.open' };
-    await loader.replaceRows(other, constituentReport, rows({ ...row(1, '1'), report_type: 'constituent.open' }), file, 1);
-    await loader.replaceRows(slice, constituentReport, rows(row(1, '2')), file, 1);
+    await loader.replaceRows({ slice: other, definition: constituentReport, rows: rows({ ...row(1, '1'), report_type: 'constituent.open' }), file, attempts: 1 });
+    await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '2')), file, attempts: 1 });
     await loader.recordNoData(slice, constituentReport, 'csv', 1);
     const stored = await warehouse.db.selectFrom('constituent_report').select('report_type').execute();
     expect(stored).toEqual([{ report_type: 'constituent.open' }]);
@@ -127,8 +127,6 @@ describe.each(DIALECTS)('SliceLoader, small slices, on %s', (dialect) => {
     warehouse = await createTempWarehouse(dialect);
     begun = [];
     const sliceLock: SliceLock = {
-      oneWriterAtATime: warehouse.sliceLock.oneWriterAtATime,
-      hasSmallTransactions: warehouse.sliceLock.hasSmallTransactions,
       begin: (connection, options) => {
         begun.push(options?.small === true);
         return warehouse.sliceLock.begin(connection, options);
@@ -142,16 +140,30 @@ describe.each(DIALECTS)('SliceLoader, small slices, on %s', (dialect) => {
   });
 
   it('replaces a slice holding few rows in a small transaction', async () => {
-    await loader.replaceRows(slice, constituentReport, rows(row(1, '1'), row(2, '2'), row(3, '3')), file, 1);
-    const load = await loader.loadExport(slice, constituentReport, values(row(1, '9')), { ...file, sha256: 'def' }, 2, { small: true });
+    await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '1'), row(2, '2'), row(3, '3')), file, attempts: 1 });
+    const load = await loader.loadExport({
+      slice,
+      definition: constituentReport,
+      rows: values(row(1, '9')),
+      file: { ...file, sha256: 'def' },
+      attempts: 2,
+      source: { heldInMemory: true, compressed: false },
+    });
     expect([load.rowCount, await held()]).toEqual([1, 1]);
     expect(begun).toEqual([false, dialect === 'sqlite']);
   });
 
   it('hands a slice holding more than 10,000 rows back from a small transaction, before it writes, and replaces it in one that is not', async () => {
     const many = Array.from({ length: 10_001 }, (_, i) => row(i + 1, '1'));
-    await loader.replaceRows(slice, constituentReport, rows(...many), file, 1);
-    const load = await loader.loadExport(slice, constituentReport, values(row(1, '9'), row(2, '8')), { ...file, sha256: 'def' }, 2, { small: true });
+    await loader.replaceRows({ slice, definition: constituentReport, rows: rows(...many), file, attempts: 1 });
+    const load = await loader.loadExport({
+      slice,
+      definition: constituentReport,
+      rows: values(row(1, '9'), row(2, '8')),
+      file: { ...file, sha256: 'def' },
+      attempts: 2,
+      source: { heldInMemory: true, compressed: false },
+    });
     expect([load.rowCount, await held()]).toEqual([2, 2]);
     expect(await new Ledger(warehouse.db).row(slice)).toMatchObject({ status: 'loaded', row_count: 2, content_sha256: 'def', attempts: 2 });
     // SQLite: the small transaction, then the one that is not; Postgres has no small transactions.
@@ -159,8 +171,8 @@ describe.each(DIALECTS)('SliceLoader, small slices, on %s', (dialect) => {
   });
 
   it('records an empty answer that replaces a big slice in a transaction that is not small', async () => {
-    await loader.replaceRows(slice, constituentReport, rows(...Array.from({ length: 10_001 }, (_, i) => row(i + 1, '1'))), file, 1);
-    const record = await loader.recordEmptyAnswer(slice, constituentReport, 'csv', 2, { acceptRestatement: true });
+    await loader.replaceRows({ slice, definition: constituentReport, rows: rows(...Array.from({ length: 10_001 }, (_, i) => row(i + 1, '1'))), file, attempts: 1 });
+    const record = await loader.recordEmptyAnswer({ slice, definition: constituentReport, format: 'csv', attempts: 2, acceptRestatement: true });
     expect(record).toEqual({ kind: 'recorded' });
     expect(await held()).toBe(0);
     expect(begun).toEqual(dialect === 'sqlite' ? [false, true, false] : [false, false]);
@@ -172,7 +184,7 @@ describe('decimals in Postgres', () => {
     const warehouse = await createTempWarehouse('postgres');
     try {
       const loader = new SliceLoader({ warehouse });
-      await loader.replaceRows(slice, constituentReport, rows(row(1, '1234.56789012345678901'), row(2, '-0.00000000000000000012345')), file, 1);
+      await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '1234.56789012345678901'), row(2, '-0.00000000000000000012345')), file, attempts: 1 });
       const stored = await warehouse.db.selectFrom('constituent_report').select('closing_price').orderBy('line_number').execute();
       expect(stored.map((r) => r.closing_price)).toEqual(['1234.56789012345678901', '-0.00000000000000000012345']);
       const dates = await warehouse.db.selectFrom('report_loads').select(['report_date', 'updated_at', 'bytes']).execute();

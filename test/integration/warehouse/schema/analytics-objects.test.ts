@@ -7,7 +7,7 @@ import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.j
 /** Every index and view but the primary keys', with its definition as the database keeps it. */
 async function definitions(warehouse: WarehouseHandle): Promise<Record<string, string>> {
   const { rows } =
-    warehouse.dialect === 'sqlite'
+    warehouse.engine.dialect === 'sqlite'
       ? await sql<{ name: string; definition: string }>`
           select type || ' ' || name as name, sql as definition from sqlite_master where type in ('index', 'view') and sql is not null`.execute(warehouse.db)
       : await sql<{ name: string; definition: string }>`
@@ -15,7 +15,7 @@ async function definitions(warehouse: WarehouseHandle): Promise<Record<string, s
           union all select 'view ' || viewname, definition from pg_views where schemaname = current_schema()`.execute(warehouse.db);
   // SQLite keeps the statement's own text: compared without its spacing, identifier quotes and `if not exists`.
   const normalised = (text: string) =>
-    warehouse.dialect === 'sqlite'
+    warehouse.engine.dialect === 'sqlite'
       ? text
           .replace(/\s+/g, ' ')
           .replace(/ if not exists/i, '')

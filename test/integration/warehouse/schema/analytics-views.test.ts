@@ -61,15 +61,15 @@ describe.each(DIALECTS)('views and indexes for analysts (%s)', (dialect) => {
 
   async function load(portfolioId: number, reportType: ReportType, reportDate: string, definition: ReportDefinition, rows: WarehouseRow[]): Promise<void> {
     const loader = new SliceLoader({ warehouse });
-    await loader.replaceRows(
-      { portfolioId, reportType, reportDate },
+    await loader.replaceRows({
+      slice: { portfolioId, reportType, reportDate },
       definition,
-      (async function* () {
+      rows: (async function* () {
         yield* rows;
       })(),
-      { format: 'csv', fileName: `${portfolioId}-${reportType}-${reportDate}.zip`, bytes: 10, sha256: `${portfolioId}${reportDate}`.padEnd(64, '0') },
-      1,
-    );
+      file: { format: 'csv', fileName: `${portfolioId}-${reportType}-${reportDate}.zip`, bytes: 10, sha256: `${portfolioId}${reportDate}`.padEnd(64, '0') },
+      attempts: 1,
+    });
     const ledger = await warehouse.db
       .selectFrom('report_loads')
       .select('load_id')
@@ -88,8 +88,8 @@ describe.each(DIALECTS)('views and indexes for analysts (%s)', (dialect) => {
     await load(1, 'constituent.close', '2024-03-04', constituentReport, [constituent(1, '2024-03-04', 1, 'XS1', '10'), constituent(1, '2024-03-04', 2, 'XS2', '20')]);
     await load(1, 'constituent.close', '2024-03-05', constituentReport, [constituent(1, '2024-03-05', 1, 'XS1', '11'), constituent(1, '2024-03-05', 2, 'XS2', '21')]);
     await load(1, 'constituent.close', '2024-03-06', constituentReport, [constituent(1, '2024-03-06', 1, 'XS1', '12')]);
-    await loader.recordFailure({ portfolioId: 1, reportType: 'constituent.close', reportDate: '2024-03-06' }, 'EXPORT_FORBIDDEN: 403', 1);
-    await loader.recordFailure({ portfolioId: 1, reportType: 'constituent.close', reportDate: '2024-03-07' }, 'FILE_INVALID: not a ZIP', 1);
+    await loader.recordFailure({ portfolioId: 1, reportType: 'constituent.close', reportDate: '2024-03-06' }, 'EXPORT_FORBIDDEN: 403', { attempts: 1 });
+    await loader.recordFailure({ portfolioId: 1, reportType: 'constituent.close', reportDate: '2024-03-07' }, 'FILE_INVALID: not a ZIP', { attempts: 1 });
     await loader.recordNoData({ portfolioId: 1, reportType: 'constituent.close', reportDate: '2024-03-08' }, constituentReport, 'csv', 1);
     // Portfolio 2: one constituent day, and its index report a day later.
     await load(2, 'constituent.close', '2024-03-04', constituentReport, [constituent(2, '2024-03-04', 1, 'XS1', '30')]);

@@ -133,9 +133,9 @@ async function currentReleaseWarehouse(dialect: WarehouseDialect): Promise<{ war
     db: warehouse.db,
     provider: {
       getMigrations: async () => ({
-        '0001-create-tables': createTables(dialect),
+        '0001-create-tables': createTables(warehouse.engine.migrations),
         '0002-ledger-error-code': ledgerErrorCode(),
-        '0003-index-report-line-number': indexReportLineNumber(dialect),
+        '0003-index-report-line-number': indexReportLineNumber(warehouse.engine.migrations),
         '0004-ledger-duration': ledgerDuration(),
       }),
     },
@@ -263,7 +263,13 @@ describe.each(DIALECTS)('migrating a warehouse of the current release to lineage
     const rows = (async function* () {
       yield { ...constituentRow(1001, '2024-03-04', 1, 'XS0000000004', '7.5', '{"Sector Code":"Q7","nested":{"a":[1,2.50]}}') };
     })();
-    await loader.replaceRows(slice, constituentReport, rows, { format: 'csv', fileName: 'close-2024-03-04-restated.zip', bytes: 100, sha256: SHA('d') }, 1);
+    await loader.replaceRows({
+      slice,
+      definition: constituentReport,
+      rows,
+      file: { format: 'csv', fileName: 'close-2024-03-04-restated.zip', bytes: 100, sha256: SHA('d') },
+      attempts: 1,
+    });
     const ledgerRow = await warehouse.db
       .selectFrom('report_loads')
       .select(['load_id', 'loaded_at', 'file_name'])

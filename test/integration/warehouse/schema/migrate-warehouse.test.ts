@@ -9,6 +9,7 @@ import { createTempDatabase, DIALECTS } from '../../../helpers/temp-warehouse.js
 describe.each(DIALECTS)('migrating a warehouse made by the previous release (%s)', (dialect) => {
   let warehouse: WarehouseHandle | undefined;
   let drop: (() => Promise<void>) | undefined;
+  const migrationsOf = (opened: WarehouseHandle | undefined) => opened!.engine.migrations;
   afterEach(async () => {
     await warehouse?.close();
     await drop?.();
@@ -20,7 +21,7 @@ describe.each(DIALECTS)('migrating a warehouse made by the previous release (%s)
     drop = database.drop;
     warehouse = await openWarehouse(database.databaseUrl);
     // The warehouse as release 0.1.0 left it: the first migration only, with a loaded and two failed slices.
-    const previous = new Migrator({ db: warehouse.db, provider: { getMigrations: async () => ({ '0001-create-tables': createTables(dialect) }) } });
+    const previous = new Migrator({ db: warehouse.db, provider: { getMigrations: async () => ({ '0001-create-tables': createTables(migrationsOf(warehouse)) }) } });
     expect((await previous.migrateToLatest()).error).toBeUndefined();
     const common = {
       report_type: 'index',
@@ -59,7 +60,7 @@ describe.each(DIALECTS)('migrating a warehouse made by the previous release (%s)
     warehouse = await openWarehouse(database.databaseUrl);
     const previous = new Migrator({
       db: warehouse.db,
-      provider: { getMigrations: async () => ({ '0001-create-tables': createTables(dialect), '0002-ledger-error-code': ledgerErrorCode() }) },
+      provider: { getMigrations: async () => ({ '0001-create-tables': createTables(migrationsOf(warehouse)), '0002-ledger-error-code': ledgerErrorCode() }) },
     });
     expect((await previous.migrateToLatest()).error).toBeUndefined();
     const db = warehouse.db as unknown as Kysely<{ index_report: Record<string, unknown> }>;

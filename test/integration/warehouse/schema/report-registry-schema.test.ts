@@ -42,14 +42,14 @@ interface CatalogueColumn {
 /** The table's columns as the database's catalogue has them, by name; undefined when there is no such table. */
 async function catalogueColumns(warehouse: WarehouseHandle, table: string): Promise<Map<string, CatalogueColumn> | undefined> {
   const tables = await warehouse.db.introspection.getTables();
-  const found = tables.find((candidate) => candidate.name === table && !candidate.isView && (warehouse.dialect === 'sqlite' || candidate.schema === 'public'));
+  const found = tables.find((candidate) => candidate.name === table && !candidate.isView && (warehouse.engine.dialect === 'sqlite' || candidate.schema === 'public'));
   if (!found) return undefined;
   return new Map(found.columns.map((column) => [column.name, { type: column.dataType.toLowerCase(), nullable: column.isNullable }]));
 }
 
 /** The table's primary key columns, in key order. */
 async function primaryKey(warehouse: WarehouseHandle, table: string): Promise<string[]> {
-  if (warehouse.dialect === 'sqlite') {
+  if (warehouse.engine.dialect === 'sqlite') {
     const { rows } = await sql<{ name: string }>`select name from pragma_table_info(${table}) where pk > 0 order by pk`.execute(warehouse.db);
     return rows.map((row) => row.name);
   }

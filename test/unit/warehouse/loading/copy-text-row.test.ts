@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { copyTextRow } from '../../../../src/warehouse/postgres/copy-text-row.js';
+import { copyTextRow } from '../../../../src/warehouse/loading/copy-text-row.js';
 
 describe('copyTextRow', () => {
   it('separates fields with tabs, ends the line, and writes NULL as \\N', () => {

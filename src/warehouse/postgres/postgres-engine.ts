@@ -1,0 +1,46 @@
+import { CompiledQuery, PostgresIntrospector, sql, type RawBuilder } from 'kysely';
+import type { LedgerPeriod } from '../ledger/ledger.js';
+import type { WarehouseEngine } from '../warehouse-engine.js';
+import { openPostgres } from './open-postgres.js';
+import { readPostgresIndexesAndViews, readPostgresTables } from './postgres-catalogue.js';
+import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
+import { PostgresRowWriter } from './postgres-row-writer.js';
+
+const NOW = CompiledQuery.raw('select now() as now');
+
+/** The first day of a slice's period, as YYYY-MM-DD text (`report_date` is a DATE). */
+const PERIOD_START: Record<LedgerPeriod, RawBuilder<string>> = {
+  day: sql<string>`to_char(report_date, 'YYYY-MM-DD')`,
+  week: sql<string>`to_char(date_trunc('week', report_date), 'YYYY-MM-DD')`,
+  month: sql<string>`to_char(date_trunc('month', report_date), 'YYYY-MM-DD')`,
+};
+
+/**
+ * Postgres: a server many machines share. Slices are locked one by one (advisory locks), so two
+ * transactions write at once: one writes while the other waits on the server. It has no small
+ * transactions: every transaction is the same kind.
+ */
+export const postgresEngine: WarehouseEngine<'postgres'> = {
+  dialect: 'postgres',
+  schemes: ['postgres://', 'postgresql://'],
+  example: 'postgres://user@host:5432/database',
+  open: async (databaseUrl, options) => openPostgres(databaseUrl, options),
+  speaks: (db) => db.introspection instanceof PostgresIntrospector,
+  rowWriter: new PostgresRowWriter(),
+  transactions: { parallel: 2, small: () => false, smallMaxHeldRows: 0 },
+  // The server's clock, at the start of the transaction.
+  now: async (db) => {
+    const { rows } = await db.executeQuery<{ now: Date | string }>(NOW);
+    return new Date(rows[0]!.now).toISOString();
+  },
+  periodStart: (period) => PERIOD_START[period],
+  readTables: readPostgresTables,
+  readIndexesAndViews: readPostgresIndexesAndViews,
+  // Postgres has no `create view if not exists`; `or replace` with the same query changes nothing.
+  createView: (name, query) => sql`create or replace view ${sql.id(name)} as ${query}`,
+  migrations: POSTGRES_MIGRATIONS,
+  // Kysely's migrator takes an advisory lock of its own on Postgres.
+  migrate: (_warehouse, migrator) => migrator.migrateToLatest(),
+  isDroppedUnderView: () => false,
+  unreachableAdvice: '; check DATABASE_URL and that the database server is running',
+};

@@ -1,0 +1,18 @@
+import type { ColumnDataType, Migration } from 'kysely';
+
+/**
+ * What the migrations need to know of the database they run on, given by its engine. Column types
+ * that differ only in name are named here; a migration whose statements differ in kind (a table
+ * SQLite must rebuild where Postgres alters it) takes the dialect's own steps from here, kept in
+ * the dialect's folder. Never change what a shipped migration's steps create: add the next migration.
+ */
+export interface MigrationDialect {
+  /** A point in time: `timestamptz` (Postgres), ISO 8601 text (SQLite). */
+  readonly timestampType: ColumnDataType;
+  /** A double: `double precision` (Postgres), `real` (SQLite). */
+  readonly realType: ColumnDataType;
+  /** The steps of 0003-index-report-line-number (see `indexReportLineNumber`). */
+  readonly indexReportLineNumber: Migration;
+  /** The steps of 0005-lineage-and-analytics (see `lineageAndAnalytics`). */
+  readonly lineageAndAnalytics: Migration;
+}
