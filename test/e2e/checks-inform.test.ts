@@ -92,6 +92,7 @@ describe.each(DIALECTS)('data-quality checks inform by default, in %s', (dialect
       expect(start, run.stdout).toBeGreaterThan(0);
       expect(lines[start + 1]).toBe('  weightsSum: 6 slices');
       // 7 × 0.2 = 1.4 and 4 × 0.35 = 1.4: both 40 % over, against a tolerance of 0.1 %.
+      // The summary's printed layout is the product: checked whole.
       expect(lines[start + 2]).toBe(
         `    portfolio ${cash}: 3 slices, measured 0.4 (limit 0.001), e.g. constituent.close ${MONDAY}, constituent.close ${TUESDAY}, constituent.close ${WEDNESDAY}`,
       );

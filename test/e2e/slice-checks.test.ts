@@ -181,9 +181,8 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
       const slice: Slice = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
       const { recorded, after } = await expectRefusedKeepingEarlierRows(slice, evenLines(4, '2024-04-22'), 'effectiveDate');
       expect(recorded.get('effectiveDate')).toMatchObject({ measured: 10, threshold: 5 });
-      expect(after.error).toContain(
-        'the oldest effective_date is 2024-04-22, 10 business days before the report date 2024-05-06 (checks.effectiveDate.maxBusinessDaysBefore allows 5)',
-      );
+      expect(after.error).toContain('the oldest effective_date is 2024-04-22, 10 business days before');
+      expect(after.error).toContain('checks.effectiveDate.maxBusinessDaysBefore allows 5');
     });
 
     it('set to fail, refuses an effective date after the report date', async () => {

@@ -90,6 +90,7 @@ describe('CsvRecordSplitter', () => {
 
   it('refuses a quote inside an unquoted cell, text after a closing quote and an unclosed quote, naming the line', () => {
     expect(failure('a,b\n1,x"y\n')).toBeInstanceOf(FileFormatError);
+    // These messages are what a user reads to mend the file (line, cell, what to do): checked whole.
     expect(failure('a,b\n1,x"y\n').message).toBe(
       'x.csv is not valid CSV at line 2: a quote inside an unquoted cell (cell 2); a cell holding a quote must be quoted, with the quote doubled',
     );
