@@ -28,8 +28,8 @@ function servedRows() {
   const rows = { index: 0, constituent: 0 };
   for (const date of WEEKDAYS)
     for (const portfolioId of PORTFOLIOS) {
-      rows.index += lazySyntheticReport(portfolioId, 'index', date, 0, {}).rowCount;
-      rows.constituent += lazySyntheticReport(portfolioId, 'constituent.close', date, 0, {}).rowCount;
+      rows.index += lazySyntheticReport({ portfolioId, reportType: 'index', reportDate: date }).rowCount;
+      rows.constituent += lazySyntheticReport({ portfolioId, reportType: 'constituent.close', reportDate: date }).rowCount;
     }
   return rows;
 }

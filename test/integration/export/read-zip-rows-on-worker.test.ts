@@ -66,7 +66,7 @@ async function failure(rows: AsyncIterable<RowValues> | (() => Promise<unknown>)
 
 /** The simulator's constituent ZIP of `count` rows: 20-digit decimals, quoted commas, quotes, line breaks, a data descriptor. */
 async function syntheticZip(count: number): Promise<Buffer> {
-  return buffer(renderZip(lazySyntheticReport(slice.portfolioId, slice.reportType, slice.reportDate, 0, { constituentRows: count })));
+  return buffer(renderZip(lazySyntheticReport(slice, { sizes: { constituentRows: count } })));
 }
 
 /** A stored (uncompressed) ZIP of one CSV, its text findable in the bytes to corrupt them. */

@@ -144,7 +144,7 @@ describe('CsvRecordSplitter', () => {
   });
 
   it('agrees with csv-parse on the simulator’s 5,000-row constituent export (20-digit decimals, quoted commas, quotes, line breaks)', () => {
-    const chunks = [...renderCsv(lazySyntheticReport(1001, 'constituent.close', '2024-03-01', 0, { constituentRows: 5_000 }))];
+    const chunks = [...renderCsv(lazySyntheticReport({ portfolioId: 1001, reportType: 'constituent.close', reportDate: '2024-03-01' }, { sizes: { constituentRows: 5_000 } }))];
     const records = split(chunks);
     expect(records).toHaveLength(5_001);
     expect(records).toEqual(oracle(chunks.join('')));
