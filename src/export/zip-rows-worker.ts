@@ -29,7 +29,8 @@ port.on('message', () => {
 const post = (message: ZipRowsMessage) => port.postMessage(message);
 /**
  * COPY text goes in messages of at most about this many characters (96 KiB even as a two-byte
- * string), under V8's large-object size (128 KiB): larger messages made a Postgres load slower.
+ * string), under V8's large-object size (128 KiB): messages of 2,000 rows (about 380 KB) made a
+ * million-row load into Postgres take 4.5–5 s, of 8,000 rows 6.7–7 s, of 32–64 K characters 3.5–3.7 s.
  */
 const TEXT_CHARS = 48 * 1024;
 
