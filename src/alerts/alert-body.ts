@@ -42,17 +42,13 @@ const COUNT_LABELS: readonly (readonly [keyof AlertSummary['counts'], string])[]
 ];
 
 /**
- * The body of the one alert message of a run or a night, shaped for a receiver: `slack` gives
- * `{ text, blocks }` (mrkdwn fallback text for notifications, plus a small Block Kit layout within
- * Slack's limits of 50 blocks and 3000 characters a section), `json` gives the summary's fields.
- * Failures are shown as the terminal shows them: by code, then portfolio, with true counts, the
- * reason once per group and a few example slices, so a message stays short however many failed;
- * slices loaded with warnings the same way, by check, then portfolio, with the values measured.
- * The host and deployment it came from follow the title.
+ * The body of the one alert of a run or a night: `slack` gives `{ text, blocks }` within Slack's
+ * block and section limits, `json` the summary's fields. Failures and warnings are grouped as the
+ * terminal groups them (by code or check, then portfolio, a few examples), so the message stays
+ * short however many slices failed.
  *
- * Every text that could come from outside passes {@link printableText} (no control characters
- * reach a chat client or a log that prints the JSON), and in the Slack form `&`, `<` and `>` are
- * escaped as well: unescaped, an upstream's text could mention `<!channel>` or forge a link.
+ * Hazard: text from outside passes {@link printableText}, and Slack's `&`, `<`, `>` are escaped,
+ * or an upstream's message could mention `<!channel>` or forge a link.
  */
 export function alertBody(summary: AlertSummary, format: AlertFormat): Record<string, unknown> {
   return format === 'json' ? jsonBody(summary) : slackBody(summary);

@@ -40,16 +40,11 @@ if ttl > 0 then redis.call('set', KEYS[2], '1', 'PX', ttl) end
 return 1`;
 
 /**
- * The fleet's token source: the token lives in Redis with a TTL of its stated lifetime less the
- * margin, and renewal is guarded by a Redis lock, so N processes × M jobs make one token request per
- * lifetime. Within a process, concurrent callers also share one renewal (single flight).
- * A 401 to the fleet's token drops it and renews, unless the token is fresh (asked for because of a
- * 401 moments ago, see {@link TokenSchedule.freshUntil}): the fleet remembers that in Redis with a
- * TTL, so every process judges the same token the same way without comparing clocks, and a gateway
- * refusing every token gets one more token, not one per slice.
- * While the identity provider is unavailable, the lock's holder waits for it (see {@link issueThroughOutage}),
- * keeping the lock alive, and shares what it learns about the outage through Redis, so the fleet asks
- * once per backoff step and gives up together once `unavailableWaitMs` has passed.
+ * The fleet's token source: one token in Redis (TTL: its lifetime less the margin), renewed under a
+ * Redis lock, so the whole fleet makes one token request per lifetime. A 401 renews it unless the
+ * token is fresh ({@link TokenSchedule.freshUntil}, kept in Redis so every process judges alike),
+ * so a gateway refusing every token gets one more, not one per slice. Through an outage the lock's
+ * holder waits ({@link issueThroughOutage}) and shares the backoff through Redis.
  */
 export class RedisTokenSource implements TokenSource {
   readonly #redis: Redis;

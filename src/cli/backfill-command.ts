@@ -78,7 +78,7 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
       signal: io.signal,
       onBatch: queueingProgress(io, planned),
     });
-    io.stdout.write(`${describeQueued(added, planned, range, selection, settings.queue.name)}\n`);
+    io.stdout.write(`${describeQueued({ added, planned, range, selection, queueName: settings.queue.name })}\n`);
     if (added.interrupted) {
       io.stdout.write(
         `Stopped by the signal before queueing the whole range: ${countOf(added.queued + added.requeued, 'slice')} ${added.queued + added.requeued === 1 ? 'was' : 'were'} queued and go on in the workers. ` +
@@ -115,7 +115,17 @@ function queueingProgress(io: CliIo, planned: number): (handed: number) => void 
   };
 }
 
-function describeQueued(added: AddedSlices, planned: number, range: SliceRange, selection: SliceSelection, queueName: string): string {
+/** What a backfill queued, as {@link describeQueued} says it. */
+interface QueuedSlices {
+  readonly added: AddedSlices;
+  /** The slices of the range, before the selection. */
+  readonly planned: number;
+  readonly range: SliceRange;
+  readonly selection: SliceSelection;
+  readonly queueName: string;
+}
+
+function describeQueued({ added, planned, range, selection, queueName }: QueuedSlices): string {
   const handed = added.queued + added.requeued + added.pending;
   const details = [`${added.queued} new`, `${added.requeued} again after their earlier job had finished`, `${added.pending} already waiting or running, left as they are`];
   if (selection.kind === 'missing') details.push(`${planned - handed} of the ${planned} in the range already loaded or no_data`);

@@ -75,7 +75,7 @@ export async function checkCommand(options: CheckOptions, io: CliIo): Promise<nu
         `${JSON.stringify({ ...result, warned, warehouse: warehouse.location, checks, rowCountDifferences: differences, retryCommand: retry && retryCommand('run', retry, options.config) }, null, 2)}\n`,
       );
     } else {
-      io.stdout.write(`${[...formatCheck(result, warned, warehouse.location, differences, options.config), ...checkLines(checks)].join('\n')}\n`);
+      io.stdout.write(`${[...formatCheck(result, { warned, location: warehouse.location, differences, configFile: options.config }), ...checkLines(checks)].join('\n')}\n`);
     }
     if (failing && webhook) {
       await webhook.send({
@@ -110,7 +110,19 @@ function headline(result: FreshnessResult, differences: readonly RowCountDiffere
   return parts.length > 0 ? parts.join(', ') : `all ${countOf(result.expected, 'slice')} loaded or no_data`;
 }
 
-function formatCheck(result: FreshnessResult, warned: number, location: string, differences: readonly RowCountDifference[] | undefined, configFile: string | undefined): string[] {
+/** What the printed check adds to the freshness result. */
+interface CheckExtras {
+  /** Loaded slices whose file missed a check set to `warn`. */
+  readonly warned: number;
+  /** Where the warehouse is, as the user named it. */
+  readonly location: string;
+  /** With --deep: the slices whose row counts differ from their ledger rows. */
+  readonly differences: readonly RowCountDifference[] | undefined;
+  /** The --config file, repeated in the retry commands. */
+  readonly configFile: string | undefined;
+}
+
+function formatCheck(result: FreshnessResult, { warned, location, differences, configFile }: CheckExtras): string[] {
   const { range } = result;
   const days = range.from === range.to ? range.to : `${range.from} to ${range.to}`;
   const lines = [

@@ -58,7 +58,7 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
     const filter = { from, to, portfolios: options.portfolios, reportTypes: options.reportTypes };
     if (options.failed || options.code?.length) {
       const range = { ...filter, portfolios: options.portfolios ?? settings.portfolios, reportTypes: options.reportTypes ?? settings.reportTypes };
-      await printFailed(io, ledger, { ...filter, errorCodes: options.code }, range, warehouse.location, options);
+      await printFailed(io, { ledger, filter: { ...filter, errorCodes: options.code }, range, location: warehouse.location }, options);
       return 0;
     }
     const counts = await ledger.countByStatus(filter);
@@ -145,12 +145,23 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
   }
 }
 
+/** Where `status --failed` reads the failed slices from. */
+interface FailedSlices {
+  readonly ledger: Ledger;
+  /** The range, portfolios, report types and --code asked for. */
+  readonly filter: LedgerFilter;
+  /** The same range, walked a month at a time for --json. */
+  readonly range: SliceRange;
+  /** Where the warehouse is, as the user named it. */
+  readonly location: string;
+}
+
 /**
  * `status --failed [--code …]`: the failed slices only. As text, grouped by error code and
  * portfolio with counts and examples, and the command that retries them; with `--json`, every one
  * of them (read and written a month at a time, so a ten-year ledger never sits in memory).
  */
-async function printFailed(io: CliIo, ledger: Ledger, filter: LedgerFilter, range: SliceRange, location: string, options: StatusOptions): Promise<void> {
+async function printFailed(io: CliIo, { ledger, filter, range, location }: FailedSlices, options: StatusOptions): Promise<void> {
   const summary = await ledger.failureSummary(filter);
   if (options.json) {
     io.stdout.write(`{"from":${JSON.stringify(filter.from)},"to":${JSON.stringify(filter.to)},"warehouse":${JSON.stringify(location)},`);

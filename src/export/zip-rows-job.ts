@@ -35,8 +35,8 @@ export interface ZipRowsJob {
 export type ZipRowsMessage =
   /**
    * Rows, each its values in `rowColumns` order. An array of rows, not one flat array of values:
-   * a flat array of 2,000 rows would exceed V8's large-object size (128 KiB), which only a full
-   * collection frees, and such arrays piled up to 80 MB of RSS over a 1,000,000-row load.
+   * a flat array of a batch would pass V8's large-object size (128 KiB), which only a full
+   * collection frees, and such arrays pile up in RSS over a long load.
    */
   | { readonly kind: 'rows'; readonly rows: RowValues[] }
   /**

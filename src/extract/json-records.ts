@@ -36,15 +36,10 @@ const AT_ONCE_MAX_BYTES = 256 * 1024;
 const PIECE_CHARS = 64 * 1024;
 
 /**
- * Streams the records of a JSON export (a top-level array of objects). Only the current
- * record's text is held: a small scanner cuts the array into records, and each is parsed as
- * lossless-json parses (see {@link parseJsonRecord}), so numbers arrive as `LosslessNumber`s with
- * every digit the service sent.
- *
- * Given the whole file as one Buffer (a body held in memory), a small file is parsed at once the
- * same way; if anything about it is unusual (bad UTF-8 or JSON, an element that is not an object,
- * nesting past `maxDepth`, a duplicate key) it is read by the scanner instead, which names the
- * record and the problem exactly as for a streamed file.
+ * Streams the records of a JSON export (a top-level array of objects), holding only the current
+ * record's text; numbers arrive as `LosslessNumber`s (see {@link parseJsonRecord}). A small file
+ * given whole as a Buffer is parsed at once; anything unusual about it sends it through the
+ * streaming scanner instead, so errors name the record exactly as for a streamed file.
  */
 export async function* readJsonRecords(input: AsyncIterable<Buffer | string> | Buffer, options: JsonRecordsOptions): AsyncGenerator<SourceRecord> {
   const { fileName } = options;

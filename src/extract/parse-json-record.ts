@@ -14,24 +14,14 @@ const MARK = '\\u0001';
 const MARK_CODE = 0x01;
 
 /**
- * Parses one JSON value (a record of an export) as lossless-json's `parse` does (numbers become
- * `LosslessNumber`s holding the exact text; duplicate keys with different values are refused),
- * and throws lossless-json's own error for anything that is not valid JSON.
- *
- * Why not simply call lossless-json: it parses in JavaScript, character by character, and was
- * the largest cost of loading small JSON slices. Here a quick pass rewrites the text so that the
- * engine's native `JSON.parse` cannot lose a digit: every number token becomes a string starting
- * with U+0001, a character no JSON string can hold raw, so only an escape can put it first in a
- * real string; strings that start with an escape get two of them (and lose them again later).
- * Keys are left alone and counted. A walk over the result then turns the marked strings into
- * `LosslessNumber`s. Anything unusual (a parse error, a number token JSON does not allow, fewer
- * keys than counted, meaning a duplicate key) is handed to lossless-json itself, so its
- * behaviour and messages stay exactly as they were.
- *
- * `maxDepth` bounds the nesting of the value (an array holding objects is 2 deep): the quick pass
- * throws as soon as it meets deeper text, before the recursive walk could. The reader that streams
- * records checks the depth itself; the one that parses a whole small file at once (an array of
- * records) relies on this, and on any throw falls back to the streaming reader.
+ * Parses one JSON value as lossless-json's `parse` does (numbers as exact `LosslessNumber`s,
+ * conflicting duplicate keys refused, its own errors), but through the native `JSON.parse`,
+ * because lossless-json's character-by-character parser was the main cost of small JSON slices.
+ * A quick pass turns each number token into a string marked with a leading U+0001 (which no raw
+ * JSON string holds), and a walk turns those back into `LosslessNumber`s. Anything unusual (a parse
+ * error, a number JSON forbids, a duplicate key) goes to lossless-json itself, so behaviour and
+ * messages are unchanged. `maxDepth` bounds the nesting: the quick pass throws before the walk
+ * could recurse that deep.
  */
 export function parseJsonRecord(text: string, maxDepth = Infinity): unknown {
   const rewritten = rewrite(text, maxDepth);

@@ -126,6 +126,9 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
   };
   // Every row of a file usually has the same effective date: check the calendar once.
   let lastGoodDate = '';
+  // Built once per file: a record's field that fails the file, named as the user finds it.
+  const refuse: (record: SourceRecord, field: number, index: number, problem: string) => never = (record, field, index, problem) =>
+    fail({ column: columns[index]!, sourceName: record.names[field]!, fileName, where: record.where }, problem);
 
   return (record, ordinal) => {
     const { names } = record;
@@ -169,11 +172,14 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
         // whether the column keeps it exactly is left to check.
         const text = value.toString();
         const misfit = decimalMisfit(text, decimals);
-        if (misfit !== undefined) fail(columns[index]!, names[field]!, fileName, record.where, misfit);
+        if (misfit !== undefined) refuse(record, field, index, misfit);
         values[index] = text;
         continue;
       }
-      const text = typeof value === 'string' ? value : textOf(value, columns[index]!, names[field]!, fileName, record.where);
+      const text =
+        typeof value === 'string'
+          ? value
+          : (scalarText(value) ?? refuse(record, field, index, `expected a ${kinds[index]}, found ${Array.isArray(value) ? 'an array' : 'an object'}`));
       if (text === '') continue;
       switch (kinds[index]) {
         case 'text':
@@ -190,10 +196,10 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
           const decimal = toDecimalText(text);
           if (decimal === undefined) {
             if (text.trim() === '') continue;
-            fail(columns[index]!, names[field]!, fileName, record.where, `${quote(text)} is not a decimal number (expected digits, an optional sign, point and exponent)`);
+            refuse(record, field, index, `${quote(text)} is not a decimal number (expected digits, an optional sign, point and exponent)`);
           }
           const misfit = decimalMisfit(decimal, decimals);
-          if (misfit !== undefined) fail(columns[index]!, names[field]!, fileName, record.where, misfit);
+          if (misfit !== undefined) refuse(record, field, index, misfit);
           values[index] = decimal;
           break;
         }
@@ -204,7 +210,7 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
           }
           const date = text.trim();
           if (date === '') continue;
-          if (!isIsoDate(date)) fail(columns[index]!, names[field]!, fileName, record.where, `${quote(text)} is not a date in YYYY-MM-DD form`);
+          if (!isIsoDate(date)) refuse(record, field, index, `${quote(text)} is not a date in YYYY-MM-DD form`);
           if (date === text) lastGoodDate = date;
           values[index] = date;
           break;
@@ -292,14 +298,22 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
-/** The text of a JSON value that is not a string; objects and arrays fail. */
-function textOf(value: unknown, column: ReportColumn, sourceName: string, fileName: string, where: string): string {
+/** The text of a JSON value that is not a string (a number or a boolean); undefined for an object or an array. */
+function scalarText(value: unknown): string | undefined {
   if (isLosslessNumber(value)) return value.toString();
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return fail(column, sourceName, fileName, where, `expected a ${column.kind}, found ${Array.isArray(value) ? 'an array' : 'an object'}`);
+  return undefined;
 }
 
-function fail(column: ReportColumn, sourceName: string, fileName: string, where: string, problem: string): never {
+/** Where a value that fails the file stands: its column, the field's name in the file, the file and the record. */
+interface FieldAt {
+  readonly column: ReportColumn;
+  readonly sourceName: string;
+  readonly fileName: string;
+  readonly where: string;
+}
+
+function fail({ column, sourceName, fileName, where }: FieldAt, problem: string): never {
   throw new FileFormatError(`${fileName}, ${where}, column ${column.name} ("${printableText(sourceName, 80)}"): ${problem}`);
 }
 

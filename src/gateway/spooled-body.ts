@@ -36,12 +36,13 @@ export class SpooledBody {
   readonly #file: string | undefined;
   readonly #dir: string | undefined;
 
-  private constructor(bytes: number, sha256: string, buffer: Buffer | undefined, file: string | undefined, dir: string | undefined) {
+  /** `held`: the body in memory (`buffer`), or spooled to `file` inside the directory `dir`. */
+  private constructor(bytes: number, sha256: string, held: { readonly buffer?: Buffer; readonly file?: string; readonly dir?: string }) {
     this.bytes = bytes;
     this.sha256 = sha256;
-    this.#buffer = buffer;
-    this.#file = file;
-    this.#dir = dir;
+    this.#buffer = held.buffer;
+    this.#file = held.file;
+    this.#dir = held.dir;
   }
 
   /**
@@ -103,7 +104,7 @@ export class SpooledBody {
       throw error;
     }
     const digest = hash.digest('hex');
-    return out ? new SpooledBody(bytes, digest, undefined, file, dir) : new SpooledBody(bytes, digest, Buffer.concat(chunks, bytes), undefined, undefined);
+    return new SpooledBody(bytes, digest, out ? { file, dir } : { buffer: Buffer.concat(chunks, bytes) });
   }
 
   /** The first `count` bytes, for telling a ZIP from JSON from an HTML error page. */

@@ -211,7 +211,7 @@ export class SliceCheckTally {
     if (this.#weightIndex >= 0) {
       const tolerance = s.weightsSum.tolerance;
       if (this.#weightsGiven === 0) {
-        results.push(this.#result('weightsSum', 0, tolerance, `no row gives a weight (${checks.weightColumn}): nothing to sum`));
+        results.push(this.#result('weightsSum', { measured: 0, threshold: tolerance, finding: `no row gives a weight (${checks.weightColumn}): nothing to sum` }));
       } else {
         // Exact decimal arithmetic: in doubles 0.5 + 0.499 is 0.0010000000000000009 away from 1,
         // and a tolerance of 0.001 refused what the file states is exactly 0.001 away.
@@ -223,14 +223,14 @@ export class SliceCheckTally {
         const allowed = timesWhole(parseExactDecimal(String(tolerance))!, scale);
         const off = toNumber(gap) / scale;
         results.push(
-          this.#result(
-            'weightsSum',
-            off,
-            tolerance,
-            `the weights (${checks.weightColumn}) of ${this.#weightsGiven} rows sum to ${shortText(sum)}, ${percent(off)} away from ${scale}` +
+          this.#result('weightsSum', {
+            measured: off,
+            threshold: tolerance,
+            finding:
+              `the weights (${checks.weightColumn}) of ${this.#weightsGiven} rows sum to ${shortText(sum)}, ${percent(off)} away from ${scale}` +
               ` (checks.weightsSum.tolerance allows ${percent(tolerance)})`,
-            compareExact(gap, allowed) > 0,
-          ),
+            missed: compareExact(gap, allowed) > 0,
+          }),
         );
       }
     }
@@ -238,31 +238,37 @@ export class SliceCheckTally {
       const repeats = this.mayRepeat ? (context.repeated?.rows ?? 0) : 0;
       const first = context.repeated?.example;
       results.push(
-        this.#result(
-          'duplicateIsin',
-          repeats,
-          0,
-          repeats > 0
-            ? `${repeats} row${repeats === 1 ? ' repeats' : 's repeat'} the ${checks.uniqueColumn} of an earlier row` +
+        this.#result('duplicateIsin', {
+          measured: repeats,
+          threshold: 0,
+          finding:
+            repeats > 0
+              ? `${repeats} row${repeats === 1 ? ' repeats' : 's repeat'} the ${checks.uniqueColumn} of an earlier row` +
                 `${first ? ` (first: ${JSON.stringify(printableText(first.value, 40))} on row ${first.row})` : ''}; none may`
-            : `the ${this.#rows} rows have ${this.#rows} different ${checks.uniqueColumn} values`,
-        ),
+              : `the ${this.#rows} rows have ${this.#rows} different ${checks.uniqueColumn} values`,
+        }),
       );
     }
     if (this.comparesRowCount) {
       const max = s.rowCountDrop.maxDropShare;
       if (previous === undefined || previous.rowCount === 0) {
-        results.push(this.#result('rowCountDrop', 0, max, previous ? `${previous.reportDate} holds no rows to compare with` : 'no earlier loaded date to compare with'));
+        results.push(
+          this.#result('rowCountDrop', {
+            measured: 0,
+            threshold: max,
+            finding: previous ? `${previous.reportDate} holds no rows to compare with` : 'no earlier loaded date to compare with',
+          }),
+        );
       } else {
         const drop = Math.max(0, 1 - this.#rows / previous.rowCount);
         results.push(
-          this.#result(
-            'rowCountDrop',
-            drop,
-            max,
-            `${this.#rows} rows against ${previous.rowCount} on ${previous.reportDate}, the previous loaded date: ${percent(drop)} fewer` +
+          this.#result('rowCountDrop', {
+            measured: drop,
+            threshold: max,
+            finding:
+              `${this.#rows} rows against ${previous.rowCount} on ${previous.reportDate}, the previous loaded date: ${percent(drop)} fewer` +
               ` (checks.rowCountDrop.maxDropShare allows ${percent(max)})`,
-          ),
+          }),
         );
       }
     }
@@ -272,39 +278,43 @@ export class SliceCheckTally {
       if (this.#newestDate > reportDate) {
         const after = Math.max(1, businessDaysBetween(reportDate, this.#newestDate));
         results.push(
-          this.#result('effectiveDate', -after, max, `a row's ${checks.effectiveDateColumn} is ${this.#newestDate}, after the report date ${reportDate}; none may be`, true),
+          this.#result('effectiveDate', {
+            measured: -after,
+            threshold: max,
+            finding: `a row's ${checks.effectiveDateColumn} is ${this.#newestDate}, after the report date ${reportDate}; none may be`,
+            missed: true,
+          }),
         );
       } else {
         const before = businessDaysBetween(this.#oldestDate, reportDate);
         results.push(
-          this.#result(
-            'effectiveDate',
-            before,
-            max,
-            `the oldest ${checks.effectiveDateColumn} is ${this.#oldestDate}, ${before} business day${before === 1 ? '' : 's'} before the report date ${reportDate}` +
+          this.#result('effectiveDate', {
+            measured: before,
+            threshold: max,
+            finding:
+              `the oldest ${checks.effectiveDateColumn} is ${this.#oldestDate}, ${before} business day${before === 1 ? '' : 's'} before the report date ${reportDate}` +
               ` (checks.effectiveDate.maxBusinessDaysBefore allows ${max})`,
-          ),
+          }),
         );
       }
     }
     if (this.#positiveIndexes.length > 0) {
       const first = this.#firstNotPositive;
       results.push(
-        this.#result(
-          'positiveValues',
-          this.#notPositive,
-          0,
-          first
+        this.#result('positiveValues', {
+          measured: this.#notPositive,
+          threshold: 0,
+          finding: first
             ? `${this.#notPositive} value${this.#notPositive === 1 ? ' is' : 's are'} not above zero (first: ${first.column} ${first.value} on row ${first.line}); ${this.#positiveNames.join(', ')} must be`
             : `every ${this.#positiveNames.join(', ')} given is above zero`,
-        ),
+        }),
       );
     }
     return results;
   }
 
   /** A result that misses when `measured` is above `threshold` (or when `missed` says so). */
-  #result(check: SliceCheckName, measured: number, threshold: number, finding: string, missed = measured > threshold): SliceCheckResult {
+  #result(check: SliceCheckName, { measured, threshold, finding, missed = measured > threshold }: CheckFinding): SliceCheckResult {
     const severity = this.#settings[check].severity === 'warn' ? 'warn' : 'fail';
     const outcome = missed ? severity : 'pass';
     const advice = !missed ? '' : severity === 'fail' ? ` (checks.${check}.severity 'warn' would load it with a warning)` : '';
@@ -318,6 +328,15 @@ export class SliceCheckTally {
   #line(values: RowValues): number {
     return this.#lineIndex >= 0 ? Number(values[this.#lineIndex]) : this.#rows;
   }
+}
+
+/** What one check measured, against what it allows, in words. */
+interface CheckFinding {
+  readonly measured: number;
+  readonly threshold: number;
+  readonly finding: string;
+  /** @defaultValue `measured > threshold` */
+  readonly missed?: boolean;
 }
 
 /**

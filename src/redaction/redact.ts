@@ -86,17 +86,11 @@ const SECRET_FIELDS: ReadonlySet<string> = new Set([
 const HEADER_FIELDS: ReadonlySet<string> = new Set(['authorization', 'Authorization']);
 
 /**
- * The logger's net by field name: the object with the value of every secret field censored,
- * where pino's redaction paths `password`, `*.password`, `headers.authorization` and
- * `*.headers.authorization` (and the same for each name above) would censor it. The code never
- * logs credentials or tokens on purpose; this is for objects that reach a log by accident (a
- * request's headers, an error's options).
- *
- * Why not pino's own `redact`: with wildcard paths it cloned and walked every field of every
- * line, about 30 µs a line, a tenth of the CPU a small slice costs. This walks the two levels
- * once and allocates only when it censors something: then the object (and the one level below
- * that holds the secret) is copied with its prototype and every own property, so an `Error`
- * keeps its message and stack, and the caller's object is never changed.
+ * The logger's net for secrets that reach a log by accident (a request's headers, an error's
+ * options): censors every secret field at the top level or one level down, as pino's `redact`
+ * paths `password`, `*.password`, `headers.authorization`… would, without cloning every line as
+ * pino's wildcards do. It copies only what it censors (prototype and own properties kept, so an
+ * `Error` keeps its message and stack) and never changes the caller's object.
  */
 export function censorSecretFields<T>(value: T): T {
   return censorLevel(value, 0);

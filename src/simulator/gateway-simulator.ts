@@ -238,7 +238,7 @@ export async function createGatewaySimulator(options: GatewaySimulatorOptions = 
       res.end();
       return;
     }
-    const report = lazySyntheticReport(portfolioId, reportType, date, revisions.get(key) ?? 0, sizes);
+    const report = lazySyntheticReport({ portfolioId, reportType, reportDate: date }, { revision: revisions.get(key) ?? 0, sizes });
     const fileName = `${report.fileBaseName}.${format === 'csv' ? 'zip' : 'json'}`;
     const headers = {
       'content-type': format === 'csv' ? 'application/zip' : 'application/json',

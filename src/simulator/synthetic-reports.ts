@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { REPORT_REGISTRY, type ReportTableName } from '../reports/report-registry.js';
 import type { ReportType } from '../reports/report-types.js';
+import type { Slice } from '../slice/slice.js';
 
 /** A column of a simulated report, under both of its names. */
 export interface SyntheticColumn {
@@ -95,18 +96,27 @@ export interface LazySyntheticReport extends Omit<SyntheticReport, 'rows'> {
   rows(): Generator<Record<string, string>>;
 }
 
+/** What makes a synthetic report, beyond its slice. */
+export interface SyntheticReportOptions {
+  /** Another revision of the same slice is a restatement: other values. @defaultValue 0 */
+  readonly revision?: number;
+  /** @defaultValue the simulator's usual row counts */
+  readonly sizes?: SyntheticSizes;
+}
+
 /**
  * The deterministic content of one export: the same (portfolio, report type, date, revision)
  * always gives the same rows. Values are awkward on purpose: decimals with up to 20 significant
  * digits, negative numbers, names with commas, quotes and line breaks, empty exchange codes.
  */
-export function syntheticReport(portfolioId: number, reportType: ReportType, date: string, revision = 0, sizes: SyntheticSizes = {}): SyntheticReport {
-  const lazy = lazySyntheticReport(portfolioId, reportType, date, revision, sizes);
+export function syntheticReport(slice: Slice, options: SyntheticReportOptions = {}): SyntheticReport {
+  const lazy = lazySyntheticReport(slice, options);
   return { fileBaseName: lazy.fileBaseName, columns: lazy.columns, nativeName: lazy.nativeName, rows: [...lazy.rows()] };
 }
 
 /** {@link syntheticReport}, with rows generated as they are read. */
-export function lazySyntheticReport(portfolioId: number, reportType: ReportType, date: string, revision = 0, sizes: SyntheticSizes = {}): LazySyntheticReport {
+export function lazySyntheticReport(slice: Slice, { revision = 0, sizes = {} }: SyntheticReportOptions = {}): LazySyntheticReport {
+  const { portfolioId, reportType, reportDate: date } = slice;
   const seed = `${portfolioId}|${reportType}|${date}|${revision}`;
   const fileBaseName = `${date}_${indexNameOf(portfolioId).replace(/\s+/g, '_')}_index`;
   return SAMPLES[REPORT_REGISTRY[reportType].table]({ portfolioId, reportType, date, revision, sizes, seed, fileBaseName });

@@ -15,7 +15,7 @@ export const BIG_SLICE = { portfolioId: 1001, reportType: 'constituent.close', r
  * line breaks). Also unpacks the CSV beside it, byte for byte, for `psql \copy`.
  */
 export async function writeBigSliceZip(zipPath: string, csvPath: string, rows: number): Promise<{ zipBytes: number; csvBytes: number }> {
-  const report = lazySyntheticReport(BIG_SLICE.portfolioId, BIG_SLICE.reportType, BIG_SLICE.reportDate, 0, { constituentRows: rows });
+  const report = lazySyntheticReport(BIG_SLICE, { sizes: { constituentRows: rows } });
   await pipeline(renderZip(report), createWriteStream(zipPath));
   const directory = await unzipper.Open.file(zipPath);
   const entry = directory.files.find((file) => file.path.endsWith('.csv'));

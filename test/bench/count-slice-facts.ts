@@ -75,7 +75,7 @@ export async function countSliceFacts(db: Kysely<Warehouse>, slices: readonly Sl
   let rowsExpected = 0;
   for (const slice of slices) {
     rowsLoaded += tableRows.get(key(slice.portfolioId, slice.reportType, slice.reportDate)) ?? 0;
-    rowsExpected += lazySyntheticReport(slice.portfolioId, slice.reportType, slice.reportDate, 0, sizes).rowCount;
+    rowsExpected += lazySyntheticReport(slice, { sizes }).rowCount;
   }
   return {
     slicesPlanned: slices.length,

@@ -29,6 +29,7 @@ describe('the alert webhook', () => {
     expect(text).toContain('EXPORT_NOT_FOUND');
     expect(text).toContain('3 slices');
     expect(text).toContain('EXPORT_FORBIDDEN');
+    // The retry command is what the user copies: checked whole.
     expect(text).toContain('report-sync run --from 2024-03-04 --to 2024-03-06 --portfolios 1001,1002 --report-types constituent.close,index --only-missing');
     // The same message each time: one alert, retried, not one per slice.
     expect(receiver.requests.map((request) => request.body.text)).toEqual([text, text, text]);

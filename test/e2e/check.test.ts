@@ -77,6 +77,7 @@ describe.each(DIALECTS)('check on a seeded ledger (%s)', (dialect) => {
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('FAILED: 1 of 4 slices have no outcome (did the night run?)');
     expect(result.stdout).toContain('portfolio 1002, index: 1 slice (2024-03-04)');
+    // The retry command is what the user copies: checked whole.
     expect(result.stdout).toContain('report-sync run --from 2024-03-04 --to 2024-03-04 --portfolios 1001,1002 --report-types index,constituent.close --only-missing');
     expect(receiver.requests).toHaveLength(1);
     expect(String(receiver.requests[0]!.body.text)).toContain('1 of 4 slices have no outcome');
@@ -98,6 +99,7 @@ describe.each(DIALECTS)('check on a seeded ledger (%s)', (dialect) => {
     );
     const result = await check(['--date', NIGHT, '--no-alert']);
     expect(result.code).toBe(1);
+    // The summary's printed layout is the product: checked whole.
     expect(result.stdout).toContain('FILE_INVALID: 1 slice\n    portfolio 1001: 1 slice, e.g. constituent.close 2024-03-04');
     expect(receiver.requests).toHaveLength(0);
     const json = await check(['--date', NIGHT, '--json', '--no-alert']);
@@ -121,7 +123,8 @@ describe.each(DIALECTS)('check on a seeded ledger (%s)', (dialect) => {
   it('refuses a --date, or --days reaching back, outside the dates window, naming dates.earliest; lowered, older nights are checked', async () => {
     const typo = await check(['--date', '0224-03-04']);
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toContain('--date 0224-03-04 is before dates.earliest (2000-01-01): check the year, or lower dates.earliest (REPORT_SYNC_DATES__EARLIEST)');
+    expect(typo.stderr).toContain('--date 0224-03-04 is before dates.earliest (2000-01-01)');
+    expect(typo.stderr).toContain('REPORT_SYNC_DATES__EARLIEST');
     const centuries = await check(['--date', NIGHT, '--days', '900000']);
     expect(centuries.code).toBe(2);
     expect(centuries.stderr).toContain('--days 900000');
@@ -161,7 +164,8 @@ describe.each(DIALECTS)('check --deep (%s)', (dialect) => {
     const found = await rig.cli(['check', '--date', NIGHT, '--deep']);
     expect(found.code).toBe(1);
     expect(found.stdout).toContain('Row counts: 1 slice holds other row counts than its ledger row records');
-    expect(found.stdout).toContain('portfolio 1002, constituent.close, 2024-03-04: the ledger records 25 rows, the table holds 0');
+    expect(found.stdout).toContain('portfolio 1002, constituent.close, 2024-03-04: ');
+    expect(found.stdout).toContain('the ledger records 25 rows, the table holds 0');
 
     expect((await rig.cli(['run', '--from', NIGHT, '--to', NIGHT])).code).toBe(0);
     expect((await rig.cli(['check', '--date', NIGHT, '--deep'])).code).toBe(0);

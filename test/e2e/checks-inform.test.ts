@@ -1,15 +1,8 @@
-import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SettingsInput } from '../../src/config/settings-schema.js';
-import { Ledger } from '../../src/warehouse/ledger/ledger.js';
-import { startCliProcess } from '../helpers/cli-process.js';
-import { startFileGateway, type FileGateway } from '../helpers/file-gateway.js';
-import { makeZip } from '../helpers/make-zip.js';
-import { startSyncRig, type CliResult, type SyncRig } from '../helpers/sync-rig.js';
+import { indexRecord, useConstituentRig, type ConstituentLine } from '../helpers/constituent-rig.js';
+import type { CliResult } from '../helpers/sync-rig.js';
 import { DIALECTS } from '../helpers/temp-warehouse.js';
-import { until } from '../helpers/until.js';
 import { Receiver } from '../helpers/webhook-receiver.js';
 
 /*
@@ -22,71 +15,29 @@ import { Receiver } from '../helpers/webhook-receiver.js';
  * check to `fail`, and they are refused as before, logged in one compact line.
  */
 
-const HEADER = 'Effective Date,ISIN,Security Name,Security Ticker,Exchange Code,Closing Price,Currency,Closing Fx,Index Shares,Index Weighting';
 const MONDAY = '2024-05-06';
 const TUESDAY = '2024-05-07';
 const WEDNESDAY = '2024-05-08';
 
 /** `rows` constituents of distinct ISINs, each weighing `weight` (as text, as served). */
-function constituentCsv(reportDate: string, rows: number, weight: string, tag = 'A'): string {
-  const lines = Array.from({ length: rows }, (_, i) => `${reportDate},XS${tag}${String(i).padStart(9, '0')},Acme ${i},ACM,XLON,12.5,EUR,1.1,100,${weight}`);
-  return [HEADER, ...lines].join('\r\n');
-}
-
-function indexJson(reportDate: string, value: string): string {
-  return JSON.stringify([
-    {
-      effectiveDate: reportDate,
-      indexId: 'a1b2c3d4-0000-4000-a000-000000000001',
-      indexName: 'Global Equity Index',
-      indexValue: value,
-      currency: 'EUR',
-      closeMarketValue: '1000000.5',
-      openMarketValue: '999000.25',
-      closeDivisor: '1234.5',
-      openDivisor: '1234.5',
-    },
-  ]);
+function constituentLines(rows: number, weight: string, tag = 'A'): ConstituentLine[] {
+  return Array.from({ length: rows }, (_, i) => ({ isin: `XS${tag}${String(i).padStart(9, '0')}`, name: `Acme ${i}`, weight }));
 }
 
 describe.each(DIALECTS)('data-quality checks inform by default, in %s', (dialect) => {
-  let rig: SyncRig;
-  let upstream: FileGateway;
-  let nextConfig = 1;
-
-  beforeAll(async () => {
-    rig = await startSyncRig({ dialect, settings: { formats: { index: 'json', 'constituent.close': 'csv' } } });
-    upstream = await startFileGateway();
-  });
-  afterAll(async () => {
-    await upstream?.close();
-    await rig?.close();
-  });
+  const rig = useConstituentRig(dialect);
+  const cli = rig.cliOnUpstream;
 
   async function serveConstituents(portfolioId: number, date: string, rows: number, weight: string, tag?: string): Promise<void> {
-    upstream.serve(portfolioId, 'constituent.close', date, {
-      body: await makeZip({ 'constituents.csv': constituentCsv(date, rows, weight, tag) }),
-      contentType: 'application/zip',
-      fileName: `${date}_${portfolioId}_constituents.zip`,
-    });
+    await rig.serveConstituents(portfolioId, date, constituentLines(rows, weight, tag));
   }
 
   function serveIndex(portfolioId: number, date: string, value: string): void {
-    upstream.serve(portfolioId, 'index', date, { body: Buffer.from(indexJson(date, value)), contentType: 'application/json', fileName: `${date}_${portfolioId}_index.json` });
+    rig.serveIndex(portfolioId, date, [indexRecord(date, value)]);
   }
 
-  async function cli(args: string[], options: { settings?: SettingsInput; env?: Record<string, string> } = {}): Promise<CliResult> {
-    const withConfig = [...args];
-    if (options.settings) {
-      const file = `inform-${nextConfig++}.json`;
-      writeFileSync(join(rig.dir, file), JSON.stringify(options.settings));
-      withConfig.push('--config', file);
-    }
-    return rig.cli(withConfig, { REPORT_BASE_URL: upstream.url, ...options.env });
-  }
-
-  async function ledgerRow(portfolioId: number, reportDate: string, reportType = 'constituent.close') {
-    return new Ledger((await rig.warehouse()).db).row({ portfolioId, reportType: reportType as 'constituent.close', reportDate });
+  async function ledgerRow(portfolioId: number, reportDate: string) {
+    return rig.ledger({ portfolioId, reportType: 'constituent.close', reportDate });
   }
 
   /** The rows of `table` whose load is not one of `before` (the load ids held before a run): the rows that run wrote. */
@@ -141,6 +92,7 @@ describe.each(DIALECTS)('data-quality checks inform by default, in %s', (dialect
       expect(start, run.stdout).toBeGreaterThan(0);
       expect(lines[start + 1]).toBe('  weightsSum: 6 slices');
       // 7 × 0.2 = 1.4 and 4 × 0.35 = 1.4: both 40 % over, against a tolerance of 0.1 %.
+      // The summary's printed layout is the product: checked whole.
       expect(lines[start + 2]).toBe(
         `    portfolio ${cash}: 3 slices, measured 0.4 (limit 0.001), e.g. constituent.close ${MONDAY}, constituent.close ${TUESDAY}, constituent.close ${WEDNESDAY}`,
       );
@@ -205,10 +157,7 @@ describe.each(DIALECTS)('data-quality checks inform by default, in %s', (dialect
     });
 
     it("are counted by the dashboard's API, per cell and in all", async () => {
-      const dashboard = startCliProcess(['dashboard', '--port', '0'], { cwd: rig.dir, env: rig.env });
-      try {
-        await until(() => /at (http:\/\/\S+)/.test(dashboard.stdout()) || dashboard.child.exitCode !== null, 15_000, `the dashboard to listen (output: ${dashboard.output()})`);
-        const url = /at (http:\/\/\S+)/.exec(dashboard.stdout())![1]!;
+      await rig.withDashboard(async (url) => {
         const answer = await fetch(`${url}api/coverage?from=${MONDAY}&to=${WEDNESDAY}&portfolios=${portfolios}&reportTypes=constituent.close&period=day`);
         expect(answer.status).toBe(200);
         const view = (await answer.json()) as { warned: number; totals: { loaded: number }; rows: { portfolioId: number; cells: unknown[][]; warned: number[] }[] };
@@ -244,10 +193,7 @@ describe.each(DIALECTS)('data-quality checks inform by default, in %s', (dialect
           await fetch(`${url}api/coverage?from=${MONDAY}&to=${WEDNESDAY}&portfolios=${cash}&reportTypes=constituent.close&period=week`)
         ).json()) as typeof view;
         expect(weekly.rows[0]!.cells.map((cell, i) => [cell[1], weekly.rows[0]!.warned[i]])).toEqual([[3, 3]]);
-      } finally {
-        dashboard.child.kill('SIGTERM');
-        await dashboard.exited;
-      }
+      });
     });
   });
 

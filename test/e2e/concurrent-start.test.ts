@@ -62,7 +62,8 @@ describe.each(DIALECTS)('six processes starting at once on a new %s warehouse', 
     const served = { index: 0, constituent: 0 };
     for (const date of DATES)
       for (const portfolioId of PORTFOLIOS)
-        for (const reportType of REPORT_TYPES) served[reportType === 'index' ? 'index' : 'constituent'] += lazySyntheticReport(portfolioId, reportType, date, 0, {}).rowCount;
+        for (const reportType of REPORT_TYPES)
+          served[reportType === 'index' ? 'index' : 'constituent'] += lazySyntheticReport({ portfolioId, reportType, reportDate: date }).rowCount;
     const counts = await countWarehouse(warehouse.db);
     expect(counts).toMatchObject({ index: served.index, constituent: served.constituent, ledgerRowCount: served.index + served.constituent, notDone: 0 });
   }, 240_000);

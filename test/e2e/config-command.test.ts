@@ -63,6 +63,7 @@ describe('report-sync config', () => {
     const cwd = layered();
     const { code, stdout } = await configCommand(cwd, ['--config', 'extra.json'], { LOG_LEVEL: 'debug' });
     expect(code).toBe(0);
+    // The printed layer line is the product: checked whole.
     expect(stdout).toContain('layers, lowest first: default, config/default.json, config/local.json, extra.json (--config), LOG_LEVEL (environment)');
     expect(stdout).toMatch(/^retry\.attempts +4 +config\/default\.json$/m);
     expect(stdout).toMatch(/^concurrency +3 +config\/local\.json$/m);

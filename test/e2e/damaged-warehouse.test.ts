@@ -50,6 +50,7 @@ describe.each(DIALECTS)('a damaged warehouse (%s)', (dialect) => {
     expect(migrate.stderr).toContain('lacks index_report (table), which report-sync writes');
     expect(migrate.stderr).toContain('Restore the warehouse from a backup');
     // The ledger still lists the two index slices as loaded: the run that loads them into a re-created table.
+    // The command is what the user copies: checked whole.
     expect(migrate.stderr).toContain(
       'load the 2 slices its ledger lists as loaded there again: report-sync run --from 2024-03-04 --to 2024-03-04 --portfolios 1001,1002 --report-types index (the run finds their rows gone',
     );
@@ -92,9 +93,8 @@ describe.each(DIALECTS)('a damaged warehouse (%s)', (dialect) => {
 
     const run = await rig.cli(['run', '--from', '2024-03-05', '--to', '2024-03-05']);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.logs).toContain(
-      'the warehouse lacks index report_loads_loaded, view latest_constituent_report, which report-sync made: syncing goes on; run report-sync migrate to re-create them',
-    );
+    expect(run.logs).toContain('the warehouse lacks index report_loads_loaded, view latest_constituent_report');
+    expect(run.logs).toContain('run report-sync migrate to re-create them');
     const status = await rig.cli(['status', ...DAY]);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stderr).toContain(
@@ -119,6 +119,7 @@ describe.each(DIALECTS)('a damaged warehouse (%s)', (dialect) => {
     expect(migrate.code).toBe(2);
     expect(migrate.stderr).toContain('lacks report_loads.error_code (column)');
     // Damage to the ledger makes every loaded slice suspect, and a re-created column takes --force.
+    // The command is what the user copies: checked whole.
     expect(migrate.stderr).toContain('--report-types index,constituent.close --force (--force, because the rows are there');
     expect(rig.simulator.counters.exportRequests).toBe(0);
   });
@@ -129,7 +130,8 @@ describe.each(DIALECTS)('a damaged warehouse (%s)', (dialect) => {
       const result = await rig.cli(command);
       expect(result.code, command[0]).toBe(2);
       expect(result.stderr).toContain('(table kysely_migration) is damaged');
-      expect(result.stderr).toContain('it lists 0099-from-the-future, which this version of report-sync does not know (it knows 0001-create-tables, 0002-ledger-error-code');
+      expect(result.stderr).toContain('it lists 0099-from-the-future, which this version of report-sync does not know');
+      expect(result.stderr).toContain('(it knows 0001-create-tables, 0002-ledger-error-code');
       expect(result.stderr).toContain("delete from kysely_migration where name in ('0099-from-the-future')");
     }
     expect(rig.simulator.counters.exportRequests).toBe(0);

@@ -180,6 +180,7 @@ describe('the coverage dashboard in a real browser', () => {
         ['EXPORT_FORBIDDEN', '1003', '5'],
         ['FILE_INVALID', '1002', '1'],
       ]);
+      // The command is what the user copies: checked whole.
       expect(await page.textContent('#retry-run')).toBe(
         `report-sync run --from 2024-03-11 --to 2024-03-20 --portfolios 1002,1003 --report-types constituent.close,index --only-missing --config ${configFile}`,
       );

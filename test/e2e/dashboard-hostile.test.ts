@@ -210,9 +210,8 @@ describe.each(DIALECTS)('the dashboard under hostile queries (%s)', (dialect) =>
     // The page's link to everything the ledger holds starts at the typo: refused, naming the setting.
     const whole = await timedGet(url, `api/coverage?from=${TYPO_DATE}&columns=120`);
     expect(whole.status).toBe(400);
-    expect(JSON.parse(whole.body).error).toBe(
-      `from ${TYPO_DATE} is before dates.earliest (2000-01-01): check the year, or lower dates.earliest (REPORT_SYNC_DATES__EARLIEST) to reach older reports`,
-    );
+    expect(JSON.parse(whole.body).error).toContain(`from ${TYPO_DATE} is before dates.earliest (2000-01-01)`);
+    expect(JSON.parse(whole.body).error).toContain('REPORT_SYNC_DATES__EARLIEST');
     expect(whole.ms).toBeLessThan(1000);
     const after = memoryOf(cli.child.pid!);
     console.log(`${dialect}: default page request ${page.ms} ms, whole-ledger link refused in ${whole.ms} ms; RSS ${before.nowMb} → ${after.nowMb} MB, peak ${after.peakMb} MB`);

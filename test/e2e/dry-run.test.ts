@@ -51,6 +51,7 @@ describe('dry run without a warehouse', () => {
     expect(existsSync(sqliteFile(rig))).toBe(false);
     expect(existsSync(`${sqliteFile(rig)}-wal`)).toBe(false);
 
+    // The dry run's printed report is the product: its lines are checked whole.
     const lines = result.stdout.split('\n');
     expect(lines[0]).toBe('Dry run of report-sync run: nothing is requested, loaded or written, and no token is asked for.');
     expect(result.stdout).toContain('Range 2024-03-04 to 2024-03-07: 2 portfolios × 2 report types × 4 days = 16 slices.');
@@ -159,6 +160,7 @@ describe.each(DIALECTS)('dry run over a ledger with history (%s)', (dialect) => 
     const text = await rig.cli(['run', ...RANGE, '--failed', '--code', 'EXPORT_FORBIDDEN', '--dry-run']);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain('has 10 of them loaded, 0 no data and 2 failed; 4 were never attempted.');
+    // The dry run's printed report is the product: checked whole.
     expect(text.stdout).toContain('--failed --code EXPORT_FORBIDDEN: only the 1 slice whose last outcome is failed with code EXPORT_FORBIDDEN is taken; the other 15 are skipped.');
     expect(text.stdout).toContain('Export requests: 1 ');
 
@@ -182,6 +184,7 @@ describe.each(DIALECTS)('dry run over a ledger with history (%s)', (dialect) => 
     expect(backfill.estimate).toMatchObject({ seconds: 310, parallelSeconds: 80, rateLimitSeconds: 310, boundBy: 'rateLimit' });
     expect(backfill.estimate.rateLimit.applies).toBe(true);
     const text = await rig.cli(['backfill', ...RANGE, ...limited, '--dry-run']);
+    // The dry run's printed report is the product: checked whole.
     expect(text.stdout).toContain('queue.rateLimit (3 per 60000 ms, across every worker) allows it no sooner than 5 min, which is what bounds it');
 
     // Without --request-seconds, the ledger's own figure: the mean attempt time of the 10 slices loaded (failures left out).

@@ -1,13 +1,9 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
 import type { Slice } from '../../src/slice/slice.js';
-import { startFileGateway, type FileGateway } from '../helpers/file-gateway.js';
-import { makeZip } from '../helpers/make-zip.js';
-import { startSyncRig, type CliResult, type SyncRig } from '../helpers/sync-rig.js';
+import { useConstituentRig, type ConstituentLine } from '../helpers/constituent-rig.js';
+import type { CliResult } from '../helpers/sync-rig.js';
 import { DIALECTS } from '../helpers/temp-warehouse.js';
-import { Ledger } from '../../src/warehouse/ledger/ledger.js';
 
 /*
  * Checks that compare exactly (issue 25, finding 6), through the real CLI, on both warehouses,
@@ -17,69 +13,28 @@ import { Ledger } from '../../src/warehouse/ledger/ledger.js';
  * tolerance allows what it says at both sides of its boundary.
  */
 
-const HEADER = 'Effective Date,ISIN,Security Name,Security Ticker,Exchange Code,Closing Price,Currency,Closing Fx,Index Shares,Index Weighting';
 const MONDAY = '2024-05-06';
 const REFUSING: SettingsInput = { checks: { weightsSum: { severity: 'fail' }, duplicateIsin: { severity: 'fail' }, positiveValues: { severity: 'fail' } } };
 
-interface Line {
-  readonly isin: string;
-  readonly weight: string;
-  readonly price?: string;
-}
-
-function csvOf(lines: readonly Line[]): string {
-  return [HEADER, ...lines.map((l) => `${MONDAY},${l.isin},Acme,ACM,XLON,${l.price ?? '12.5'},EUR,1.1,100,${l.weight}`)].join('\r\n');
-}
-
 describe.each(DIALECTS)('checks that compare exactly, in %s', (dialect) => {
-  let rig: SyncRig;
-  let upstream: FileGateway;
+  const rig = useConstituentRig(dialect);
+  const { ledger } = rig;
   let nextPortfolio = 7001;
-  let nextConfig = 1;
-
-  beforeAll(async () => {
-    rig = await startSyncRig({ dialect, settings: { formats: { index: 'json', 'constituent.close': 'csv' } } });
-    upstream = await startFileGateway();
-  });
-  afterAll(async () => {
-    await upstream?.close();
-    await rig?.close();
-  });
 
   const newSlice = (): Slice => ({ portfolioId: nextPortfolio++, reportType: 'constituent.close', reportDate: MONDAY });
 
-  async function serve(slice: Slice, lines: readonly Line[]): Promise<void> {
-    upstream.serve(slice.portfolioId, slice.reportType, slice.reportDate, {
-      body: await makeZip({ 'constituents.csv': csvOf(lines) }),
-      contentType: 'application/zip',
-      fileName: `${MONDAY}_${slice.portfolioId}_constituents.zip`,
-    });
+  async function serve(slice: Slice, lines: readonly ConstituentLine[]): Promise<void> {
+    await rig.serveConstituents(slice.portfolioId, slice.reportDate, lines);
   }
 
   async function run(slice: Slice, settings: SettingsInput = REFUSING): Promise<CliResult> {
-    const file = `exact-${nextConfig++}.json`;
-    writeFileSync(join(rig.dir, file), JSON.stringify(settings));
-    const args = ['run', '--from', MONDAY, '--to', MONDAY, '--portfolios', String(slice.portfolioId), '--report-types', slice.reportType, '--config', file];
-    return rig.cli(args, { REPORT_BASE_URL: upstream.url });
-  }
-
-  async function ledger(slice: Slice) {
-    const row = await new Ledger((await rig.warehouse()).db).row(slice);
-    if (!row) throw new Error(`no ledger row for ${slice.portfolioId}`);
-    return row;
+    return rig.cliOnUpstream(['run', '--from', MONDAY, '--to', MONDAY, '--portfolios', String(slice.portfolioId), '--report-types', slice.reportType], { settings });
   }
 
   async function check(slice: Slice, name: string) {
-    const row = await (
-      await rig.warehouse()
-    ).db
-      .selectFrom('slice_checks')
-      .selectAll()
-      .where('portfolio_id', '=', slice.portfolioId)
-      .where('report_date', '=', slice.reportDate)
-      .where('check_name', '=', name)
-      .executeTakeFirstOrThrow();
-    return { ...row, measured: Number(row.measured), threshold: Number(row.threshold) };
+    const row = (await rig.checks(slice)).get(name);
+    if (!row) throw new Error(`no ${name} check for ${slice.portfolioId}`);
+    return row;
   }
 
   async function rows(slice: Slice) {

@@ -83,6 +83,7 @@ function expectGroupedSummary(stdout: string, failures: readonly Failure[], comm
 
   const dates = failures.map((failure) => failure.date).sort();
   const retry = lines.find((line) => line.startsWith('Retry them: '));
+  // The command is what the user copies: checked whole.
   expect(retry).toBe(
     `Retry them: report-sync ${command} --from ${dates[0]} --to ${dates.at(-1)} --portfolios 1001,1002,1003 --report-types constituent.close,index --only-missing`,
   );
@@ -110,6 +111,7 @@ describe('failures grouped at the end of a run', () => {
     const result = await sync.cli(['run', '--from', '2024-03-04', '--to', '2024-03-07']);
     expect(result.code, result.stdout).toBe(1);
     const retry = expectGroupedSummary(result.stdout, failures, 'run');
+    // The command is what the user copies: checked whole.
     expect(result.stdout).toContain('Every failed slice: report-sync status --failed --json --from 2024-03-04 --to 2024-03-07');
     // Ten forbidden slices of one portfolio do not make ten lines: the whole summary stays short.
     expect(result.stdout.split('\n').length).toBeLessThan(40);

@@ -36,6 +36,7 @@ describe('a queued night', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(receiver.requests).toHaveLength(1);
     const text = String(receiver.requests[0]!.body.text);
+    // The alert's title line is the product: checked whole.
     expect(text).toContain(`report-sync nightly of ${yesterday} (queue report-exports): 1 of 8 slices failed`);
     expect(text).toContain('EXPORT_FORBIDDEN');
     expect(worker.output()).toContain('the night finished with slices failed or not attempted');

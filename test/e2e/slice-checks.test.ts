@@ -1,16 +1,10 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
 import type { ReportType } from '../../src/reports/report-types.js';
 import type { Slice } from '../../src/slice/slice.js';
-import { startCliProcess } from '../helpers/cli-process.js';
-import { startFileGateway, type FileGateway } from '../helpers/file-gateway.js';
-import { makeZip } from '../helpers/make-zip.js';
-import { startSyncRig, type CliResult, type SyncRig } from '../helpers/sync-rig.js';
+import { indexRecord, useConstituentRig, type ConstituentLine } from '../helpers/constituent-rig.js';
+import type { CliResult } from '../helpers/sync-rig.js';
 import { DIALECTS } from '../helpers/temp-warehouse.js';
-import { until } from '../helpers/until.js';
-import { Ledger } from '../../src/warehouse/ledger/ledger.js';
 
 /*
  * Files that are well-formed but wrong (weights that do not add up, a duplicate ISIN, a halved day,
@@ -20,89 +14,31 @@ import { Ledger } from '../../src/warehouse/ledger/ledger.js';
  * says so; either way slice_checks records what was measured.
  */
 
-const HEADER = 'Effective Date,ISIN,Security Name,Security Ticker,Exchange Code,Closing Price,Currency,Closing Fx,Index Shares,Index Weighting';
-
 /** A Monday, and the days around it. */
 const MONDAY = '2024-05-06';
 const FRIDAY_BEFORE = '2024-05-03';
 const TUESDAY = '2024-05-07';
 const WEDNESDAY = '2024-05-08';
 
-interface Line {
-  readonly isin: string;
-  readonly weight: string;
-  readonly price?: string;
-  readonly fx?: string;
-  readonly shares?: string;
-  readonly date?: string;
-}
-
 /** `count` lines of distinct ISINs with equal weights summing to 1. */
-function evenLines(count: number, date?: string, prefix = 'XS'): Line[] {
+function evenLines(count: number, date?: string, prefix = 'XS'): ConstituentLine[] {
   return Array.from({ length: count }, (_, i) => ({ isin: `${prefix}${String(i).padStart(10, '0')}`, weight: String(1 / count), date }));
 }
 
-function csvOf(lines: readonly Line[], reportDate: string): string {
-  return [HEADER, ...lines.map((l) => `${l.date ?? reportDate},${l.isin},Acme,ACM,XLON,${l.price ?? '12.5'},EUR,${l.fx ?? '1.1'},${l.shares ?? '100'},${l.weight}`)].join('\r\n');
-}
+/** Four lines whose weights sum to 0.8, which weightsSum's default tolerance misses. */
+const WEIGHING_0_8 = evenLines(4).map((line) => ({ ...line, weight: '0.2' }));
 
 describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dialect) => {
-  let rig: SyncRig;
-  let upstream: FileGateway;
+  const rig = useConstituentRig(dialect);
+  const { serveConstituents, serveIndex, ledger, checks } = rig;
   let nextPortfolio = 5001;
-  let nextConfig = 1;
-
-  beforeAll(async () => {
-    rig = await startSyncRig({ dialect, settings: { formats: { index: 'json', 'constituent.close': 'csv' } } });
-    upstream = await startFileGateway();
-  });
-  afterAll(async () => {
-    await upstream?.close();
-    await rig?.close();
-  });
 
   function newPortfolio(): number {
     return nextPortfolio++;
   }
 
-  async function serveConstituents(portfolioId: number, date: string, lines: readonly Line[]): Promise<void> {
-    upstream.serve(portfolioId, 'constituent.close', date, {
-      body: await makeZip({ 'constituents.csv': csvOf(lines, date) }),
-      contentType: 'application/zip',
-      fileName: `${date}_${portfolioId}_constituents.zip`,
-    });
-  }
-
-  function serveIndex(portfolioId: number, date: string, records: readonly Record<string, unknown>[]): void {
-    upstream.serve(portfolioId, 'index', date, { body: Buffer.from(JSON.stringify(records)), contentType: 'application/json', fileName: `${date}_${portfolioId}_index.json` });
-  }
-
   async function run(portfolioId: number, reportType: ReportType, date: string, settings?: SettingsInput): Promise<CliResult> {
-    const args = ['run', '--from', date, '--to', date, '--portfolios', String(portfolioId), '--report-types', reportType];
-    if (settings) {
-      const file = `checks-${nextConfig++}.json`;
-      writeFileSync(join(rig.dir, file), JSON.stringify(settings));
-      args.push('--config', file);
-    }
-    return rig.cli(args, { REPORT_BASE_URL: upstream.url });
-  }
-
-  async function ledger(slice: Slice) {
-    const row = await new Ledger((await rig.warehouse()).db).row(slice);
-    if (!row) throw new Error(`no ledger row for ${slice.portfolioId} ${slice.reportType} ${slice.reportDate}`);
-    return row;
-  }
-
-  async function checks(slice: Slice) {
-    const warehouse = await rig.warehouse();
-    const rows = await warehouse.db
-      .selectFrom('slice_checks')
-      .selectAll()
-      .where('portfolio_id', '=', slice.portfolioId)
-      .where('report_type', '=', slice.reportType)
-      .where('report_date', '=', slice.reportDate)
-      .execute();
-    return new Map(rows.map((row) => [row.check_name, { ...row, measured: Number(row.measured), threshold: Number(row.threshold) }]));
+    return rig.cliOnUpstream(['run', '--from', date, '--to', date, '--portfolios', String(portfolioId), '--report-types', reportType], { settings });
   }
 
   async function constituentRows(slice: Slice) {
@@ -122,7 +58,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
    * With `check` set to `fail`, loads a good file for the slice, then serves `bad` for it: the run
    * fails the slice with the check named, and the good rows stay.
    */
-  async function expectRefusedKeepingEarlierRows(slice: Slice, bad: readonly Line[], check: string, extra: SettingsInput = {}) {
+  async function expectRefusedKeepingEarlierRows(slice: Slice, bad: readonly ConstituentLine[], check: string, extra: SettingsInput = {}) {
     const settings: SettingsInput = { ...extra, checks: { ...extra.checks, [check]: { severity: 'fail' } } };
     await serveConstituents(slice.portfolioId, slice.reportDate, evenLines(4));
     const good = await run(slice.portfolioId, slice.reportType, slice.reportDate, settings);
@@ -174,11 +110,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
 
     it('loads a file that misses it (warn, the default), records the warning, and counts it in the summary', async () => {
       const slice: Slice = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
-      await serveConstituents(
-        slice.portfolioId,
-        MONDAY,
-        evenLines(4).map((line) => ({ ...line, weight: '0.2' })),
-      );
+      await serveConstituents(slice.portfolioId, MONDAY, WEIGHING_0_8);
       const result = await run(slice.portfolioId, slice.reportType, MONDAY);
       expect(result.code, result.stdout).toBe(0);
       expect(result.stdout).toMatch(/of which loaded with warnings\s+1/);
@@ -249,9 +181,8 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
       const slice: Slice = { portfolioId: newPortfolio(), reportType: 'constituent.close', reportDate: MONDAY };
       const { recorded, after } = await expectRefusedKeepingEarlierRows(slice, evenLines(4, '2024-04-22'), 'effectiveDate');
       expect(recorded.get('effectiveDate')).toMatchObject({ measured: 10, threshold: 5 });
-      expect(after.error).toContain(
-        'the oldest effective_date is 2024-04-22, 10 business days before the report date 2024-05-06 (checks.effectiveDate.maxBusinessDaysBefore allows 5)',
-      );
+      expect(after.error).toContain('the oldest effective_date is 2024-04-22, 10 business days before');
+      expect(after.error).toContain('checks.effectiveDate.maxBusinessDaysBefore allows 5');
     });
 
     it('set to fail, refuses an effective date after the report date', async () => {
@@ -284,17 +215,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
 
     it('set to fail, refuses an index file with a negative index value; passes one with every value above zero', async () => {
       const portfolioId = newPortfolio();
-      const record = (indexValue: string) => ({
-        effectiveDate: MONDAY,
-        indexId: 'a1b2c3d4-0000-4000-a000-000000000001',
-        indexName: 'Global Equity Index',
-        indexValue,
-        currency: 'EUR',
-        closeMarketValue: '1000000.5',
-        openMarketValue: '999000.25',
-        closeDivisor: '1234.5',
-        openDivisor: '1234.5',
-      });
+      const record = (indexValue: string) => indexRecord(MONDAY, indexValue);
       serveIndex(portfolioId, MONDAY, [record('1001.25')]);
       expect((await run(portfolioId, 'index', MONDAY)).code).toBe(0);
       const slice: Slice = { portfolioId, reportType: 'index', reportDate: MONDAY };
@@ -355,11 +276,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
     expect((await run(slice.portfolioId, slice.reportType, MONDAY)).code).toBe(0);
     const warehouse = await rig.warehouse();
     await warehouse.db.deleteFrom('report_loads').where('portfolio_id', '=', slice.portfolioId).execute();
-    await serveConstituents(
-      slice.portfolioId,
-      MONDAY,
-      evenLines(4).map((line) => ({ ...line, weight: '0.2' })),
-    );
+    await serveConstituents(slice.portfolioId, MONDAY, WEIGHING_0_8);
     const again = await run(slice.portfolioId, slice.reportType, MONDAY);
     expect(again.code, again.stdout).toBe(0);
     expect(await ledger(slice)).toMatchObject({ status: 'loaded', row_count: 4 });
@@ -372,7 +289,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
     await serveConstituents(slice.portfolioId, MONDAY, evenLines(3));
     expect((await run(slice.portfolioId, slice.reportType, MONDAY)).code).toBe(0);
     expect((await checks(slice)).size).toBe(5);
-    upstream.forget(slice.portfolioId, slice.reportType, MONDAY);
+    rig.upstream.forget(slice.portfolioId, slice.reportType, MONDAY);
     const emptied = await run(slice.portfolioId, slice.reportType, MONDAY, { warehouse: { acceptEmptyRestatements: true } });
     expect(emptied.code, emptied.stdout).toBe(0);
     expect(await ledger(slice)).toMatchObject({ status: 'no_data', row_count: 0 });
@@ -438,10 +355,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
     });
 
     it("the dashboard's slice detail holds the checks of the slice's latest file", async () => {
-      const dashboard = startCliProcess(['dashboard', '--port', '0'], { cwd: rig.dir, env: rig.env });
-      try {
-        await until(() => /at (http:\/\/\S+)/.test(dashboard.stdout()) || dashboard.child.exitCode !== null, 15_000, `the dashboard to listen (output: ${dashboard.output()})`);
-        const url = /at (http:\/\/\S+)/.exec(dashboard.stdout())![1]!;
+      await rig.withDashboard(async (url) => {
         const detail = async (slice: Slice) => {
           const answer = await fetch(`${url}api/slice?portfolio=${slice.portfolioId}&reportType=${slice.reportType}&date=${slice.reportDate}`);
           expect(answer.status).toBe(200);
@@ -455,10 +369,7 @@ describe.each(DIALECTS)('data-quality checks on every loaded slice, in %s', (dia
         expect(refusedDetail.status).toBe('failed');
         expect(refusedDetail.checks.find((check) => check.check === 'duplicateIsin')).toMatchObject({ outcome: 'fail', measured: 1 });
         expect((await detail({ ...warned, reportDate: WEDNESDAY })).checks).toEqual([]);
-      } finally {
-        dashboard.child.kill('SIGTERM');
-        await dashboard.exited;
-      }
+      });
     });
   });
 });

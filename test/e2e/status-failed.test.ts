@@ -45,6 +45,7 @@ describe.each(DIALECTS)('status --failed (%s)', (dialect) => {
     expect(lines).toContain('  FILE_INVALID: 3 slices');
     expect(lines).toContain('    portfolio 1002: 2 slices, e.g. index 2021-06-01, index 2021-06-02');
     expect(lines).toContain('    portfolio 1003: 1 slice, e.g. index 2022-01-05');
+    // The retry command is what the user copies: checked whole.
     expect(result.stdout).toContain('Retry them: report-sync run --from 2020-01-01 --to 2023-04-14 --portfolios 1001,1002,1003 --report-types index --only-missing');
     // No grid, no table: the question was what failed.
     expect(result.stdout).not.toContain('Coverage from');

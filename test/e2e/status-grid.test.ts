@@ -81,6 +81,7 @@ describe.each(DIALECTS)('status draws the coverage grid (%s)', (dialect) => {
     expect(row1001[60]).toBe('✗');
     expect(row1001.replaceAll('·', '')).toBe('✗✗');
     expect(row1002[60]).toBe('·');
+    // The printed legend is the product: checked whole.
     expect(result.stdout).toContain(
       'Each column shows the worst trouble inside it (failed, then missing), else loaded; no data only if nothing in it was loaded: █ loaded  ░ no data  ✗ failed  · missing',
     );

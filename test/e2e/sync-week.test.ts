@@ -63,7 +63,7 @@ describe.each(DIALECTS)('a week for two portfolios and two report types, in-proc
     const warehouse = await rig.warehouse();
     for (const portfolioId of [1001, 1002]) {
       for (const reportDate of WEEKDAYS) {
-        const served = syntheticReport(portfolioId, 'constituent.close', reportDate, 0);
+        const served = syntheticReport({ portfolioId, reportType: 'constituent.close', reportDate });
         const stored = await warehouse.db
           .selectFrom('constituent_report')
           .selectAll()
@@ -91,7 +91,7 @@ describe.each(DIALECTS)('a week for two portfolios and two report types, in-proc
           }
         });
 
-        const servedIndex = syntheticReport(portfolioId, 'index', reportDate, 0);
+        const servedIndex = syntheticReport({ portfolioId, reportType: 'index', reportDate });
         const storedIndex = await warehouse.db.selectFrom('index_report').selectAll().where('portfolio_id', '=', portfolioId).where('report_date', '=', reportDate).execute();
         expect(storedIndex).toHaveLength(servedIndex.rows.length);
         for (const record of servedIndex.rows) {
@@ -124,8 +124,8 @@ describe.each(DIALECTS)('a week for two portfolios and two report types, in-proc
     rig.simulator.restate(1001, 'constituent.close', '2024-03-05');
     const result = await rig.cli(['run', '--from', '2024-03-05', '--to', '2024-03-05', '--portfolios', '1001', '--report-types', 'constituent.close']);
     expect(result.code).toBe(0);
-    const restated = syntheticReport(1001, 'constituent.close', '2024-03-05', 1);
-    const original = syntheticReport(1001, 'constituent.close', '2024-03-05', 0);
+    const restated = syntheticReport({ portfolioId: 1001, reportType: 'constituent.close', reportDate: '2024-03-05' }, { revision: 1 });
+    const original = syntheticReport({ portfolioId: 1001, reportType: 'constituent.close', reportDate: '2024-03-05' });
     expect(restated.rows.length).not.toBe(original.rows.length);
     const warehouse = await rig.warehouse();
     const stored = await warehouse.db

@@ -25,7 +25,7 @@ const SIZES = { indexRecords: 3_000, constituentRows: 4_000 };
 function servedSlices(dates: string[]) {
   return dates.flatMap((date) =>
     PORTFOLIOS.flatMap((portfolioId) =>
-      REPORT_TYPES.map((reportType) => ({ portfolioId, reportType, date, rows: lazySyntheticReport(portfolioId, reportType, date, 0, SIZES).rowCount })),
+      REPORT_TYPES.map((reportType) => ({ portfolioId, reportType, date, rows: lazySyntheticReport({ portfolioId, reportType, reportDate: date }, { sizes: SIZES }).rowCount })),
     ),
   );
 }

@@ -264,9 +264,8 @@ describe('a hostile identity provider', () => {
     const { rig, idp, env } = await inProcess({ kind: 'redirect', status: 308, location: 'https://idp.example.com/auth/realms/new/protocol/openid-connect/token' });
     const result = await rig.cli(['run', ...WEEK], env);
     expect(result.code).toBe(2);
-    expect(result.stdout).toContain(
-      `token endpoint ${idp.tokenUrl} answered 308 Permanent Redirect to https://idp.example.com/auth/realms/new/protocol/openid-connect/token: set REPORT_AUTH_URL/REPORT_TOKEN_URL to the new address`,
-    );
+    expect(result.stdout).toContain(`token endpoint ${idp.tokenUrl} answered 308 Permanent Redirect to https://idp.example.com/`);
+    expect(result.stdout).toContain('set REPORT_AUTH_URL/REPORT_TOKEN_URL to the new address');
     expect(result.stdout).not.toContain('refused');
     expect(idp.requests).toHaveLength(1);
     expect(rig.simulator.counters.exportRequests).toBe(0);
@@ -275,7 +274,8 @@ describe('a hostile identity provider', () => {
     idp.set({ kind: 'redirect', status: 301, location: 'http://[idp\u009b2J' });
     const odd = await rig.cli(['run', ...WEEK], env);
     expect(odd.code).toBe(2);
-    expect(odd.stdout).toContain('answered 301 Moved Permanently to http://[idp\\x9b2J: set REPORT_AUTH_URL/REPORT_TOKEN_URL');
+    expect(odd.stdout).toContain('answered 301 Moved Permanently to http://[idp\\x9b2J:');
+    expect(odd.stdout).toContain('set REPORT_AUTH_URL/REPORT_TOKEN_URL');
     expect(`${odd.stdout}${odd.logs}`).not.toContain('\u009b');
   });
 });

@@ -88,7 +88,8 @@ describe('identity provider down for a while', () => {
     expect(result.code).toBe(2);
     expect(Date.now() - startedAt).toBeLessThan(5_000);
     expect(result.stdout).toContain("Stopped early: nothing answers at the identity provider's address");
-    expect(result.stdout).toContain('(ECONNREFUSED), and no token was ever obtained from it: check REPORT_AUTH_URL and REPORT_REALM (or REPORT_TOKEN_URL)');
+    expect(result.stdout).toContain('(ECONNREFUSED)');
+    expect(result.stdout).toContain('check REPORT_AUTH_URL and REPORT_REALM (or REPORT_TOKEN_URL)');
     expect(result.logLines.some((line) => String(line.msg).startsWith('identity provider unavailable'))).toBe(false);
   });
 

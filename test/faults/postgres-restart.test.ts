@@ -95,7 +95,8 @@ describe('Postgres restarted during a load', () => {
     expect(ledger.every((row) => row.status === 'loaded')).toBe(true);
     expect(ledger.some((row) => row.attempts > 1)).toBe(true);
     // Exactly what the simulator serves: no row twice, none missing.
-    const served = (portfolioId: number, reportType: ReportType) => lazySyntheticReport(portfolioId, reportType, '2024-01-02', 0, { constituentRows: CONSTITUENT_ROWS }).rowCount;
+    const served = (portfolioId: number, reportType: ReportType) =>
+      lazySyntheticReport({ portfolioId, reportType, reportDate: '2024-01-02' }, { sizes: { constituentRows: CONSTITUENT_ROWS } }).rowCount;
     const counts = await tableCounts(warehouse);
     expect(counts.constituent).toBe(served(1001, 'constituent.close') + served(1002, 'constituent.close'));
     expect(counts.index).toBe(served(1001, 'index') + served(1002, 'index'));

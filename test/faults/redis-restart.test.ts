@@ -28,8 +28,8 @@ function servedRows() {
   const rows = { index: 0, constituent: 0 };
   for (const date of WEEKDAYS)
     for (const portfolioId of PORTFOLIOS) {
-      rows.index += lazySyntheticReport(portfolioId, 'index', date, 0, {}).rowCount;
-      rows.constituent += lazySyntheticReport(portfolioId, 'constituent.close', date, 0, {}).rowCount;
+      rows.index += lazySyntheticReport({ portfolioId, reportType: 'index', reportDate: date }).rowCount;
+      rows.constituent += lazySyntheticReport({ portfolioId, reportType: 'constituent.close', reportDate: date }).rowCount;
     }
   return rows;
 }
@@ -118,7 +118,8 @@ describe('Redis restarted during a backfill', () => {
     const notAttempted = Number(/not attempted\s+(\d+)/.exec(first.stdout)?.[1]);
     expect(notAttempted).toBeGreaterThan(0);
     // Named as lost, with the exact command that re-queues them.
-    expect(first.stdout).toContain(`Not attempted: ${notAttempted} slices have no outcome and no job left in the queue: their jobs were lost`);
+    expect(first.stdout).toContain(`Not attempted: ${notAttempted} slices`);
+    expect(first.stdout).toContain('their jobs were lost');
     expect(first.stdout).toMatch(/e\.g\. portfolio 100\d, (index|constituent\.close), 2024-01-\d\d/);
     expect(first.stdout).toContain(
       `report-sync backfill --from 2024-01-01 --to 2024-01-14 --portfolios ${PORTFOLIOS.join(',')} --report-types index,constituent.close --only-missing re-queues exactly`,

@@ -24,7 +24,7 @@ function servedRows(dates: string[]) {
   for (const date of dates)
     for (const portfolioId of PORTFOLIOS)
       for (const reportType of REPORT_TYPES) {
-        const count = lazySyntheticReport(portfolioId, reportType, date, 0, {}).rowCount;
+        const count = lazySyntheticReport({ portfolioId, reportType, reportDate: date }).rowCount;
         if (reportType === 'index') rows.index += count;
         else rows.constituent += count;
       }

@@ -26,7 +26,7 @@ const BIG_ROWS = 400_000;
 const OLD_ROWS = 250;
 
 async function sliceZip(rows: number, revision: number): Promise<Buffer> {
-  return buffer(renderZip(lazySyntheticReport(SLICE.portfolioId, SLICE.reportType, SLICE.reportDate, revision, { constituentRows: rows })));
+  return buffer(renderZip(lazySyntheticReport(SLICE, { revision, sizes: { constituentRows: rows } })));
 }
 
 describe.each(DIALECTS)('report-sync run killed (SIGKILL) while a threaded big load writes into %s', (dialect) => {

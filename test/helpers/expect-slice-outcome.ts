@@ -30,6 +30,7 @@ export async function expectSliceFailed(fault: FaultRig, slice: Slice, run: Faul
   expect(ledger.error).toMatch(new RegExp(`^${expected.code}: `));
   expect(ledger.error).toMatch(expected.says);
   // The console: the summary's failure groups name the code, the slice and the reason; so does the final log line.
+  // The summary's printed layout is the product: checked whole.
   expect(run.stdout).toContain(`  ${expected.code}: 1 slice\n    portfolio ${slice.portfolioId}: 1 slice, e.g. ${slice.reportType} ${slice.reportDate}\n`);
   expect(run.stdout).toContain(`      ${printableText(ledger.error!, REASON_LENGTH)}\n`);
   const final = run.logLines.filter((line) => line.status === 'failed');

@@ -78,7 +78,7 @@ export async function startFaultRig(settings: SettingsInput = {}, options: { dia
     },
     /** The file the simulator serves for the slice (revision 0), for a misbehaving gateway to serve too. */
     async goodFile(slice: Slice): Promise<{ body: Buffer; headers: Record<string, string> }> {
-      const report = lazySyntheticReport(slice.portfolioId, slice.reportType, slice.reportDate, 0, {});
+      const report = lazySyntheticReport(slice);
       const zip = slice.reportType !== 'index';
       const parts: Buffer[] = [];
       for await (const part of zip ? renderZip(report) : renderJson(report)) parts.push(Buffer.from(part as Buffer | string));

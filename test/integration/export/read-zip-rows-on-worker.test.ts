@@ -66,7 +66,7 @@ async function failure(rows: AsyncIterable<RowValues> | (() => Promise<unknown>)
 
 /** The simulator's constituent ZIP of `count` rows: 20-digit decimals, quoted commas, quotes, line breaks, a data descriptor. */
 async function syntheticZip(count: number): Promise<Buffer> {
-  return buffer(renderZip(lazySyntheticReport(slice.portfolioId, slice.reportType, slice.reportDate, 0, { constituentRows: count })));
+  return buffer(renderZip(lazySyntheticReport(slice, { sizes: { constituentRows: count } })));
 }
 
 /** A stored (uncompressed) ZIP of one CSV, its text findable in the bytes to corrupt them. */
@@ -136,9 +136,9 @@ describe('readZipRowsOnWorker', () => {
     const error = await failure(readZipRowsOnWorker({ zip: { buffer: poison }, fileName: 'export.zip', maxUncompressedBytes: LIMIT, maxRecordBytes, slice }));
     expect(error).toBeInstanceOf(FileFormatError);
     expect(error.message).toBe(expected.message);
-    expect(error.message).toBe(
-      'export.zip, data.csv line 3: the record is longer than limits.maxRecordBytes (1048576 characters): refusing it before it is held whole; raise that setting if the file is genuine',
-    );
+    expect((error as FileFormatError).code).toBe('FILE_INVALID');
+    expect(error.message).toContain('export.zip, data.csv line 3: ');
+    expect(error.message).toContain('limits.maxRecordBytes (1048576 characters)');
     const ordinary = await syntheticZip(200);
     expect(await collect(readZipRowsOnWorker({ zip: { buffer: ordinary }, fileName: 'export.zip', maxUncompressedBytes: LIMIT, maxRecordBytes, slice }))).toHaveLength(200);
   });

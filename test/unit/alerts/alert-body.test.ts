@@ -43,6 +43,7 @@ describe('alertBody, slack', () => {
     expect(text.split('\n')[0]).toBe(`*${summary.title}*`);
     expect(text).toContain('50 loaded · 5 unchanged · 745 failed');
     expect(text).toContain('*EXPORT_FORBIDDEN*: 744 slices');
+    // The alert's printed lines are the product: checked whole.
     expect(text).toContain('• portfolio 1003: 744 slices, e.g. constituent.close 2024-01-01, constituent.open 2024-01-01, index 2024-01-01');
     expect(text).toContain('EXPORT_FORBIDDEN: 403 for portfolio 1003 on 2024-01-01');
     expect(text).toContain('*FILE_INVALID*: 1 slice');
@@ -81,6 +82,7 @@ describe('alertBody, slack', () => {
     expect(all).not.toMatch(/[<>]/);
     expect(all).not.toMatch(/&(?!amp;|lt;|gt;)/);
     expect(all).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    // The escaped text itself is what is checked.
     expect(body.text).toContain('FILE_INVALID: bad &lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;!channel&gt;\\x1b]0;owned\\x07\\x0d\\x0aforged: line');
     expect(body.text).toContain('*run &lt;!here&gt; &amp; co*');
   });
@@ -197,6 +199,7 @@ describe('alertBody, slices loaded with warnings and where the alert comes from'
     expect(lines[1]).toBe('deployment reports-eu · host worker-3.eu');
     expect(lines[2]).toBe('40 loaded · 21 loaded with warnings · 0 failed');
     expect(text).toContain('*Loaded with warnings: weightsSum*: 21 slices');
+    // The alert's printed lines are the product: checked whole.
     expect(text).toContain(
       '• portfolio 1001: 20 slices, measured 0.05 to 0.24 (limit 0.001), e.g. constituent.close 2024-01-01, constituent.close 2024-01-02, constituent.close 2024-01-03',
     );

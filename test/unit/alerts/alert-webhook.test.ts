@@ -92,6 +92,7 @@ describe('AlertWebhook', () => {
     const text = request!.body.text as string;
     expect(text).toContain('*nightly sync of 2024-01-31: 744 of 800 slices failed*');
     expect(text).toContain('*EXPORT_FORBIDDEN*: 744 slices');
+    // The alert's printed lines are the product: checked whole.
     expect(text).toContain('• portfolio 1003: 62 slices, e.g. constituent.close 2024-01-01, index 2024-01-01, index 2024-01-02');
     expect(text).toContain('• … 6 more portfolios (372 slices)');
     expect(text).toContain('`report-sync backfill --from 2024-01-01 --to 2024-01-31 --only-missing`');
@@ -233,6 +234,7 @@ describe('AlertWebhook', () => {
     expect(sent).not.toContain('<script>');
     expect(sent).not.toContain('<!channel>');
     expect(sent).not.toMatch(/\\u00(?!0a)[01][0-9a-f]/i);
+    // The escaped text itself is what is checked.
     expect(rx.requests[0]!.body.text).toContain('EXPORT_FORBIDDEN: &lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;!channel&gt;\\x1b[2J\\x0d\\x0aforged');
   });
 

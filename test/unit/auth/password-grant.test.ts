@@ -90,7 +90,9 @@ describe('requestPasswordGrant', () => {
     const error = (await grantAgainst((_req, res) => {
       res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"constructor"}');
     }).catch((e: unknown) => e)) as AuthError;
-    expect(error.message).toBe('identity provider refused the password grant: constructor; check the REPORT_CLIENT_* and REPORT_USERNAME/REPORT_PASSWORD settings');
+    expect(error.code).toBe('AUTH_REJECTED');
+    expect(error.message).toContain('refused the password grant: constructor;');
+    expect(error.message).toContain('REPORT_USERNAME/REPORT_PASSWORD');
   });
 
   it.each([

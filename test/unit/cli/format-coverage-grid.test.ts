@@ -61,6 +61,7 @@ describe('the status grid', () => {
   });
 
   it('says how a week or month column is drawn', () => {
+    // The printed legend is the product: checked whole.
     expect(formatCoverageGrid(grid('week'), { colour: false }).split('\n').at(-1)).toBe(
       'Each column shows the worst trouble inside it (failed, then missing), else loaded; no data only if nothing in it was loaded: █ loaded  ░ no data  ✗ failed  · missing',
     );

@@ -110,6 +110,7 @@ describe('dotEnvHint', () => {
   ];
 
   it('names the line and the REPORT_* variable, the rule, and what to do, when the upstream refuses what it was sent', () => {
+    // The hint is the product: checked whole.
     expect(dotEnvHint(notes, 'AUTH_REJECTED')).toBe(
       '.env line 4 (REPORT_PASSWORD) has a # outside quotes, which starts a comment, so the value was cut there: put the value in single quotes if the # belongs to it',
     );

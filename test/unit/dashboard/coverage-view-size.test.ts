@@ -60,6 +60,7 @@ describe('the size of a coverage grid, known before it is counted', () => {
     const { error, ms, heapMb, counted } = await sized({ from: '0100-01-01', to: '9999-12-31', period: 'day' });
     expect(error).toBeInstanceOf(UsageError);
     // Refused on the 4 pairs asked alone: by month too (118,800 months) it is more than fits.
+    // The message says how to narrow the view: checked whole.
     expect((error as Error).message).toBe(
       '14,463,600 cells (4 rows by 3,615,900 days from 0100-01-01 to 9999-12-31) is more than one page shows (150,000); choose fewer dates or fewer portfolios and report types',
     );
@@ -83,6 +84,7 @@ describe('the size of a coverage grid, known before it is counted', () => {
   it('refuses an explicit period that does not fit, rather than coarsening it behind the query', async () => {
     const { error, counted } = await sized({ from: '2000-01-01', to: '2026-10-31', period: 'week', portfolios: Array.from({ length: 60 }, (_, i) => 1001 + i) });
     expect(counted).toEqual([]);
+    // The message says how to narrow the view: checked whole.
     expect((error as Error).message).toBe(
       '168,120 cells (120 rows by 1,401 weeks from 2000-01-01 to 2026-10-31) is more than one page shows (150,000); choose a coarser period (period=month fits), fewer dates or fewer portfolios and report types',
     );

@@ -16,26 +16,29 @@ describe('RequestGate, on a real HTTP server', () => {
     await new Promise((resolve) => server?.close(resolve));
   });
 
-  it('lets two through, queues two, refuses the rest with Retry-After, and keeps other routes answered', async () => {
-    const gate = new RequestGate({ concurrent: 2, waiting: 2, maxWaitMs: 60_000, retryAfterSeconds: 3 });
+  /**
+   * Serves `/costly` behind `gate` (beside the routes `app` has already): each request that gets
+   * through waits in `held` until the test answers it; `most()` is the most held at once.
+   */
+  async function serveBehind(gate: RequestGate, app = express()) {
     const held: (() => void)[] = [];
-    let running = 0;
     let most = 0;
-    const app = express();
     app.get('/costly', gate.handler, (_req, res) => {
-      running += 1;
-      most = Math.max(most, running);
-      held.push(() => {
-        running -= 1;
-        res.json({ ok: true });
-      });
-    });
-    app.get('/cheap', (_req, res) => {
-      res.json({ cheap: true });
+      held.push(() => res.json({ ok: true }));
+      most = Math.max(most, held.length);
     });
     server = createServer(app);
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, held, most: () => most };
+  }
+
+  it('lets two through, queues two, refuses the rest with Retry-After, and keeps other routes answered', async () => {
+    const gate = new RequestGate({ concurrent: 2, waiting: 2, maxWaitMs: 60_000, retryAfterSeconds: 3 });
+    const app = express();
+    app.get('/cheap', (_req, res) => {
+      res.json({ cheap: true });
+    });
+    const { url, held, most } = await serveBehind(gate, app);
 
     const answers = [fetch(`${url}/costly`), fetch(`${url}/costly`)];
     await expect.poll(() => held.length).toBe(2);
@@ -60,19 +63,12 @@ describe('RequestGate, on a real HTTP server', () => {
     held.shift()!();
     const served = await Promise.all(answers.slice(0, 4));
     expect(served.map((response) => response.status)).toEqual([200, 200, 200, 200]);
-    expect(most).toBe(2);
+    expect(most()).toBe(2);
   });
 
   it('gives the place of a client that left while waiting to the next', async () => {
     const gate = new RequestGate({ concurrent: 1, waiting: 1, maxWaitMs: 60_000, retryAfterSeconds: 1 });
-    const held: (() => void)[] = [];
-    const app = express();
-    app.get('/costly', gate.handler, (_req, res) => {
-      held.push(() => res.json({ ok: true }));
-    });
-    server = createServer(app);
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const { url, held } = await serveBehind(gate);
 
     const first = fetch(`${url}/costly`);
     await expect.poll(() => held.length).toBe(1);
@@ -93,14 +89,7 @@ describe('RequestGate, on a real HTTP server', () => {
 
   it('answers 503 to a request that waited its longest, so no answer waits behind a long queue', async () => {
     const gate = new RequestGate({ concurrent: 1, waiting: 5, maxWaitMs: 300, retryAfterSeconds: 2 });
-    const held: (() => void)[] = [];
-    const app = express();
-    app.get('/costly', gate.handler, (_req, res) => {
-      held.push(() => res.json({ ok: true }));
-    });
-    server = createServer(app);
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const { url, held } = await serveBehind(gate);
 
     const first = fetch(`${url}/costly`);
     await expect.poll(() => held.length).toBe(1);

@@ -90,6 +90,7 @@ describe('CsvRecordSplitter', () => {
 
   it('refuses a quote inside an unquoted cell, text after a closing quote and an unclosed quote, naming the line', () => {
     expect(failure('a,b\n1,x"y\n')).toBeInstanceOf(FileFormatError);
+    // These messages are what a user reads to mend the file (line, cell, what to do): checked whole.
     expect(failure('a,b\n1,x"y\n').message).toBe(
       'x.csv is not valid CSV at line 2: a quote inside an unquoted cell (cell 2); a cell holding a quote must be quoted, with the quote doubled',
     );
@@ -143,7 +144,7 @@ describe('CsvRecordSplitter', () => {
   });
 
   it('agrees with csv-parse on the simulator’s 5,000-row constituent export (20-digit decimals, quoted commas, quotes, line breaks)', () => {
-    const chunks = [...renderCsv(lazySyntheticReport(1001, 'constituent.close', '2024-03-01', 0, { constituentRows: 5_000 }))];
+    const chunks = [...renderCsv(lazySyntheticReport({ portfolioId: 1001, reportType: 'constituent.close', reportDate: '2024-03-01' }, { sizes: { constituentRows: 5_000 } }))];
     const records = split(chunks);
     expect(records).toHaveLength(5_001);
     expect(records).toEqual(oracle(chunks.join('')));

@@ -63,6 +63,7 @@ describe('ExportClient', () => {
     }, '/gw/prefix');
     const download = await client.download(slice, 'csv');
     expect(seen.method).toBe('GET');
+    // Not prose: the whole URL, base path kept, is what is checked.
     expect(seen.url).toBe('/gw/prefix/api/v1/report-service/report/generate/portfolio/42/export?reportType=constituent.close&date=2024-03-01&format=csv');
     expect(seen.headers?.authorization).toBe('Bearer tok-1');
     expect(seen.headers?.['x-client-id']).toBe('tenant-9');

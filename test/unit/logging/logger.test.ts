@@ -76,6 +76,7 @@ describe('errors logged under err', () => {
     logger.error({ code: error.code, err: error }, 'slice failed');
     const err = logLines(out)[0]!.err as Record<string, unknown>;
     expect(err.code).toBe('EXPORT_SERVER_ERROR');
+    // What is checked is the joining: the error's own message, then its cause's.
     expect(err.message).toBe('answered 503; this failure is NOT in the ledger: the warehouse is locked (SQLITE_BUSY)');
   });
 

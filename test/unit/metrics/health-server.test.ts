@@ -205,9 +205,9 @@ describe('startHealthServer', () => {
   it('names the port setting it is given, and how several processes on one host each get a port', async () => {
     const first = await start();
     const attempt = start({ port: first.port, portSetting: 'metrics.port (REPORT_SYNC_METRICS__PORT, or --metrics-port)' });
-    await expect(attempt).rejects.toThrow(
-      `cannot serve metrics and health checks on 127.0.0.1:${first.port}: the port is already in use (EADDRINUSE); choose another metrics.port (REPORT_SYNC_METRICS__PORT, or --metrics-port) (a port of its own for each process, or 0 for any free port)`,
-    );
+    await expect(attempt).rejects.toThrow(`cannot serve metrics and health checks on 127.0.0.1:${first.port}`);
+    await expect(attempt).rejects.toThrow(/\(EADDRINUSE\); choose another metrics\.port \(REPORT_SYNC_METRICS__PORT, or --metrics-port\)/);
+    await expect(attempt).rejects.toThrow('or 0 for any free port');
   });
 
   it('answers /readyz within 2 s by default when a check hangs', async () => {

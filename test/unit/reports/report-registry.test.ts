@@ -46,7 +46,7 @@ describe('the report registry', () => {
   });
 
   it.each(REPORT_TYPES)('has the simulator serve a %s sample that fills every column of its table', (type) => {
-    const sample = syntheticReport(1001, type, '2024-03-01');
+    const sample = syntheticReport({ portfolioId: 1001, reportType: type, reportDate: '2024-03-01' });
     const served = new Set(sample.columns.map((column) => toColumnName(column[sample.nativeName])));
     const missing = REPORT_REGISTRY[type].columns.map((column) => column.name).filter((name) => !served.has(name));
     expect(missing).toEqual([]);

@@ -61,7 +61,8 @@ describe.each(DIALECTS)('readMigrationHistory (%s)', (dialect) => {
     );
     expect(history.damage?.code).toBe('CONFIG_INVALID');
     expect(history.damage?.message).toContain('(table kysely_migration) is damaged');
-    expect(history.damage?.message).toContain('it lists 0009-z, which this version of report-sync does not know (it knows 0001-a, 0002-b, 0003-c)');
+    expect(history.damage?.message).toContain('it lists 0009-z, which this version of report-sync does not know');
+    expect(history.damage?.message).toContain('(it knows 0001-a, 0002-b, 0003-c)');
     expect(history.damage?.message).toContain("delete from kysely_migration where name in ('0009-z')");
   });
 
@@ -85,7 +86,8 @@ describe.each(DIALECTS)('readMigrationHistory (%s)', (dialect) => {
       ]),
       KNOWN,
     );
-    expect(history.damage?.message).toContain('its timestamps put the migrations in the order 0002-b, 0001-a, not the order they run in (0001-a, 0002-b)');
+    expect(history.damage?.code).toBe('CONFIG_INVALID');
+    expect(history.damage?.message).toContain('in the order 0002-b, 0001-a, not the order they run in (0001-a, 0002-b)');
   });
 
   it('an emptied history beside complete tables: the rows that record every migration', async () => {
