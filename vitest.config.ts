@@ -13,7 +13,7 @@ const BUILDS_DIST = ['test/build-dist.ts'];
  * worker fleet, Chromium) and on timers of the product. On two cores two forks left the cores idle
  * for much of the run; more forks fill them.
  */
-const WAITING_FORKS = 4;
+const WAITING_FORKS = 3;
 
 /**
  * Forks for the tiers that compute (unit) or that hold a process to a ceiling of memory or time
