@@ -3,26 +3,46 @@ import { defineConfig } from 'vitest/config';
 /**
  * The tests in tiers, one vitest project each (`npm run test:unit` and so on; `vitest run` runs them
  * all). `unit` needs no Redis, Postgres, Chromium or build: SQLite in temp files and loopback servers
- * of its own only. `integration` asks the real Redis and Postgres; `e2e`, `faults` and `bench` start
- * the compiled command, so only they build `dist/` first.
+ * of its own only. `integration` asks the real Redis and Postgres; `e2e`, `faults`, `ceilings` and
+ * `bench` start the compiled command, so only they build `dist/` first.
  */
 const BUILDS_DIST = ['test/build-dist.ts'];
+
+/**
+ * Forks for the tiers that mostly wait: on servers, on child processes (the compiled command, a
+ * worker fleet, Chromium) and on timers of the product. On two cores two forks left the cores idle
+ * for much of the run; more forks fill them.
+ */
+const WAITING_FORKS = 3;
+
+/**
+ * Forks for the tiers that compute (unit) or that hold a process to a ceiling of memory or time
+ * (ceilings, bench): one per core, as the whole suite once ran, so a ceiling is never measured
+ * beside more than one other test file.
+ */
+const COMPUTING_FORKS = 2;
+
+// Projects with different numbers of forks run one group after the other (vitest's
+// sequence.groupOrder): first the computing and measured tiers, then the waiting ones.
+const computing = { maxWorkers: COMPUTING_FORKS, sequence: { groupOrder: 0 } };
+const waiting = { maxWorkers: WAITING_FORKS, sequence: { groupOrder: 1 } };
 
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // e2e tests start servers and SQLite files of their own; two cores, so two forks.
     pool: 'forks',
-    maxWorkers: 2,
+    maxWorkers: COMPUTING_FORKS,
     // Fails a file that leaves a server, socket, timer or child process behind.
     setupFiles: ['test/helpers/leak-check-setup.ts'],
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
-      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'] } },
-      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: BUILDS_DIST } },
-      { extends: true, test: { name: 'faults', include: ['test/faults/**/*.test.ts'], globalSetup: BUILDS_DIST } },
-      { extends: true, test: { name: 'bench', include: ['test/bench/**/*.test.ts'], globalSetup: BUILDS_DIST } },
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], ...computing } },
+      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'], ...waiting } },
+      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: BUILDS_DIST, ...waiting } },
+      { extends: true, test: { name: 'faults', include: ['test/faults/**/*.test.ts'], globalSetup: BUILDS_DIST, ...waiting } },
+      // Peak memory and answer times of the compiled command under hostile input and a huge ledger.
+      { extends: true, test: { name: 'ceilings', include: ['test/ceilings/**/*.test.ts'], globalSetup: BUILDS_DIST, ...computing } },
+      { extends: true, test: { name: 'bench', include: ['test/bench/**/*.test.ts'], globalSetup: BUILDS_DIST, ...computing } },
     ],
   },
 });

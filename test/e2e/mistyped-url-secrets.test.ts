@@ -61,12 +61,11 @@ describe('a password in a URL typed wrong is printed nowhere', () => {
   it.each(MISTYPED)('%s=%s', { timeout: 60_000 }, async (variable, value, shown, commands) => {
     const password = /:(Zq\d)@/.exec(value)![1]!;
     const env = { [variable]: value };
-    const config = await cli(['config'], env);
+    // Every command is a process of its own that reaches nothing: all of them at once.
+    const [config, json, ...results] = await Promise.all([cli(['config'], env), cli(['config', '--json'], env), ...commands.map((command) => cli(command, env))]);
     expect(config.code).toBe(0);
     expect(config.output).toMatch(new RegExp(`${variable} +${shown.replace(/[[\]\\.?*+()]/g, '\\$&')} +environment`));
-    const json = await cli(['config', '--json'], env);
     expect((JSON.parse(json.output) as { environment: Record<string, { value: string }> }).environment[variable]!.value).toBe(shown);
-    const results = await Promise.all(commands.map((command) => cli(command, env)));
     results.forEach((result, index) => {
       const command = commands[index]!.join(' ');
       expect(result.code, `${command}: ${result.output}`).toBe(2);
