@@ -67,9 +67,9 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
     await connector.waitUntilReady(redis, { timeoutMs: settings.startup.timeoutMs, signal: io.signal });
     warehouse = await connectWarehouse(config, { purpose: 'write', signal: io.signal, logger });
     exportQueue = new ExportQueue({ connection: redis, settings });
-    const ledger = new Ledger(warehouse.db);
+    const ledger = new Ledger(warehouse);
     // The warehouse's clock, which stamps every outcome: a worker's clock may be behind this host's.
-    const since = await warehouseNow(warehouse.db);
+    const since = await warehouseNow(warehouse);
     const startedMs = performance.now();
     const slices = planSelectedSlices(range, selection, ledger);
     const planned = countSlices(range);

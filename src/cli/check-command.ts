@@ -62,7 +62,7 @@ export async function checkCommand(options: CheckOptions, io: CliIo): Promise<nu
   try {
     // A damaged warehouse is said, not a reason to hide the ledger it still has.
     for (const damage of warehouse.damage) io.stderr.write(`report-sync: warning: ${damage}\n`);
-    const ledger = new Ledger(warehouse.db);
+    const ledger = new Ledger(warehouse);
     const result = await checkFreshness({ ledger, range, graceUntil });
     const checks = await readCheckMisses(ledger, range, io);
     // Loaded with warnings is loaded (the exit code is the same); counted so it is seen. A warehouse without slice_checks was said above.

@@ -42,7 +42,7 @@ export async function dashboardCommand(options: DashboardOptions, io: CliIo): Pr
       queue = new QueueView({ queue: exportQueue.queue, location: connector.location, isDown: () => down.down || redis.status !== 'ready' });
     }
     const server = await startDashboardServer({
-      ledger: new Ledger(warehouse.db),
+      ledger: new Ledger(warehouse),
       queue,
       defaults: {
         portfolios: settings.portfolios,

@@ -4,7 +4,7 @@ import type { SliceRange } from '../slice/slice-range.js';
 import type { SliceSelection } from '../selection/slice-selection.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { Ledger } from '../warehouse/ledger/ledger.js';
-import { MissingWarehouseError } from '../warehouse/missing-warehouse-error.js';
+import { MissingWarehouseError } from '../warehouse/engine/missing-warehouse-error.js';
 import type { CliIo } from './cli-io.js';
 import { formatDryRun } from './format-dry-run.js';
 
@@ -42,7 +42,7 @@ export async function printDryRun(options: PrintDryRunOptions, io: CliIo): Promi
       command: options.command,
       range: options.range,
       selection: options.selection,
-      ledger: warehouse ? new Ledger(warehouse.db) : undefined,
+      ledger: warehouse ? new Ledger(warehouse) : undefined,
       location,
       settings: options.config.settings,
       secondsPerRequest: options.requestSeconds,

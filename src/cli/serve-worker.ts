@@ -134,7 +134,7 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
           ledger: services.ledger,
           exportQueue,
           priority: settings.queue.nightlyPriority,
-          warehouseNow: () => warehouseNow(services.warehouse.db),
+          warehouseNow: () => warehouseNow(services.warehouse),
           ownNightly,
           followNight: (night) => followNight({ night, ledger: services.ledger, exportQueue, redis, prefix: settings.queue.prefix, logger, webhook, metrics, shutdown }),
           logger,

@@ -54,7 +54,7 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
   try {
     // A damaged warehouse is said, not a reason to hide the ledger it still has.
     for (const damage of warehouse.damage) io.stderr.write(`report-sync: warning: ${damage}\n`);
-    const ledger = new Ledger(warehouse.db);
+    const ledger = new Ledger(warehouse);
     const filter = { from, to, portfolios: options.portfolios, reportTypes: options.reportTypes };
     if (options.failed || options.code?.length) {
       const range = { ...filter, portfolios: options.portfolios ?? settings.portfolios, reportTypes: options.reportTypes ?? settings.reportTypes };

@@ -118,7 +118,7 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
       gate: options.gate,
       onAnswer: metrics && ((status, seconds) => metrics.exportAnswered(status, seconds)),
     });
-    const ledger = new Ledger(warehouse.db);
+    const ledger = new Ledger(warehouse);
     return {
       settings,
       logger,

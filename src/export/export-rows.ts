@@ -5,7 +5,7 @@ import type { SliceCheckTally } from '../quality/slice-check-tally.js';
 import type { DecimalCapacity } from '../reports/decimal-capacity.js';
 import type { ReportDefinition } from '../reports/report-definition.js';
 import type { Slice } from '../slice/slice.js';
-import type { SliceRows } from '../warehouse/loading/row-writer.js';
+import type { SliceRows } from '../warehouse/engine/row-writer.js';
 import { numberedRows } from './numbered-rows.js';
 
 /** How {@link exportRows} reads a file. */

@@ -1,7 +1,7 @@
 import { startModuleWorker } from '../runtime/start-module-worker.js';
 import { ExportError, FileFormatError, type SyncErrorCode } from '../errors/sync-error.js';
 import type { SliceCheckTally } from '../quality/slice-check-tally.js';
-import { CopyTextRows } from '../warehouse/loading/copy-text-rows.js';
+import { CopyTextRows } from '../warehouse/engine/copy-text-rows.js';
 import type { RowValues } from '../extract/row-builder.js';
 import type { ZipRowsJob, ZipRowsMessage } from './zip-rows-job.js';
 

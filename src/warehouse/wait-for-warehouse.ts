@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { SyncError } from '../errors/sync-error.js';
 import type { Logger } from '../logging/logger.js';
-import { classifyWarehouseError } from './classify-warehouse-error.js';
+import { classifyWarehouseError } from './engine/classify-warehouse-error.js';
 import type { WarehouseHandle } from './open-warehouse.js';
 
 /** The first pause between two tries; it doubles up to {@link MAX_PAUSE_MS}. */

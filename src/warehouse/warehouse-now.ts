@@ -1,6 +1,4 @@
-import type { Kysely } from 'kysely';
-import { engineOf } from './engines.js';
-import type { Warehouse } from './schema/warehouse-schema.js';
+import type { WarehouseHandle } from './engine/warehouse-engine.js';
 
 /**
  * The warehouse's clock, as an ISO 8601 UTC time with milliseconds: the time every ledger row is
@@ -8,6 +6,6 @@ import type { Warehouse } from './schema/warehouse-schema.js';
  * so workers whose clocks drift cannot make an outcome look older than the backfill that asked for
  * it. Which clock that is, its engine says (see `WarehouseEngine.now`).
  */
-export async function warehouseNow(db: Kysely<Warehouse>): Promise<string> {
-  return engineOf(db).now(db);
+export async function warehouseNow(warehouse: Pick<WarehouseHandle, 'db' | 'engine'>): Promise<string> {
+  return warehouse.engine.now(warehouse.db);
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { lazySyntheticReport, type SyntheticSizes } from '../../src/simulator/synthetic-reports.js';
 import type { Slice } from '../../src/slice/slice.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
-import type { Warehouse } from '../../src/warehouse/schema/warehouse-schema.js';
+import type { Warehouse } from '../../src/warehouse/engine/warehouse-schema.js';
 import type { BenchFacts } from './bench-result.js';
 
 /** What {@link countSliceFacts} counts: every field of {@link BenchFacts} about slices, ledger and rows. */

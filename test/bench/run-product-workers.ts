@@ -86,7 +86,7 @@ export async function runProductWorkers(options: ProductWorkersOptions): Promise
   const fleetCpuMs = () => children.reduce((sum, { child }) => sum + processCpuMs(child.pid), 0);
   try {
     await migrateWarehouse(warehouse);
-    const ledger = new Ledger(warehouse.db);
+    const ledger = new Ledger(warehouse);
     const results: WorkerBatchResult[] = [];
     let finishedBefore = 0;
     for (const batch of options.batches) {

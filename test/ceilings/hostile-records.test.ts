@@ -182,7 +182,7 @@ function describeHostileRecords(dialect: WarehouseDialect, cases: HostileCases) 
     }
 
     async function ledgerRow(portfolioId: number) {
-      return new Ledger((await rig.warehouse()).db).row({ portfolioId, reportType: 'constituent.close', reportDate: DATE });
+      return new Ledger(await rig.warehouse()).row({ portfolioId, reportType: 'constituent.close', reportDate: DATE });
     }
 
     /** Failed as a file's fault, naming where and the limit, with the run's summary printed and the memory within the ceiling. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { shiftIsoDate, todayIn } from '../../src/dates/report-date.js';
-import type { ReportLoadsRow } from '../../src/warehouse/schema/warehouse-schema.js';
+import type { ReportLoadsRow } from '../../src/warehouse/engine/warehouse-schema.js';
 import { capturedIo } from '../helpers/captured-io.js';
 import { ledgerRow } from '../helpers/ledger-row.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';

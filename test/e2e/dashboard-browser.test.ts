@@ -8,7 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sliceJobId } from '../../src/queue/slice-job.js';
 import { eachIsoDate, weekdayOf } from '../../src/dates/report-date.js';
-import type { ReportLoadsRow, SliceStatus } from '../../src/warehouse/schema/warehouse-schema.js';
+import type { ReportLoadsRow, SliceStatus } from '../../src/warehouse/engine/warehouse-schema.js';
 import { startCliProcess, type CliProcess } from '../helpers/cli-process.js';
 import { launchChromium } from '../helpers/headless-chromium.js';
 import { ledgerRow } from '../helpers/ledger-row.js';

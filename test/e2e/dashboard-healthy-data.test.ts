@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eachIsoDate, shiftIsoDate, todayIn, weekdayOf } from '../../src/dates/report-date.js';
-import type { ReportLoadsRow } from '../../src/warehouse/schema/warehouse-schema.js';
+import type { ReportLoadsRow } from '../../src/warehouse/engine/warehouse-schema.js';
 import { startCliProcess, type CliProcess } from '../helpers/cli-process.js';
 import { launchChromium } from '../helpers/headless-chromium.js';
 import { ledgerRow } from '../helpers/ledger-row.js';

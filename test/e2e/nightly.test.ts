@@ -44,7 +44,7 @@ describe('nightly', () => {
         ledgerRow(1001, 'index', '2024-03-09', 'failed', { error: 'UNEXPECTED: x' }),
       ])
       .execute();
-    const plan = await planNightly({ ledger: new Ledger(warehouse.db), portfolios: [1001], reportTypes: ['index'], timeZone: 'UTC', lookbackDays: 3, now });
+    const plan = await planNightly({ ledger: new Ledger(warehouse), portfolios: [1001], reportTypes: ['index'], timeZone: 'UTC', lookbackDays: 3, now });
     expect(plan.reportDate).toBe('2024-03-12');
     expect(plan.slices.map((slice) => slice.reportDate)).toEqual(['2024-03-12', '2024-03-09', '2024-03-10']);
   });

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { sql, type Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EXPORT_SLICE_JOB } from '../../src/queue/slice-job.js';
-import type { Warehouse } from '../../src/warehouse/schema/warehouse-schema.js';
+import type { Warehouse } from '../../src/warehouse/engine/warehouse-schema.js';
 import { startCliProcess } from '../helpers/cli-process.js';
 import { startQueueRig, type QueueRig } from '../helpers/queue-rig.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';

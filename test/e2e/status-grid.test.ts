@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import type { ReportLoadsRow } from '../../src/warehouse/schema/warehouse-schema.js';
+import type { ReportLoadsRow } from '../../src/warehouse/engine/warehouse-schema.js';
 import { capturedIo } from '../helpers/captured-io.js';
 import { onTerminal } from '../helpers/on-terminal.js';
 import { ledgerRow } from '../helpers/ledger-row.js';

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ReportType } from '../../src/reports/report-types.js';
 import { lazySyntheticReport } from '../../src/simulator/synthetic-reports.js';
-import type { Warehouse } from '../../src/warehouse/schema/warehouse-schema.js';
+import type { Warehouse } from '../../src/warehouse/engine/warehouse-schema.js';
 import { startCliProcess } from '../helpers/cli-process.js';
 import { startQueueRig, type QueueRig } from '../helpers/queue-rig.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';

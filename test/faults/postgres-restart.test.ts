@@ -5,7 +5,7 @@ import type { ReportType } from '../../src/reports/report-types.js';
 import { lazySyntheticReport } from '../../src/simulator/synthetic-reports.js';
 import type { Slice } from '../../src/slice/slice.js';
 import { migrateWarehouse } from '../../src/warehouse/schema/migrate-warehouse.js';
-import { classifyWarehouseError } from '../../src/warehouse/classify-warehouse-error.js';
+import { classifyWarehouseError } from '../../src/warehouse/engine/classify-warehouse-error.js';
 import { openWarehouse, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
 import { SliceLoader } from '../../src/warehouse/loading/slice-loader.js';
 import { countWarehouse } from '../helpers/count-warehouse.js';

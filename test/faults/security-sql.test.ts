@@ -282,7 +282,7 @@ const ALLOWED: readonly Allowed[] = [
     reason: 'the last, shorter batch: SQL text compiled by Kysely once per row count (compileInsert), values as parameters',
   },
   {
-    file: 'src/warehouse/loading/reusable-statement.ts',
+    file: 'src/warehouse/engine/reusable-statement.ts',
     kind: 'raw-sql',
     code: 'CompiledQuery.raw(this.#sql, parameters)',
     reason: 'SQL text compiled by Kysely once (from a query builder), values as parameters put back where Kysely placed them',

@@ -95,13 +95,13 @@ export function useConstituentRig(dialect: WarehouseDialect) {
     },
     /** The slice's ledger row (throws if it has none). */
     async ledger(slice: Slice) {
-      const row = await new Ledger((await rig().warehouse()).db).row(slice);
+      const row = await new Ledger(await rig().warehouse()).row(slice);
       if (!row) throw new Error(`no ledger row for ${slice.portfolioId} ${slice.reportType} ${slice.reportDate}`);
       return row;
     },
     /** The slice's data-quality checks (its rows of slice_checks) by check name. */
     async checks(slice: Slice): Promise<Map<string, SliceCheckEntry>> {
-      const entries = await new Ledger((await rig().warehouse()).db).sliceChecks(slice);
+      const entries = await new Ledger(await rig().warehouse()).sliceChecks(slice);
       return new Map(entries.map((entry) => [entry.check, entry]));
     },
     /** Starts `report-sync dashboard` (the compiled command) on a free port over the warehouse, runs `use` with its URL, and stops it. */

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Warehouse } from '../../src/warehouse/schema/warehouse-schema.js';
+import type { Warehouse } from '../../src/warehouse/engine/warehouse-schema.js';
 
 /** What the fault tests compare with what the simulator served: table rows and the ledger's view of them. */
 export interface WarehouseCounts {

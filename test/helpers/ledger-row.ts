@@ -1,4 +1,4 @@
-import type { ReportLoadsRow, SliceStatus } from '../../src/warehouse/schema/warehouse-schema.js';
+import type { ReportLoadsRow, SliceStatus } from '../../src/warehouse/engine/warehouse-schema.js';
 
 /**
  * A ledger row for seeding a warehouse in tests: 3 rows when loaded, a failure's `error` (its code

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrateWarehouse } from '../../src/warehouse/schema/migrate-warehouse.js';
 import { openWarehouse, type WarehouseDialect, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
-import type { ReportLoadsRow } from '../../src/warehouse/schema/warehouse-schema.js';
+import type { ReportLoadsRow } from '../../src/warehouse/engine/warehouse-schema.js';
 import { createTempDatabase } from './temp-warehouse.js';
 
 /** A migrated warehouse of the test's own holding `rows` in its ledger, and a working directory for the CLI. */

@@ -137,7 +137,7 @@ describe('one engine per warehouse dialect', () => {
     const branches = dialectBranches(ROOT, { folders: ['src', 'jobs'], allowedFolders: dialectFolders(ENGINE_DIALECTS), dialects: ENGINE_DIALECTS });
     expect(
       branches.map((branch) => `${branch.file}:${branch.line}: ${branch.text}`),
-      'ask the engine (WarehouseHandle.engine, or engineOf(db)) instead; a new difference is a new WarehouseEngine member',
+      'ask the engine (WarehouseHandle.engine) instead; a new difference is a new WarehouseEngine member',
     ).toEqual([]);
   });
 

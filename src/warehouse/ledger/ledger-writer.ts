@@ -3,11 +3,11 @@ import type { PreviousLoad } from '../../quality/slice-check-tally.js';
 import type { SliceCheckResult } from '../../quality/slice-check-result.js';
 import type { ExportFormat } from '../../reports/report-types.js';
 import type { Slice } from '../../slice/slice.js';
-import { LEDGER_COLUMNS } from './ledger-columns.js';
-import { errorCodeOf } from './ledger-error.js';
-import { ReusableStatement } from '../loading/reusable-statement.js';
-import { SLICE_CHECK_COLUMNS } from './slice-check-columns.js';
-import type { ReportLoadsRow, SliceChecksRow, Warehouse } from '../schema/warehouse-schema.js';
+import { LEDGER_COLUMNS } from '../schema/ledger-columns.js';
+import { errorCodeOf } from '../schema/ledger-error.js';
+import { ReusableStatement } from '../engine/reusable-statement.js';
+import { SLICE_CHECK_COLUMNS } from '../schema/slice-check-columns.js';
+import type { ReportLoadsRow, SliceChecksRow, Warehouse } from '../engine/warehouse-schema.js';
 
 /** What is known about a downloaded export file, for the ledger. */
 export interface ExportFileFacts {

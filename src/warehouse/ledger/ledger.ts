@@ -4,11 +4,12 @@ import { SLICE_CHECK_NAMES } from '../../quality/slice-check-result.js';
 import { NO_WARNINGS, summariseWarnings, WARNING_EXAMPLES_PER_GROUP, type WarningGroup, type WarningSummary } from '../../outcomes/warning-groups.js';
 import type { ReportType } from '../../reports/report-types.js';
 import type { Slice } from '../../slice/slice.js';
-import { ledgerError } from './ledger-error.js';
+import { ledgerError } from '../schema/ledger-error.js';
 import { LedgerWriter } from './ledger-writer.js';
-import { classifyWarehouseError } from '../classify-warehouse-error.js';
-import { engineOf } from '../engines.js';
-import type { ReportLoadsRow, SliceChecksRow, SliceStatus, Warehouse } from '../schema/warehouse-schema.js';
+import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
+import type { LedgerPeriod } from '../engine/ledger-period.js';
+import type { WarehouseEngine, WarehouseHandle } from '../engine/warehouse-engine.js';
+import type { ReportLoadsRow, SliceChecksRow, SliceStatus, Warehouse } from '../engine/warehouse-schema.js';
 
 /** Which ledger rows a question is about. Dates are inclusive. */
 export interface LedgerFilter {
@@ -45,8 +46,8 @@ export interface LedgerPeriodCount {
   readonly failed: number;
 }
 
-/** How {@link Ledger.countByPeriod} buckets dates. */
-export type LedgerPeriod = 'day' | 'week' | 'month';
+// Bucketing by period is the engine's (`WarehouseEngine.periodStart`), so the word is defined below both.
+export type { LedgerPeriod } from '../engine/ledger-period.js';
 
 /** What the slices checked since a moment came to, per status and report type. */
 export interface OutcomesSince {
@@ -96,10 +97,14 @@ const GROUPS_WITH_EXAMPLES = 60;
  */
 export class Ledger {
   readonly #db: Kysely<Warehouse>;
+  /** Handed in rather than looked up, so the ledger needs no registry of engines. */
+  readonly #engine: WarehouseEngine;
   #writer: LedgerWriter | undefined;
 
-  constructor(db: Kysely<Warehouse>) {
-    this.#db = db;
+  /** The ledger of `warehouse`: its `db`, and its `engine` for the SQL that differs by dialect (periods). */
+  constructor(warehouse: Pick<WarehouseHandle, 'db' | 'engine'>) {
+    this.#db = warehouse.db;
+    this.#engine = warehouse.engine;
   }
 
   /**
@@ -133,7 +138,7 @@ export class Ledger {
    */
   async countByPeriod(filter: LedgerFilter, period: LedgerPeriod): Promise<LedgerPeriodCount[]> {
     try {
-      const periodStart = engineOf(this.#db).periodStart(period);
+      const periodStart = this.#engine.periodStart(period);
       const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
         .select(({ fn, eb }) => {
           const count = (status: SliceStatus) => fn.sum<number | string>(eb.case().when('status', '=', status).then(1).else(0).end());
@@ -378,7 +383,7 @@ export class Ledger {
    */
   async countWarned(filter: LedgerFilter, period?: LedgerPeriod): Promise<LedgerWarnedCount[]> {
     try {
-      const periodStart = period === undefined ? undefined : engineOf(this.#db).periodStart(period);
+      const periodStart = period === undefined ? undefined : this.#engine.periodStart(period);
       // Driven by the warnings (few) through slice_checks' date index, not by every ledger row of the range.
       let warnings = this.#db
         .selectFrom('slice_checks')

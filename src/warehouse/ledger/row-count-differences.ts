@@ -4,9 +4,9 @@ import { REPORT_REGISTRY } from '../../reports/report-registry.js';
 import { REPORT_TABLES } from '../../reports/report-tables.js';
 import { REPORT_TYPES, type ReportType } from '../../reports/report-types.js';
 import { sliceKey, type Slice } from '../../slice/slice.js';
-import { classifyWarehouseError } from '../classify-warehouse-error.js';
+import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
 import { sliceOfEntry } from './ledger.js';
-import type { Warehouse } from '../schema/warehouse-schema.js';
+import type { Warehouse } from '../engine/warehouse-schema.js';
 
 /** A slice whose rows in the warehouse are not the number its ledger row records. */
 export interface RowCountDifference {

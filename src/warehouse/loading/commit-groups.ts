@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Slice } from '../../slice/slice.js';
-import type { SliceLock } from './slice-lock.js';
-import type { Warehouse } from '../schema/warehouse-schema.js';
+import type { SliceLock } from '../engine/slice-lock.js';
+import type { Warehouse } from '../engine/warehouse-schema.js';
 
 /**
  * One slice's write, run inside a transaction of the group's with the slice's lock held. `small`:

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { RepeatedValues } from '../../quality/slice-check-tally.js';
 import type { ReportDefinition } from '../../reports/report-definition.js';
-import type { ReportLoadsRow, Warehouse } from '../schema/warehouse-schema.js';
+import type { ReportLoadsRow, Warehouse } from '../engine/warehouse-schema.js';
 
 /** A slice as the warehouse's columns name it. */
 type SliceKey = Pick<ReportLoadsRow, 'portfolio_id' | 'report_type' | 'report_date'>;

@@ -9,21 +9,20 @@ import type { ReportDefinition } from '../../reports/report-definition.js';
 import { rowColumns, type RowValues, type WarehouseRow } from '../../extract/row-builder.js';
 import type { ExportFormat } from '../../reports/report-types.js';
 import { describeSlice, type Slice } from '../../slice/slice.js';
-import { classifyWarehouseError } from '../classify-warehouse-error.js';
+import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
 import { CommitGroups, NotASmallSlice, type SliceWork } from './commit-groups.js';
 import { countRepeatedValues } from './count-repeated-values.js';
 import { Ledger } from '../ledger/ledger.js';
 import type { ExportFileFacts, LedgerStamp, LedgerWriter } from '../ledger/ledger-writer.js';
-import type { WarehouseHandle } from '../open-warehouse.js';
-import type { SliceWrite, WarehouseEngine } from '../warehouse-engine.js';
-import { ReusableStatement } from './reusable-statement.js';
-import type { SliceRows } from './row-writer.js';
-import type { ReportLoadsRow, Warehouse } from '../schema/warehouse-schema.js';
+import type { SliceWrite, WarehouseEngine, WarehouseHandle } from '../engine/warehouse-engine.js';
+import { ReusableStatement } from '../engine/reusable-statement.js';
+import type { SliceRows } from '../engine/row-writer.js';
+import type { ReportLoadsRow, Warehouse } from '../engine/warehouse-schema.js';
 
 export interface SliceLoaderOptions {
   /** The warehouse: its engine (row writer, transaction rules) and its slice lock (see `openWarehouse`). */
   readonly warehouse: Pick<WarehouseHandle, 'db' | 'engine' | 'sliceLock'>;
-  /** Whose statements read and write the slices' ledger rows. @defaultValue a Ledger of `warehouse.db` */
+  /** Whose statements read and write the slices' ledger rows. @defaultValue a Ledger of `warehouse` */
   readonly ledger?: Ledger;
   /** Rows per INSERT (SQLite), or per chunk of COPY data (Postgres). @defaultValue 500 */
   readonly batchRows?: number;
@@ -103,7 +102,7 @@ export class SliceLoader {
   constructor(options: SliceLoaderOptions) {
     this.#engine = options.warehouse.engine;
     this.#db = options.warehouse.db;
-    this.#ledger = (options.ledger ?? new Ledger(this.#db)).writer;
+    this.#ledger = (options.ledger ?? new Ledger(options.warehouse)).writer;
     this.#batchRows = options.batchRows ?? 500;
     this.#groups = new CommitGroups({
       db: this.#db,

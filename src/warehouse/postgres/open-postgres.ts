@@ -2,9 +2,8 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { ConfigError } from '../../errors/sync-error.js';
 import { describeUrl } from '../../redaction/redact.js';
-import type { Warehouse } from '../schema/warehouse-schema.js';
-import type { OpenWarehouseOptions } from '../open-warehouse.js';
-import type { OpenedWarehouse } from '../warehouse-engine.js';
+import type { Warehouse } from '../engine/warehouse-schema.js';
+import type { OpenedWarehouse, OpenWarehouseOptions } from '../engine/warehouse-engine.js';
 import { copyingPostgresPool } from './copying-postgres-pool.js';
 import { PostgresSliceLock } from './postgres-slice-lock.js';
 

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Warehouse } from '../schema/warehouse-schema.js';
+import type { Warehouse } from '../engine/warehouse-schema.js';
 
 /**
  * The tables of the schema report-sync's unqualified names reach (`current_schema()`), each with

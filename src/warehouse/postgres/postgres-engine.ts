@@ -1,6 +1,6 @@
-import { CompiledQuery, PostgresIntrospector, sql, type RawBuilder } from 'kysely';
-import type { LedgerPeriod } from '../ledger/ledger.js';
-import type { WarehouseEngine } from '../warehouse-engine.js';
+import { CompiledQuery, sql, type RawBuilder } from 'kysely';
+import type { LedgerPeriod } from '../engine/ledger-period.js';
+import type { WarehouseEngine } from '../engine/warehouse-engine.js';
 import { openPostgres } from './open-postgres.js';
 import { readPostgresIndexesAndViews, readPostgresTables } from './postgres-catalogue.js';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
@@ -25,7 +25,6 @@ export const postgresEngine: WarehouseEngine<'postgres'> = {
   schemes: ['postgres://', 'postgresql://'],
   example: 'postgres://user@host:5432/database',
   open: async (databaseUrl, options) => openPostgres(databaseUrl, options),
-  speaks: (db) => db.introspection instanceof PostgresIntrospector,
   rowWriter: new PostgresRowWriter(),
   transactions: { parallel: 2, small: () => false, smallMaxHeldRows: 0 },
   // The server's clock, at the start of the transaction.

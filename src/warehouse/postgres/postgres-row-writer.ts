@@ -3,10 +3,10 @@ import { POSTGRES_DECIMALS } from '../../reports/decimal-capacity.js';
 import { tableColumns } from '../../extract/row-builder.js';
 import { CopyFromStdin } from './copy-from-stdin.js';
 import { copyLineEnd, copyTextRow } from '../loading/copy-text-row.js';
-import { CopyTextRows } from '../loading/copy-text-rows.js';
+import { CopyTextRows } from '../engine/copy-text-rows.js';
 import { MAX_BATCH_CHARS } from '../loading/max-batch-chars.js';
-import type { RowBatches, RowWriter } from '../loading/row-writer.js';
-import type { Warehouse } from '../schema/warehouse-schema.js';
+import type { RowBatches, RowWriter } from '../engine/row-writer.js';
+import type { Warehouse } from '../engine/warehouse-schema.js';
 
 /**
  * Postgres's {@link RowWriter}: the rows streamed with `COPY … FROM STDIN` in text format (see

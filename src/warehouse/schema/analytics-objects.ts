@@ -1,6 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { WarehouseHandle } from '../open-warehouse.js';
-import type { WarehouseEngine } from '../warehouse-engine.js';
+import type { WarehouseEngine, WarehouseHandle } from '../engine/warehouse-engine.js';
 
 /** An index or view of the warehouse: no data of its own, so it can be re-created from its definition at any time. */
 interface AnalyticsObject {

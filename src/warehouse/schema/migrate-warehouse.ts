@@ -1,15 +1,15 @@
 import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import { ConfigError } from '../../errors/sync-error.js';
 import type { Logger } from '../../logging/logger.js';
-import { classifyWarehouseError } from '../classify-warehouse-error.js';
+import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
 import { createTables } from './migrations/0001-create-tables.js';
 import { ledgerErrorCode } from './migrations/0002-ledger-error-code.js';
 import { indexReportLineNumber } from './migrations/0003-index-report-line-number.js';
 import { ledgerDuration } from './migrations/0004-ledger-duration.js';
 import { lineageAndAnalytics } from './migrations/0005-lineage-and-analytics.js';
 import { sliceChecks } from './migrations/0006-slice-checks.js';
-import type { WarehouseHandle } from '../open-warehouse.js';
-import type { MigrationDialect } from './migrations/migration-dialect.js';
+import type { WarehouseHandle } from '../engine/warehouse-engine.js';
+import type { MigrationDialect } from '../engine/migration-dialect.js';
 import { readMigrationHistory } from './read-migration-history.js';
 import { verifyWarehouseSchema } from './verify-warehouse-schema.js';
 

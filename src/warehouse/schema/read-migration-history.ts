@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { ConfigError } from '../../errors/sync-error.js';
-import type { WarehouseHandle } from '../open-warehouse.js';
+import type { WarehouseHandle } from '../engine/warehouse-engine.js';
 import { readWarehouseTables } from './read-warehouse-tables.js';
 import { writtenColumns } from './written-columns.js';
 

@@ -1,4 +1,4 @@
-import type { WarehouseHandle } from '../open-warehouse.js';
+import type { WarehouseHandle } from '../engine/warehouse-engine.js';
 
 /**
  * The tables report-sync's unqualified names reach, each with its column names, read from the

@@ -2,9 +2,9 @@ import type { Kysely } from 'kysely';
 import { ConfigError } from '../../errors/sync-error.js';
 import { REPORT_REGISTRY } from '../../reports/report-registry.js';
 import { REPORT_TYPES, type ReportType } from '../../reports/report-types.js';
-import type { WarehouseHandle } from '../open-warehouse.js';
+import type { WarehouseHandle } from '../engine/warehouse-engine.js';
 import { readWarehouseTables } from './read-warehouse-tables.js';
-import type { Warehouse } from './warehouse-schema.js';
+import type { Warehouse } from '../engine/warehouse-schema.js';
 import { writtenColumns } from './written-columns.js';
 
 /** Portfolios named in the reload command; beyond this many the command says how many instead. */

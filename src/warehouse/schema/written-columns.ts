@@ -1,8 +1,8 @@
 import { REPORT_TABLES } from '../../reports/report-tables.js';
 import { tableColumns } from '../../extract/row-builder.js';
-import { LEDGER_COLUMNS } from '../ledger/ledger-columns.js';
-import { SLICE_CHECK_COLUMNS } from '../ledger/slice-check-columns.js';
-import type { Warehouse } from './warehouse-schema.js';
+import { LEDGER_COLUMNS } from './ledger-columns.js';
+import { SLICE_CHECK_COLUMNS } from './slice-check-columns.js';
+import type { Warehouse } from '../engine/warehouse-schema.js';
 
 /**
  * Every table report-sync writes, with the columns it writes there, in table order: each report

@@ -1,7 +1,6 @@
 import { CompiledQuery, type Migrator, type MigrationResultSet } from 'kysely';
 import { SyncError, WarehouseError } from '../../errors/sync-error.js';
-import type { WarehouseHandle } from '../open-warehouse.js';
-import type { EngineMigrateOptions } from '../warehouse-engine.js';
+import type { EngineMigrateOptions, WarehouseHandle } from '../engine/warehouse-engine.js';
 
 const COMMIT = CompiledQuery.raw('commit');
 const ROLLBACK = CompiledQuery.raw('rollback');

@@ -4,10 +4,9 @@ import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import { ConfigError, SyncError } from '../../errors/sync-error.js';
 import { LOCAL_TROUBLE } from '../../errors/local-trouble.js';
-import { MissingWarehouseError } from '../missing-warehouse-error.js';
-import type { Warehouse } from '../schema/warehouse-schema.js';
-import type { OpenWarehouseOptions } from '../open-warehouse.js';
-import type { OpenedWarehouse } from '../warehouse-engine.js';
+import { MissingWarehouseError } from '../engine/missing-warehouse-error.js';
+import type { Warehouse } from '../engine/warehouse-schema.js';
+import type { OpenedWarehouse, OpenWarehouseOptions } from '../engine/warehouse-engine.js';
 import { SqliteSliceLock } from './sqlite-slice-lock.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
 

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Warehouse } from '../schema/warehouse-schema.js';
+import type { Warehouse } from '../engine/warehouse-schema.js';
 
 /**
  * SQLite's tables and their columns, read from its catalogue directly: Kysely's introspection also

@@ -1,6 +1,6 @@
-import { sql, SqliteIntrospector, type RawBuilder } from 'kysely';
-import type { LedgerPeriod } from '../ledger/ledger.js';
-import type { WarehouseEngine } from '../warehouse-engine.js';
+import { sql, type RawBuilder } from 'kysely';
+import type { LedgerPeriod } from '../engine/ledger-period.js';
+import type { WarehouseEngine } from '../engine/warehouse-engine.js';
 import { migrateHoldingSqliteLock } from './migrate-holding-sqlite-lock.js';
 import { openSqlite } from './open-sqlite.js';
 import { readSqliteIndexesAndViews, readSqliteTables } from './sqlite-catalogue.js';
@@ -27,7 +27,6 @@ export const sqliteEngine: WarehouseEngine<'sqlite'> = {
   schemes: ['sqlite:'],
   example: 'sqlite:./data/warehouse.sqlite',
   open: async (databaseUrl, options) => openSqlite(databaseUrl, options),
-  speaks: (db) => db.introspection instanceof SqliteIntrospector,
   rowWriter: new SqliteRowWriter(),
   transactions: {
     parallel: 1,

@@ -1,6 +1,6 @@
 import { sql, type CreateTableBuilder, type Kysely, type Migration } from 'kysely';
 import { createIndexesAndViews, dropViewsAndIndexes, fillRowsLoadId } from '../schema/migrations/0005-lineage-and-analytics.js';
-import type { MigrationDialect } from '../schema/migrations/migration-dialect.js';
+import type { MigrationDialect } from '../engine/migration-dialect.js';
 
 /** SQLite's steps of 0003-index-report-line-number (see `indexReportLineNumber`): the table rebuilt. */
 export const sqliteIndexReportLineNumber: Migration = {

@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { Warehouse } from '../schema/warehouse-schema.js';
+import type { Warehouse } from '../engine/warehouse-schema.js';
 
 const SQLITE_NOW = CompiledQuery.raw(`select strftime('%Y-%m-%dT%H:%M:%fZ', 'now') as now`);
 

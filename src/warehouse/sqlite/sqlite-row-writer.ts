@@ -2,10 +2,10 @@ import { CompiledQuery, type Kysely } from 'kysely';
 import { SQLITE_DECIMALS } from '../../reports/decimal-capacity.js';
 import type { ReportDefinition } from '../../reports/report-definition.js';
 import { tableColumns, type WarehouseRow } from '../../extract/row-builder.js';
-import { CopyTextRows } from '../loading/copy-text-rows.js';
+import { CopyTextRows } from '../engine/copy-text-rows.js';
 import { MAX_BATCH_CHARS } from '../loading/max-batch-chars.js';
-import type { RowBatches, RowWriter } from '../loading/row-writer.js';
-import type { Warehouse } from '../schema/warehouse-schema.js';
+import type { RowBatches, RowWriter } from '../engine/row-writer.js';
+import type { Warehouse } from '../engine/warehouse-schema.js';
 
 /**
  * SQLite's {@link RowWriter}: multi-row INSERTs of `batchRows` rows (fewer when they are long,

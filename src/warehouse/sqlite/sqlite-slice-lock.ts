@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { SliceLock } from '../loading/slice-lock.js';
+import type { SliceLock } from '../engine/slice-lock.js';
 import { sqliteNow } from './sqlite-now.js';
-import type { Warehouse } from '../schema/warehouse-schema.js';
+import type { Warehouse } from '../engine/warehouse-schema.js';
 
 /** Takes SQLite's write lock at once, so the ledger reads that follow cannot be overtaken by another writer. */
 const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');

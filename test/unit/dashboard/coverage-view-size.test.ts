@@ -46,7 +46,7 @@ describe('the size of a coverage grid, known before it is counted', () => {
   });
 
   async function sized(query: DashboardQuery) {
-    const ledger = new WatchedLedger(warehouse.db);
+    const ledger = new WatchedLedger(warehouse);
     const heapBefore = process.memoryUsage().heapUsed;
     const started = performance.now();
     const outcome = await coverageView({ ledger, query, defaults }).then(

@@ -8,7 +8,7 @@ import { REPORT_TYPES, type ReportType } from '../../../src/reports/report-types
 import { rowColumns } from '../../../src/extract/row-builder.js';
 import { rowsPerTable } from '../../../src/reports/rows-per-table.js';
 import { syntheticReport } from '../../../src/simulator/synthetic-reports.js';
-import type { Warehouse } from '../../../src/warehouse/schema/warehouse-schema.js';
+import type { Warehouse } from '../../../src/warehouse/engine/warehouse-schema.js';
 import { writtenColumns } from '../../../src/warehouse/schema/written-columns.js';
 
 describe('the report registry', () => {

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Migration } from 'kysely';
-import type { MigrationDialect } from './migration-dialect.js';
+import type { MigrationDialect } from '../../engine/migration-dialect.js';
 
 /** The first schema: the two report tables and the ledger. */
 export function createTables(dialect: MigrationDialect): Migration {

@@ -1,4 +1,4 @@
-import { errorCodeOf } from '../../ledger/ledger-error.js';
+import { errorCodeOf } from '../ledger-error.js';
 import type { Kysely, Migration } from 'kysely';
 
 /** Rows of the ledger whose code is filled in per statement while migrating. */

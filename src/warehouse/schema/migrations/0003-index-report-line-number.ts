@@ -1,5 +1,5 @@
 import type { Migration } from 'kysely';
-import type { MigrationDialect } from './migration-dialect.js';
+import type { MigrationDialect } from '../../engine/migration-dialect.js';
 
 /**
  * `index_report` gets `line_number` (the record's 1-based position in its file, as

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely';
-import type { MigrationDialect } from './migration-dialect.js';
+import type { MigrationDialect } from '../../engine/migration-dialect.js';
 
 /**
  * Lineage and analytics-ready tables, in place, losing nothing:

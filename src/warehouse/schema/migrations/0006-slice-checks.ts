@@ -1,5 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
-import type { MigrationDialect } from './migration-dialect.js';
+import type { MigrationDialect } from '../../engine/migration-dialect.js';
 
 /**
  * `slice_checks`: the data-quality checks of the latest file checked for each slice, one row per

@@ -19,7 +19,7 @@ describe.each(DIALECTS)('the dates the ledger holds, in %s', (dialect) => {
   });
 
   it('is none for an empty ledger, else its first and last dates, within the portfolios and report types asked', async () => {
-    const ledger = new Ledger(warehouse.db);
+    const ledger = new Ledger(warehouse);
     expect(await ledger.dateSpan()).toBeUndefined();
     await warehouse.db
       .insertInto('report_loads')

@@ -35,7 +35,7 @@ describe.each(DIALECTS)('LedgerWriter.readWithPrevious on %s', (dialect) => {
     ['2024-03-01', 'loaded', undefined],
     ['2024-02-29', undefined, undefined],
   ])('for %s: the slice’s own row (%s) and the latest loaded date before it, as read and previousLoad give them apart', async (date, status, previous) => {
-    const writer = new Ledger(warehouse.db).writer;
+    const writer = new Ledger(warehouse).writer;
     const together = await writer.readWithPrevious(warehouse.db, slice(date));
     expect(together.row?.status).toBe(status);
     expect(together.previous).toEqual(previous);

@@ -6,7 +6,7 @@ import { NO_WARNINGS } from '../../../../src/outcomes/warning-groups.js';
 import type { RunReport } from '../../../../src/runner/run-report.js';
 import { Ledger } from '../../../../src/warehouse/ledger/ledger.js';
 import { tallyOutcomes } from '../../../../src/warehouse/ledger/tally-outcomes.js';
-import type { SliceChecksRow } from '../../../../src/warehouse/schema/warehouse-schema.js';
+import type { SliceChecksRow } from '../../../../src/warehouse/engine/warehouse-schema.js';
 import { rowsPerTable } from '../../../../src/reports/rows-per-table.js';
 import { ledgerRow } from '../../../helpers/ledger-row.js';
 import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
@@ -63,13 +63,13 @@ describe.each(DIALECTS)('what backfill --wait and a queued night count, from the
   });
 
   it('counts the slices loaded anew whose file a warn check flagged, once each, beside the other outcomes', async () => {
-    const outcomes = await new Ledger(warehouse.db).outcomesSince({ from: '2024-03-01', to: '2024-03-31' }, SINCE);
+    const outcomes = await new Ledger(warehouse).outcomesSince({ from: '2024-03-01', to: '2024-03-31' }, SINCE);
     const counts = tallyOutcomes(outcomes);
     expect(counts).toMatchObject({ loaded: 3, unchanged: 1, failed: 1, warned: 1, finished: 4 });
   });
 
   it('groups the warnings of the slices loaded anew by check and portfolio; without a moment, of every slice loaded with warnings', async () => {
-    const ledger = new Ledger(warehouse.db);
+    const ledger = new Ledger(warehouse);
     const range = { from: '2024-03-01', to: '2024-03-31' };
     const since = await ledger.warningSummary(range, { loadedSince: SINCE });
     expect(since.slices).toBe(1);
@@ -96,7 +96,7 @@ describe.each(DIALECTS)('what backfill --wait and a queued night count, from the
   });
 
   it('puts the count in the summary’s alert when one is sent', async () => {
-    const counts = tallyOutcomes(await new Ledger(warehouse.db).outcomesSince({ from: '2024-03-01', to: '2024-03-31' }, SINCE));
+    const counts = tallyOutcomes(await new Ledger(warehouse).outcomesSince({ from: '2024-03-01', to: '2024-03-31' }, SINCE));
     const report: RunReport = {
       planned: 4,
       ...counts,

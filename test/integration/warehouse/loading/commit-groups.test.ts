@@ -3,8 +3,8 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Slice } from '../../../../src/slice/slice.js';
 import { CommitGroups, NotASmallSlice, type CommitGroupsOptions } from '../../../../src/warehouse/loading/commit-groups.js';
-import type { SliceLock } from '../../../../src/warehouse/loading/slice-lock.js';
-import type { Warehouse } from '../../../../src/warehouse/schema/warehouse-schema.js';
+import type { SliceLock } from '../../../../src/warehouse/engine/slice-lock.js';
+import type { Warehouse } from '../../../../src/warehouse/engine/warehouse-schema.js';
 import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
 import { until } from '../../../helpers/until.js';
 

@@ -6,7 +6,7 @@ import type { WarehouseRow } from '../../../../src/extract/row-builder.js';
 import type { Slice } from '../../../../src/slice/slice.js';
 import { Ledger } from '../../../../src/warehouse/ledger/ledger.js';
 import { SliceLoader } from '../../../../src/warehouse/loading/slice-loader.js';
-import type { Warehouse } from '../../../../src/warehouse/schema/warehouse-schema.js';
+import type { Warehouse } from '../../../../src/warehouse/engine/warehouse-schema.js';
 import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
 
 const slice: Slice = { portfolioId: 9, reportType: 'constituent.close', reportDate: '2024-03-04' };
@@ -82,7 +82,7 @@ describe.each(DIALECTS)('SliceLoader values on %s', (dialect) => {
     expect(new Set(stored.map((r) => r.exchange_code))).toEqual(new Set(['']));
     expect(new Set(stored.map((r) => r.closing_fx))).toEqual(new Set([null]));
     expect(stored[0]).toMatchObject({ effective_date: '2024-03-04', report_date: '2024-03-04' });
-    expect((await new Ledger(warehouse.db).row(slice))?.row_count).toBe(rows.length);
+    expect((await new Ledger(warehouse).row(slice))?.row_count).toBe(rows.length);
     // The warehouse is still whole: the injection attempt above was data.
     expect(await warehouse.db.selectFrom('report_loads').select('status').execute()).toEqual([{ status: 'loaded' }]);
   });
@@ -114,7 +114,7 @@ describe.each(DIALECTS)('SliceLoader values on %s', (dialect) => {
     }
     const names = await warehouse.db.selectFrom('constituent_report').select('security_name').distinct().execute();
     expect(names).toEqual([{ security_name: 'name 3' }]);
-    expect((await new Ledger(warehouse.db).row(slice))?.row_count).toBe(10);
+    expect((await new Ledger(warehouse).row(slice))?.row_count).toBe(10);
   });
 });
 
@@ -149,7 +149,7 @@ describe('COPY into Postgres', () => {
       expect((error as Error).message).toContain('not a number');
       const stored = await warehouse.db.selectFrom('constituent_report').select('security_name').execute();
       expect(stored).toEqual([{ security_name: 'kept' }]);
-      expect((await new Ledger(warehouse.db).row(slice))?.content_sha256).toBe('x');
+      expect((await new Ledger(warehouse).row(slice))?.content_sha256).toBe('x');
     } finally {
       await warehouse.close();
     }

@@ -6,7 +6,7 @@ import { rowColumns, type RowValues, type WarehouseRow } from '../../../../src/e
 import type { Slice } from '../../../../src/slice/slice.js';
 import { Ledger } from '../../../../src/warehouse/ledger/ledger.js';
 import { SliceLoader } from '../../../../src/warehouse/loading/slice-loader.js';
-import type { SliceLock } from '../../../../src/warehouse/loading/slice-lock.js';
+import type { SliceLock } from '../../../../src/warehouse/engine/slice-lock.js';
 import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
 
 const slice: Slice = { portfolioId: 7, reportType: 'constituent.close', reportDate: '2024-03-01' };
@@ -50,7 +50,7 @@ describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
   it('loads rows and the ledger row together, in batches', async () => {
     const count = await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '10.5'), row(2, '2'), row(3, '300')), file, attempts: 1 });
     expect(count).toBe(3);
-    const ledger = await new Ledger(warehouse.db).row(slice);
+    const ledger = await new Ledger(warehouse).row(slice);
     expect(ledger).toMatchObject({ status: 'loaded', row_count: 3, content_sha256: 'abc', attempts: 1, error: null });
     expect(ledger?.first_loaded_at).toBeTruthy();
   });
@@ -84,13 +84,13 @@ describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
     await expect(loader.replaceRows({ slice, definition: constituentReport, rows: broken(), file: { ...file, sha256: 'new' }, attempts: 1 })).rejects.toThrow('bad record 4');
     const stored = await warehouse.db.selectFrom('constituent_report').select('closing_price').orderBy('line_number').execute();
     expect(stored.map((r) => Number(r.closing_price))).toEqual([1, 2]);
-    expect((await new Ledger(warehouse.db).row(slice))?.content_sha256).toBe('abc');
+    expect((await new Ledger(warehouse).row(slice))?.content_sha256).toBe('abc');
   });
 
   it('records a failure without touching loaded rows or their facts', async () => {
     await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '1')), file, attempts: 1 });
     await loader.recordFailure(slice, 'EXPORT_FORBIDDEN: nope', { attempts: 1 });
-    const ledger = await new Ledger(warehouse.db).row(slice);
+    const ledger = await new Ledger(warehouse).row(slice);
     expect(ledger).toMatchObject({ status: 'failed', error: 'EXPORT_FORBIDDEN: nope', row_count: 1, content_sha256: 'abc' });
     expect(await warehouse.db.selectFrom('constituent_report').select('isin').execute()).toHaveLength(1);
   });
@@ -98,7 +98,7 @@ describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
   it('records no data and removes the slice rows', async () => {
     await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '1')), file, attempts: 1 });
     await loader.recordNoData(slice, constituentReport, 'csv', 2);
-    expect(await new Ledger(warehouse.db).row(slice)).toMatchObject({ status: 'no_data', row_count: 0, attempts: 2, error: null });
+    expect(await new Ledger(warehouse).row(slice)).toMatchObject({ status: 'no_data', row_count: 0, attempts: 2, error: null });
     expect(await warehouse.db.selectFrom('constituent_report').select('isin').execute()).toHaveLength(0);
   });
 
@@ -165,7 +165,7 @@ describe.each(DIALECTS)('SliceLoader, small slices, on %s', (dialect) => {
       source: { heldInMemory: true, compressed: false },
     });
     expect([load.rowCount, await held()]).toEqual([2, 2]);
-    expect(await new Ledger(warehouse.db).row(slice)).toMatchObject({ status: 'loaded', row_count: 2, content_sha256: 'def', attempts: 2 });
+    expect(await new Ledger(warehouse).row(slice)).toMatchObject({ status: 'loaded', row_count: 2, content_sha256: 'def', attempts: 2 });
     // SQLite: the small transaction, then the one that is not; Postgres has no small transactions.
     expect(begun).toEqual(dialect === 'sqlite' ? [false, true, false] : [false, false]);
   });

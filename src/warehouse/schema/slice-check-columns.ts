@@ -1,4 +1,4 @@
-import type { SliceChecksRow } from '../schema/warehouse-schema.js';
+import type { SliceChecksRow } from '../engine/warehouse-schema.js';
 
 /** Written as a record of the row type's keys, as `LEDGER_COLUMNS` is: a column added to the row type must be listed. */
 const CHECK_COLUMNS: { readonly [column in keyof SliceChecksRow]-?: true } = {

@@ -1,4 +1,4 @@
-import type { ReportLoadsRow } from '../schema/warehouse-schema.js';
+import type { ReportLoadsRow } from '../engine/warehouse-schema.js';
 
 /**
  * Written as a record of the row type's keys: a column added to {@link ReportLoadsRow} does not

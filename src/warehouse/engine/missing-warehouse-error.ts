@@ -1,4 +1,4 @@
-import { ConfigError, type SyncErrorOptions } from '../errors/sync-error.js';
+import { ConfigError, type SyncErrorOptions } from '../../errors/sync-error.js';
 
 /**
  * `DATABASE_URL` names no warehouse yet: no SQLite file there, or a database without report-sync's

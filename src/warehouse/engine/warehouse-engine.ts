@@ -1,11 +1,10 @@
 import type { Kysely, MigrationResultSet, Migrator, RawBuilder } from 'kysely';
-import type { Logger } from '../logging/logger.js';
-import type { OpenWarehouseOptions, WarehouseHandle } from './open-warehouse.js';
-import type { LedgerPeriod } from './ledger/ledger.js';
-import type { RowWriter } from './loading/row-writer.js';
-import type { SliceLock } from './loading/slice-lock.js';
-import type { MigrationDialect } from './schema/migrations/migration-dialect.js';
-import type { Warehouse } from './schema/warehouse-schema.js';
+import type { Logger } from '../../logging/logger.js';
+import type { LedgerPeriod } from './ledger-period.js';
+import type { RowWriter } from './row-writer.js';
+import type { SliceLock } from './slice-lock.js';
+import type { MigrationDialect } from './migration-dialect.js';
+import type { Warehouse } from './warehouse-schema.js';
 
 /**
  * Everything report-sync does differently per database, in one object per dialect
@@ -23,8 +22,6 @@ export interface WarehouseEngine<Dialect extends string = string> {
 
   /** Opens the warehouse a `DATABASE_URL` of one of its schemes names; the caller owns `close()`. */
   open(databaseUrl: string, options: OpenWarehouseOptions): Promise<OpenedWarehouse>;
-  /** Whether `db` (a warehouse, a transaction or a connection of one) speaks this engine's dialect. */
-  speaks(db: Kysely<Warehouse>): boolean;
 
   /** How a slice's rows are written: the bulk-load path (SQLite: multi-row INSERT; Postgres: COPY). */
   readonly rowWriter: RowWriter;
@@ -103,4 +100,37 @@ export interface OpenedWarehouse {
   /** Where it is, with no password, for messages. */
   readonly location: string;
   close(): Promise<void>;
+}
+
+/** An open warehouse connection and the engine of its dialect; its owner must call `close()`. */
+export interface WarehouseHandle extends OpenedWarehouse {
+  /** Everything that differs by dialect: ask it, never which dialect it is. */
+  readonly engine: WarehouseEngine;
+}
+
+export interface OpenWarehouseOptions {
+  /** SQLite: how long a writer waits for another process's lock. @defaultValue 10000 */
+  busyTimeoutMs?: number;
+  /** Directory a relative `sqlite:` path is resolved against. @defaultValue process.cwd() */
+  cwd?: string;
+  /** Postgres: connections in the pool. @defaultValue 10 */
+  poolSize?: number;
+  /** Postgres: how long to wait for a connection before the query fails (0: no limit). @defaultValue 10000 */
+  connectTimeoutMs?: number;
+  /**
+   * SQLite: refuse to create the file (read-only commands must never make an empty warehouse
+   * where a path was mistyped). @defaultValue false
+   */
+  mustExist?: boolean;
+  /**
+   * SQLite: the mode a new warehouse file is created with (`warehouse.sqliteFileMode`); a
+   * directory created for it gets the matching search bits (0o600 → 0o700). Existing files and
+   * directories are left as they are. @defaultValue 0o600
+   */
+  sqliteFileMode?: number;
+  /**
+   * SQLite: checkpoint the WAL on a thread of its own (see `WalCheckpointer`), for a connection
+   * that writes much (syncs); closing the handle stops the thread. @defaultValue false
+   */
+  checkpointOnThread?: boolean;
 }

@@ -3,7 +3,7 @@ import type { DecimalCapacity } from '../../reports/decimal-capacity.js';
 import type { ReportDefinition } from '../../reports/report-definition.js';
 import type { RowValues } from '../../extract/row-builder.js';
 import type { CopyTextRows } from './copy-text-rows.js';
-import type { Warehouse } from '../schema/warehouse-schema.js';
+import type { Warehouse } from './warehouse-schema.js';
 
 /**
  * Writes a slice's rows into its report table the fastest way the warehouse's dialect has: each

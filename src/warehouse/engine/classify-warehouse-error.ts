@@ -1,4 +1,4 @@
-import { ConfigError, SyncError, WarehouseError } from '../errors/sync-error.js';
+import { ConfigError, SyncError, WarehouseError } from '../../errors/sync-error.js';
 
 /**
  * Database errors that pass by themselves: a lock held by another process, a dropped

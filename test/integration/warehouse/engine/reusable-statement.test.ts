@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ReusableStatement } from '../../../../src/warehouse/loading/reusable-statement.js';
-import type { ReportLoadsRow } from '../../../../src/warehouse/schema/warehouse-schema.js';
+import { ReusableStatement } from '../../../../src/warehouse/engine/reusable-statement.js';
+import type { ReportLoadsRow } from '../../../../src/warehouse/engine/warehouse-schema.js';
 import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
 
 type Key = Pick<ReportLoadsRow, 'portfolio_id' | 'report_type' | 'report_date'>;

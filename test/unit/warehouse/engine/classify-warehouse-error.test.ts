@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyWarehouseError } from '../../../src/warehouse/classify-warehouse-error.js';
+import { classifyWarehouseError } from '../../../../src/warehouse/engine/classify-warehouse-error.js';
 
 function withCode(message: string, code?: string): Error {
   return Object.assign(new Error(message), code === undefined ? {} : { code });

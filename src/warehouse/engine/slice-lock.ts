@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Slice } from '../../slice/slice.js';
-import type { Warehouse } from '../schema/warehouse-schema.js';
+import type { Warehouse } from './warehouse-schema.js';
 
 /**
  * How a transaction of slices begins and takes each slice's lock, so that two processes that reach
