@@ -22,6 +22,9 @@ import { type RelativeImport, relativeImports } from '../helpers/relative-import
  *    one per registered engine) asks which dialect it has (`instanceof` of a dialect's class, a
  *    comparison or `switch` on the dialect), and only the registry (src/warehouse/engines.ts)
  *    imports a dialect folder, which imports no other dialect's.
+ * 7. No import cycle between the parts of src/warehouse/: each sub-folder is one node, and the files
+ *    at its top (the registry and the opening of a warehouse) are one more. The vocabulary every
+ *    part speaks (src/warehouse/engine/) imports no other part.
  */
 
 /** The files allowed to import jobs/ (the export job and the nightly plan), each for its command. */
@@ -57,6 +60,56 @@ function partOf(file: string): string {
   return parts[0] === 'jobs' ? 'jobs' : `src/${parts[1]}`;
 }
 
+/**
+ * The node of src/warehouse's graph a file belongs to: its sub-folder (`src/warehouse/ledger`), or
+ * WAREHOUSE_TOP for the files at the top; null outside src/warehouse/.
+ */
+function warehousePartOf(file: string): string | null {
+  const parts = file.split('/');
+  if (parts[0] !== 'src' || parts[1] !== 'warehouse') return null;
+  return parts.length === 3 ? WAREHOUSE_TOP : `src/warehouse/${parts[2]}`;
+}
+
+/** The files at the top of src/warehouse/: the registry of engines and the opening of a warehouse. */
+const WAREHOUSE_TOP = 'src/warehouse/*.ts';
+const WAREHOUSE_VOCABULARY = 'src/warehouse/engine';
+
+/** The graph of the parts `part` names (null: left out), and the imports behind each edge. */
+function partGraph(imports: readonly RelativeImport[], part: (file: string) => string | null) {
+  const graph = new Map<string, Set<string>>();
+  const evidence = new Map<string, RelativeImport[]>();
+  for (const i of imports) {
+    if (i.to === null) continue;
+    const from = part(i.from);
+    const to = part(i.to);
+    if (from === null || to === null || from === to) continue;
+    graph.set(from, (graph.get(from) ?? new Set()).add(to));
+    const key = `${from} -> ${to}`;
+    evidence.set(key, [...(evidence.get(key) ?? []), i]);
+  }
+  return { graph, evidence };
+}
+
+/** A cycle of the graph, with the imports that make each hop of it; null when there is none. */
+function explainedCycle({ graph, evidence }: ReturnType<typeof partGraph>): string | null {
+  const cycle = findCycle(graph);
+  if (cycle === null) return null;
+  return [
+    `import cycle: ${cycle.join(' -> ')}`,
+    ...cycle.slice(1).map((to, n) => {
+      const hop = `${cycle[n]} -> ${to}`;
+      return `  ${hop}:\n${(evidence.get(hop) ?? []).map((i) => `    ${describeImport(i)}`).join('\n')}`;
+    }),
+  ].join('\n');
+}
+
+/** The imports of src/warehouse/engine/ from another part of the warehouse: the bottom imports none. */
+function vocabularyImports(imports: readonly RelativeImport[]): string[] {
+  return imports
+    .filter((i) => warehousePartOf(i.from) === WAREHOUSE_VOCABULARY && i.to !== null && ![null, WAREHOUSE_VOCABULARY].includes(warehousePartOf(i.to)))
+    .map(describeImport);
+}
+
 const isCli = (file: string) => file.startsWith('src/cli/');
 const isJobs = (file: string) => file.startsWith('jobs/');
 const isLibrary = (file: string) => file.startsWith('src/') && !isCli(file);
@@ -82,29 +135,23 @@ describe('the folder layering of src/ and jobs/', () => {
   });
 
   it('has no import cycle between the top-level folders of src/ (and jobs/)', () => {
-    const graph = new Map<string, Set<string>>();
-    const evidence = new Map<string, RelativeImport[]>();
-    for (const i of imports) {
-      if (i.to === null) continue;
-      const from = partOf(i.from);
-      const to = partOf(i.to);
-      if (from === to) continue;
-      graph.set(from, (graph.get(from) ?? new Set()).add(to));
-      const key = `${from} -> ${to}`;
-      evidence.set(key, [...(evidence.get(key) ?? []), i]);
-    }
-    const cycle = findCycle(graph);
-    const explained =
-      cycle === null
-        ? null
-        : [
-            `import cycle: ${cycle.join(' -> ')}`,
-            ...cycle.slice(1).map((to, n) => {
-              const hop = `${cycle[n]} -> ${to}`;
-              return `  ${hop}:\n${(evidence.get(hop) ?? []).map((i) => `    ${describeImport(i)}`).join('\n')}`;
-            }),
-          ].join('\n');
-    expect(explained).toBeNull();
+    expect(explainedCycle(partGraph(imports, partOf))).toBeNull();
+  });
+
+  it('has no import cycle between the parts of src/warehouse/, and its vocabulary imports none of them', () => {
+    const parts = partGraph(imports, warehousePartOf);
+    // A graph that missed a part would pass by leaving its edges out.
+    expect([...parts.graph.keys()]).toEqual(
+      expect.arrayContaining([
+        WAREHOUSE_TOP,
+        'src/warehouse/schema',
+        'src/warehouse/ledger',
+        'src/warehouse/loading',
+        ...dialectFolders(ENGINE_DIALECTS).map((f) => f.slice(0, -1)),
+      ]),
+    );
+    expect(explainedCycle(parts), 'a lower part is handed what it needs (the engine, a handle) rather than importing the part above').toBeNull();
+    expect(vocabularyImports(imports), 'src/warehouse/engine/ is the bottom: the words every part speaks, importing none of them').toEqual([]);
   });
 
   it('keeps the library (src/ but src/cli/) from importing src/cli/ or jobs/', () => {
@@ -204,6 +251,38 @@ describe('one engine per warehouse dialect', () => {
         "src/warehouse/postgres/postgres-engine.ts:1 imports '../sqlite/sqlite-engine.js' (src/warehouse/sqlite/sqlite-engine.ts)",
       ]);
     });
+  });
+});
+
+describe('the parts of src/warehouse/, on planted violations', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'layering-warehouse-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  };
+  write('src/warehouse/engines.ts', "import { sqliteEngine } from './sqlite/sqlite-engine.js';\nexport const ENGINES = [sqliteEngine];\n");
+  write('src/warehouse/sqlite/sqlite-engine.ts', "import type { Ledger } from '../ledger/ledger.js';\nexport const sqliteEngine = {} as Ledger;\n");
+  write('src/warehouse/ledger/ledger.ts', "import { ENGINES } from '../engines.js';\nexport class Ledger {}\nexport const engines = ENGINES;\n");
+  write('src/warehouse/engine/warehouse-engine.ts', "import type { Ledger } from '../ledger/ledger.js';\nexport type Engine = Ledger;\n");
+  write('src/other/user.ts', "import { Ledger } from '../warehouse/ledger/ledger.js';\nexport const ledger = new Ledger();\n");
+
+  it('names the circle, through the top-level files as one part, with the imports that make it', () => {
+    expect(explainedCycle(partGraph(relativeImports(dir, ['src']), warehousePartOf))).toBe(
+      [
+        'import cycle: src/warehouse/*.ts -> src/warehouse/sqlite -> src/warehouse/ledger -> src/warehouse/*.ts',
+        '  src/warehouse/*.ts -> src/warehouse/sqlite:',
+        "    src/warehouse/engines.ts:1 imports './sqlite/sqlite-engine.js' (src/warehouse/sqlite/sqlite-engine.ts)",
+        '  src/warehouse/sqlite -> src/warehouse/ledger:',
+        "    src/warehouse/sqlite/sqlite-engine.ts:1 imports '../ledger/ledger.js' (src/warehouse/ledger/ledger.ts)",
+        '  src/warehouse/ledger -> src/warehouse/*.ts:',
+        "    src/warehouse/ledger/ledger.ts:1 imports '../engines.js' (src/warehouse/engines.ts)",
+      ].join('\n'),
+    );
+  });
+
+  it('finds the vocabulary importing a part above it', () => {
+    expect(vocabularyImports(relativeImports(dir, ['src']))).toEqual(["src/warehouse/engine/warehouse-engine.ts:1 imports '../ledger/ledger.js' (src/warehouse/ledger/ledger.ts)"]);
   });
 });
 
