@@ -47,13 +47,9 @@ export class ExportQueue {
   }
 
   /**
-   * Queues the slices in bulk, `queue.addBatchSize` per round trip, reading `slices` lazily so a
-   * ten-year backfill is never held whole. A slice whose job is still waiting, delayed or running is
-   * left alone (never queued twice); one whose kept job has finished (completed, or failed for good)
-   * is queued again: BullMQ would otherwise drop it as a duplicate of the finished job it keeps for
-   * `queue.keepCompleted` / `keepFailed`, and a recovery or a re-check would silently do nothing.
-   * A `signal` stops the queueing at the next batch (what was sent stays queued; `interrupted` says so).
-   * @returns what happened to the slices, counted as it happened
+   * Queues the slices lazily, `queue.addBatchSize` per round trip. A pending slice is left alone; one
+   * whose kept job finished is queued again (BullMQ would drop it as a duplicate and a recovery would
+   * silently do nothing). A `signal` stops at the next batch; `interrupted` says so.
    * @throws QueueingError when Redis refuses a batch, with what was queued before it
    */
   async addSlices(

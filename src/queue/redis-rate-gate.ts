@@ -42,10 +42,9 @@ return 0`;
 const ARRIVAL_SLACK_MS = 30;
 
 /**
- * The fleet-wide rate limit on export requests: a sliding-window log in Redis, so no window of
- * `windowMs` (wherever it starts) holds more than `max` requests from all workers together.
- * BullMQ's own limiter counts jobs in fixed windows, which lets up to twice the limit through
- * across a window boundary; this gate is what keeps the promise to the service.
+ * The fleet-wide export rate limit: a sliding-window log in Redis, so no `windowMs` window holds
+ * more than `max` requests from all workers. BullMQ's fixed-window limiter lets up to twice the
+ * limit through across a boundary; this gate keeps the promise to the service.
  */
 export class RedisRateGate implements RequestGate {
   readonly #redis: Redis;
