@@ -28,14 +28,10 @@ export interface TokenLifetimeBoundsOptions {
 }
 
 /**
- * Reads `expires_in` (integer seconds, per the spec) into a lifetime the token sources can plan
- * with. Any lifetime the provider states is believed, however short: a token is renewed before it
- * runs out. Only values no provider means are bounded, as either would do harm: one under 1 s (0,
- * 0.001, negative) would make every job ask for a token of its own, so it is used as 1 s; a huge one
- * (1e300) would become a Redis TTL Redis refuses, so it is cut to `token.maxLifetimeSeconds`. A
- * numeric string ("300", a common provider quirk) is read as its number; a missing or non-numeric
- * one assumes the spec's 300 s rather than failing a token that works: if it dies sooner, the
- * export endpoint's 401 renews it.
+ * Reads `expires_in` into a lifetime to plan with. A stated lifetime is believed however short;
+ * only values no provider means are bounded: under 1 s is used as 1 s (or every job would ask for
+ * its own token), above `token.maxLifetimeSeconds` is cut (Redis refuses huge TTLs). A numeric
+ * string is read as its number; a missing one assumes the spec's lifetime (a 401 renews it anyway).
  */
 export class TokenLifetimeBounds {
   readonly #maxSeconds: number;

@@ -13,11 +13,9 @@ export type ZipRowsOnWorkerOptions = Omit<ZipRowsJob, 'batchRows' | 'batchesAhea
   };
 
 /**
- * The typed rows of a ZIP export, numbered from 1, as `numberedRows(readZipCsvRecords(…), …)`
- * yields them, but inflated, parsed and typed on a worker thread (zip-rows-worker) while this
- * thread writes them: the two halves of a big load overlap on two cores. At most `batchesAhead`
- * batches wait between the threads, so memory stays bounded whichever side is slower. Every
- * check runs in the worker and its failure is thrown here with the same class, code and message.
+ * A ZIP export's typed rows as `numberedRows(readZipCsvRecords(…))` yields them, but produced on a
+ * worker thread while this one writes them. At most `batchesAhead` batches wait between the threads,
+ * so memory stays bounded; worker failures are rethrown here with the same class, code and message.
  * The worker starts on the first read and is terminated when the rows end, however they end.
  */
 export async function* readZipRowsOnWorker(options: ZipRowsOnWorkerOptions): AsyncGenerator<RowValues> {
