@@ -43,9 +43,8 @@ const COUNT_LABELS: readonly (readonly [keyof AlertSummary['counts'], string])[]
 
 /**
  * The body of a run's or night's one alert: `slack` gives `{ text, blocks }` within Slack's limits,
- * `json` the summary's fields; failures and warnings grouped as the terminal groups them.
- * Hazard: outside text passes {@link printableText} and Slack's `&`, `<`, `>` are escaped, or an
- * upstream's message could mention `<!channel>` or forge a link.
+ * `json` the summary's fields. Hazard: outside text passes {@link printableText} and Slack's `&`,
+ * `<`, `>` are escaped, or an upstream's message could mention `<!channel>` or forge a link.
  */
 export function alertBody(summary: AlertSummary, format: AlertFormat): Record<string, unknown> {
   return format === 'json' ? jsonBody(summary) : slackBody(summary);

@@ -65,10 +65,9 @@ export interface AlertWebhookOptions {
 type Attempt = { readonly ok: true } | { readonly ok: false; readonly retry: boolean; readonly problem: string; readonly hint: string; readonly retryAfterMs?: number };
 
 /**
- * Sends the one alert of a run or night to a webhook (Slack-compatible by default), retried on 429,
- * 5xx, network trouble and timeouts. {@link AlertWebhook.send} never throws and is bounded, so a
- * broken chat tool can neither fail nor stall a load. Hazard: the URL is a credential; messages say
- * "the alert webhook" and network errors are logged by code only (undici puts URLs in messages).
+ * Sends the one alert of a run or night to a webhook, retried on 429, 5xx, network trouble and
+ * timeouts; {@link AlertWebhook.send} never throws and is bounded, so a broken chat tool cannot
+ * fail or stall a load. Hazard: the URL is a credential, so network errors are logged by code only.
  */
 export class AlertWebhook {
   readonly #url: URL;
@@ -328,9 +327,9 @@ function positive(name: string, value: number): number {
 }
 
 /**
- * The alert webhook from `REPORT_ALERT_WEBHOOK_URL` (unset: none) and `REPORT_ALERT_WEBHOOK_FORMAT`
- * (`slack` or `json`). Alerts name the host and `REPORT_ALERT_DEPLOYMENT`, else the warehouse URL
- * without password. Checked at start, so a typo stops the command instead of losing the alert.
+ * The alert webhook from `REPORT_ALERT_WEBHOOK_URL` (unset: none) and `REPORT_ALERT_WEBHOOK_FORMAT`;
+ * alerts name the host and `REPORT_ALERT_DEPLOYMENT` (else the password-less warehouse URL).
+ * Checked at start, so a typo stops the command instead of losing the alert.
  * @throws ConfigError naming the variable and what it allows; never quoting the URL, which is a secret
  */
 export function alertWebhookFromEnvironment(env: Readonly<Record<string, string | undefined>>, options: Omit<AlertWebhookOptions, 'url' | 'format'>): AlertWebhook | undefined {

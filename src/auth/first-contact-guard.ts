@@ -5,10 +5,9 @@ import type { IssuedToken, TokenSource } from './token-source.js';
 const NOTHING_THERE: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND']);
 
 /**
- * Tells a wrong identity-provider address from an outage: a refused connection or unknown host on
- * a process's first token request, before any token came from that address (here or via the shared
- * cache), is configuration, reported at once (`CONFIG_INVALID`, exit 2) rather than waited out for
- * `token.unavailableWaitMs`. After a token was seen, the same answer is an outage.
+ * Tells a wrong identity-provider address from an outage: a refused connection or unknown host
+ * before any token came from that address (here or via the shared cache) is configuration,
+ * reported at once (`CONFIG_INVALID`, exit 2) rather than waited out for `token.unavailableWaitMs`.
  */
 export class FirstContactGuard {
   readonly #tokenUrl: URL;

@@ -39,10 +39,9 @@ export interface IssueThroughOutageOptions {
 }
 
 /**
- * Asks for a token, waiting through an identity-provider outage (`AUTH_UNAVAILABLE`) for up to
- * `waitMs` with backoff, instead of failing every job. Only the renewal's holder calls this, so the
- * provider sees one request per backoff step. `AUTH_REJECTED` is thrown at once; past `waitMs`,
- * callers fail at once while the provider is still probed once per step.
+ * Asks for a token, waiting through an outage (`AUTH_UNAVAILABLE`) up to `waitMs` with backoff.
+ * Only the renewal's holder calls this, so the provider sees one request per backoff step.
+ * `AUTH_REJECTED` is thrown at once; past `waitMs` callers fail at once while probing continues.
  */
 export async function issueThroughOutage(options: IssueThroughOutageOptions): Promise<IssuedToken> {
   const now = options.now ?? Date.now;

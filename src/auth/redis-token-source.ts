@@ -42,8 +42,7 @@ return 1`;
 /**
  * The fleet's token source: one token in Redis, renewed under a Redis lock, so the fleet asks once
  * per lifetime. A 401 renews it unless it is fresh ({@link TokenSchedule.freshUntil}, kept in Redis
- * so every process judges alike), so a gateway refusing every token gets one more, not one per
- * slice. Through an outage the lock's holder waits and shares the backoff through Redis.
+ * so all judge alike). Through an outage the lock's holder waits and shares the backoff via Redis.
  */
 export class RedisTokenSource implements TokenSource {
   readonly #redis: Redis;

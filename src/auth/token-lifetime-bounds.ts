@@ -28,10 +28,9 @@ export interface TokenLifetimeBoundsOptions {
 }
 
 /**
- * Reads `expires_in` into a lifetime to plan with. A stated lifetime is believed however short;
- * only values no provider means are bounded: under 1 s is used as 1 s (or every job would ask for
- * its own token), above `token.maxLifetimeSeconds` is cut (Redis refuses huge TTLs). A numeric
- * string is read as its number; a missing one assumes the spec's lifetime (a 401 renews it anyway).
+ * Reads `expires_in` into a lifetime; a stated one is believed however short. Only nonsense is
+ * bounded: under 1 s becomes 1 s (else every job asks for its own token), over
+ * `token.maxLifetimeSeconds` is cut (Redis refuses huge TTLs), missing means the spec's lifetime.
  */
 export class TokenLifetimeBounds {
   readonly #maxSeconds: number;

@@ -20,10 +20,9 @@ interface CachedToken extends TokenSchedule {
 }
 
 /**
- * The in-process token source: caches the token, renews it shortly before it expires, and shares
- * one provider request between concurrent callers. A 401 renews it unless it is fresh (see
- * {@link TokenSchedule.freshUntil}), so a gateway refusing every token gets one more, not one per
- * slice. Through an outage every caller waits on the one renewal ({@link issueThroughOutage}).
+ * The in-process token source: caches the token, renews it shortly before expiry, one provider
+ * request for all concurrent callers. A 401 renews it unless fresh ({@link TokenSchedule.freshUntil}),
+ * so a gateway refusing every token gets one more, not one per slice; outages wait on the renewal.
  */
 export class TokenRefresher implements TokenSource {
   readonly #issue: () => Promise<IssuedToken>;

@@ -8,10 +8,9 @@ export interface TokenSource {
   /** A token that is not about to expire; requests a new one only when needed. */
   getToken(): Promise<string>;
   /**
-   * The export endpoint answered 401 to `rejected`. Returns the token to retry with: the current one
-   * if `rejected` was already replaced (a burst of 401s renews once), else a new one. Returns
-   * `rejected` itself when it is fresh ({@link TokenSchedule.freshUntil}): a configuration problem
-   * more tokens would not solve, which the caller reports.
+   * The export endpoint answered 401 to `rejected`: returns the token to retry with (a burst of
+   * 401s renews once). Returns `rejected` itself when fresh ({@link TokenSchedule.freshUntil}):
+   * a configuration problem more tokens would not solve, which the caller reports.
    */
   renewAfterRejection(rejected: string): Promise<string>;
 }

@@ -67,9 +67,9 @@ const DEFAULT_COLUMNS = 120;
 export const DEFAULT_RANGE_DAYS = 90;
 
 /**
- * The coverage grid for a dashboard query, counted per period in SQL, with the queue's slices laid
- * over it. The range defaults to the last {@link DEFAULT_RANGE_DAYS} days (at least the lookback),
- * or up to the ledger's last date when later (but not after tomorrow).
+ * The coverage grid for a dashboard query, counted per period in SQL, with the queue laid over it.
+ * The range defaults to the last {@link DEFAULT_RANGE_DAYS} days (at least the lookback), or up to
+ * the ledger's last date when later (never after tomorrow).
  * @throws UsageError when the answer would exceed {@link MAX_CELLS} cells, before counting
  */
 export async function coverageView(options: {

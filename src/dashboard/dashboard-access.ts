@@ -13,10 +13,9 @@ export interface DashboardAccessOptions {
 }
 
 /**
- * Who may read the dashboard, one middleware before every route. A cross-site request gets 403
- * unless it navigates to the page (any web page can make the server do a GET's work). With a token,
- * Bearer or Basic (token as password) is required, else 401 with `WWW-Authenticate`; tokens are
- * compared as SHA-256 digests in constant time, so timing tells nothing about a guess.
+ * Who may read the dashboard, before every route. Cross-site requests get 403 unless navigating to
+ * the page (any web page can make it do a GET's work). With a token, Bearer or Basic (token as
+ * password) is required, else 401; digests are compared in constant time so timing leaks nothing.
  * @throws ConfigError, before anything listens, when the host is not loopback and no token is set
  */
 export function dashboardAccess(options: DashboardAccessOptions): RequestHandler {

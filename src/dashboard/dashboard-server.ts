@@ -61,9 +61,8 @@ const CONTENT_SECURITY_POLICY =
   "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src 'self' data:; frame-ancestors 'none'; base-uri 'self'; form-action 'self'";
 
 /**
- * Serves the coverage dashboard (page, JSON API, Bull Board under {@link BULL_BOARD_PATH}), GET and
- * HEAD only. On loopback it answers only loopback host names, defeating DNS rebinding; cross-site
- * and, with a token, unauthenticated requests are refused (see `dashboardAccess`).
+ * Serves the coverage dashboard, GET and HEAD only. On loopback it answers only loopback host names,
+ * defeating DNS rebinding; cross-site and unauthenticated requests are refused (`dashboardAccess`).
  * @throws ConfigError when it cannot listen on host:port, or would listen beyond loopback without a token
  */
 export async function startDashboardServer(options: DashboardServerOptions): Promise<DashboardServer> {

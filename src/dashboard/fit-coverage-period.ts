@@ -5,9 +5,8 @@ import type { LedgerPeriod } from '../warehouse/ledger/ledger.js';
 const COARSER: readonly LedgerPeriod[] = ['day', 'week', 'month'];
 
 /**
- * The period a coverage grid is drawn at, decided from the parameters before anything is counted:
- * the one asked for, or the finest fitting `columns`, coarsened to weeks, then months, while the
- * grid would exceed `maxCells`.
+ * The period a coverage grid is drawn at, decided before anything is counted: the one asked for,
+ * or the finest fitting `columns`, coarsened to weeks, then months, while over `maxCells`.
  * @throws UsageError when even that exceeds `maxCells`, saying how to narrow the query
  */
 export function fitCoveragePeriod(options: {

@@ -32,10 +32,9 @@ const OWNER_NAME = /^(.+)-(\d+)-([0-9a-f]{6,})$/;
 const openHere = new Set<string>();
 
 /**
- * The process's place for bodies too large for memory: `<parent>/report-sync-spool/<host>-<pid>-<random>/`,
- * mode 0700. Opening it removes what killed processes left (a `kill -9` skips `dispose()`, and a
- * crash loop would fill the disk); `close()` removes its own. One per process, owned by whoever
- * builds the export client.
+ * Where bodies too large for memory go (`report-sync-spool/<host>-<pid>-<random>/`, mode 0700), one
+ * per process, owned by whoever builds the export client. Opening it removes what killed processes
+ * left (a `kill -9` skips `dispose()`; a crash loop would fill the disk); `close()` removes its own.
  */
 export class SpoolDirectory {
   /** This process's directory. */

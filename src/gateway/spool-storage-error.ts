@@ -2,9 +2,9 @@ import { SyncError } from '../errors/sync-error.js';
 import { LOCAL_TROUBLE, type LocalTroubleKind } from '../errors/local-trouble.js';
 
 /**
- * Local disk trouble while spooling a body (full, read-only, directory removed, too many files):
- * `LOCAL_STORAGE`, naming the directory and what to change. Never `EXPORT_NETWORK`: the operator must
- * hear that the disk, not the service, is at fault. A {@link SyncError} is returned as it is.
+ * Local disk trouble while spooling a body: `LOCAL_STORAGE` (retried), naming the directory and
+ * what to change; never `EXPORT_NETWORK`, so the operator hears that the disk is at fault.
+ * A {@link SyncError} is returned as it is.
  * @param directory - the spool directory the body was going to (under TMPDIR)
  */
 export function spoolStorageError(error: unknown, directory: string): SyncError {
