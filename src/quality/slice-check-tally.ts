@@ -363,8 +363,7 @@ function percent(share: number): string {
 
 /**
  * Two 32-bit string hashes (FNV-1a, and a multiply-rotate one) folded into 53 bits, exact as a
- * double: for a million values, a false repeat about once in 18,000 files, and one only costs the
- * database's count.
+ * double: false repeats are rare, and one only costs the database's count.
  */
 function hash53(text: string): number {
   let a = 0x811c9dc5;

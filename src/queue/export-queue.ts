@@ -180,8 +180,7 @@ export class ExportQueue {
 
   #sharedJobOptions(): Omit<JobsOptions, 'jobId' | 'priority'> {
     // Trimming (queue.keepCompleted / keepFailed) is the workers' option, not each job's: BullMQ
-    // packs and stores per-job options with every job, which cost ~20% of Redis's CPU and ~100 bytes
-    // a job on a 2.2 M-slice backfill.
+    // packs and stores per-job options with every job, a real cost in Redis on a large backfill.
     return { attempts: this.#settings.retry.attempts, backoff: { type: SLICE_BACKOFF } };
   }
 

@@ -67,9 +67,9 @@ export class RedisRateGate implements RequestGate {
       await sleep(waitMs + Math.random() * 10);
     }
     return {
-      // Seen with busy workers: 130 ms between admission and arrival let 11 to 17 requests into one
-      // window at the service. Counting the window from the answer closes that gap; the cost is that
-      // the window also holds the service's time to answer, so the fleet runs a little under the limit.
+      // With busy workers the delay between admission and arrival let extra requests into one window
+      // at the service. Counting the window from the answer closes that gap; the cost is that the
+      // window also holds the service's time to answer, so the fleet runs a little under the limit.
       answered: async () => {
         try {
           await this.#redis.eval(RESTAMP, 1, this.#key, this.#windowMs, member);
