@@ -9,10 +9,9 @@ export interface ExportSliceData {
 }
 
 /**
- * An export job's data as read from Redis (`SliceJobData`: the slice's fields, and `force: true`
- * or nothing), checked: anyone who can reach Redis can change it, and the slice is about to become
- * a URL, a query and the ledger's key. Throws a `USAGE_INVALID` error naming the bad field, worded
- * "data is not a valid slice: …" for the worker's log line and the job's failed reason.
+ * An export job's data as read from Redis, checked: anyone who can reach Redis can change it, and
+ * the slice becomes a URL, a query and the ledger's key. Throws `USAGE_INVALID` naming the bad
+ * field ("data is not a valid slice: …"), for the worker's log and the job's failed reason.
  */
 export function parseExportSliceData(data: unknown): ExportSliceData {
   let slice: Slice;

@@ -38,9 +38,8 @@ export interface ExportSliceHandlerDeps {
 
 /**
  * A queued export job: the slice attempted as in-process, unless its job stalled more than
- * `queue.maxStalledCount` times. That is checked before anything is attempted, because whatever
- * killed the workers before would kill this one; such a slice is failed for good by the one worker
- * holding the job, before it leaves `active`, so a worker dying meanwhile leaves it to the next one.
+ * `queue.maxStalledCount` times (checked first: whatever killed the workers would kill this one).
+ * Such a slice is failed for good by the worker holding the job, before it leaves `active`.
  */
 export async function handleExportSlice(data: ExportSliceData, context: QueueJobContext, deps: ExportSliceHandlerDeps): Promise<ExportSliceResult> {
   const { slice } = data;

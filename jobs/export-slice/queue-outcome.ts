@@ -16,11 +16,10 @@ export interface ExportSliceQueueLimits {
 }
 
 /**
- * What the queue does with an export job's result. Final failures are already in the ledger and
- * are not retried; retryable ones spend a BullMQ attempt with the in-process backoff; a 429 pauses
- * the whole queue instead of spending one; a shutdown (`INTERRUPTED`: cut short before anything was
- * written) and credential trouble put the job back unspent, the latter pausing the worker too,
- * because an upstream answer misjudged once must not stop the fleet.
+ * What the queue does with an export job's result: final failures are not retried; retryable ones
+ * spend an attempt with the in-process backoff; a 429 pauses the queue; a shutdown or credential
+ * trouble puts the job back unspent, the latter pausing the worker too, because an upstream answer
+ * misjudged once must not stop the fleet.
  */
 export function exportSliceQueueAction(result: ExportSliceResult, limits: ExportSliceQueueLimits): QueueAction {
   if (result.kind === 'died') return { kind: 'fail', reason: `${result.error.code}: ${result.error.message}` };

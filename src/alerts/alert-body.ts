@@ -42,13 +42,9 @@ const COUNT_LABELS: readonly (readonly [keyof AlertSummary['counts'], string])[]
 ];
 
 /**
- * The body of the one alert of a run or a night: `slack` gives `{ text, blocks }` within Slack's
- * block and section limits, `json` the summary's fields. Failures and warnings are grouped as the
- * terminal groups them (by code or check, then portfolio, a few examples), so the message stays
- * short however many slices failed.
- *
- * Hazard: text from outside passes {@link printableText}, and Slack's `&`, `<`, `>` are escaped,
- * or an upstream's message could mention `<!channel>` or forge a link.
+ * The body of a run's or night's one alert: `slack` gives `{ text, blocks }` within Slack's limits,
+ * `json` the summary's fields. Hazard: outside text passes {@link printableText} and Slack's `&`,
+ * `<`, `>` are escaped, or an upstream's message could mention `<!channel>` or forge a link.
  */
 export function alertBody(summary: AlertSummary, format: AlertFormat): Record<string, unknown> {
   return format === 'json' ? jsonBody(summary) : slackBody(summary);

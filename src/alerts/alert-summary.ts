@@ -9,12 +9,9 @@ import type { WarningSummary } from '../outcomes/warning-groups.js';
 export type AlertFormat = 'slack' | 'json';
 
 /**
- * The data of one alert: everything a run or a night has to say, gathered once so that it is sent
- * as ONE message (a night of 744 failed slices is one alert, never 744). Built by the command that
- * ran; shaped for a receiver by `alertBody`.
- *
- * Hazard: `title`, `details`, failure messages and even `retryCommand` may hold text from outside
- * (an upstream's error page, a file name, a config path); whoever renders this escapes all of it.
+ * Everything a run or a night has to say, gathered so it is sent as ONE message however many
+ * slices failed; shaped for a receiver by `alertBody`. Hazard: `title`, `details`, failure
+ * messages and even `retryCommand` may hold outside text; whoever renders this escapes all of it.
  */
 export interface AlertSummary {
   /**

@@ -40,17 +40,15 @@ export interface AlertWebhookOptions {
   /** Attempts in all, the first included. @defaultValue 4 */
   readonly attempts?: number;
   /**
-   * Wait before the second attempt, in milliseconds; it doubles per attempt with the product's
-   * one retry policy (equal jitter), capped at 30 s. A receiver's `Retry-After` (on 429 or 5xx)
-   * is honoured instead, up to 30 s.
+   * Wait before the second attempt, doubling per attempt with equal jitter, capped at `MAX_DELAY_MS`;
+   * a receiver's `Retry-After` (on 429 or 5xx) is honoured instead, under the same cap.
    * @defaultValue 1000
    */
   readonly baseDelayMs?: number;
   /**
-   * Where requests go. A given dispatcher is the caller's and is not closed here.
-   * @defaultValue an undici Agent without keep-alive, owned by the instance and closed by
-   * {@link AlertWebhook.close}: one message a night gains nothing from a pooled socket, and a
-   * kept-alive one would be stale by the next night.
+   * Where requests go; a given dispatcher is the caller's and is not closed here.
+   * @defaultValue an undici Agent without keep-alive, closed by {@link AlertWebhook.close}: a socket
+   *   kept alive for one message a night would be stale by the next.
    */
   readonly dispatcher?: Dispatcher;
   readonly logger: Logger;
@@ -67,14 +65,9 @@ export interface AlertWebhookOptions {
 type Attempt = { readonly ok: true } | { readonly ok: false; readonly retry: boolean; readonly problem: string; readonly hint: string; readonly retryAfterMs?: number };
 
 /**
- * Sends the one alert message of a run or a night to a webhook (Slack-compatible by default),
- * retried with backoff on 429, 5xx, network trouble and timeouts. Delivery is best effort on
- * purpose: {@link AlertWebhook.send} never throws and is bounded (attempts × timeoutMs plus the
- * waits between them), so a broken chat tool can neither fail nor stall a load.
- *
- * Hazard: the URL is a secret (a Slack webhook URL is its own credential). Messages and log lines
- * say "the alert webhook", and network errors are logged by their code only: undici puts the
- * URL in some of its error messages.
+ * Sends the one alert of a run or night to a webhook, retried on 429, 5xx, network trouble and
+ * timeouts; {@link AlertWebhook.send} never throws and is bounded, so a broken chat tool cannot
+ * fail or stall a load. Hazard: the URL is a credential, so network errors are logged by code only.
  */
 export class AlertWebhook {
   readonly #url: URL;
@@ -334,12 +327,9 @@ function positive(name: string, value: number): number {
 }
 
 /**
- * The alert webhook the environment asks for, or undefined when `REPORT_ALERT_WEBHOOK_URL` is unset
- * or empty (alerts are optional). `REPORT_ALERT_WEBHOOK_FORMAT` is `slack` (the default) or `json`.
- * Every alert names this machine's host name and the deployment: `REPORT_ALERT_DEPLOYMENT`, or,
- * unset, the warehouse (`DATABASE_URL` without its password), which tells deployments apart
- * without anyone naming them.
- * Checked at start, so a typo stops the command instead of silently losing the night's alert.
+ * The alert webhook from `REPORT_ALERT_WEBHOOK_URL` (unset: none) and `REPORT_ALERT_WEBHOOK_FORMAT`;
+ * alerts name the host and `REPORT_ALERT_DEPLOYMENT` (else the password-less warehouse URL).
+ * Checked at start, so a typo stops the command instead of losing the alert.
  * @throws ConfigError naming the variable and what it allows; never quoting the URL, which is a secret
  */
 export function alertWebhookFromEnvironment(env: Readonly<Record<string, string | undefined>>, options: Omit<AlertWebhookOptions, 'url' | 'format'>): AlertWebhook | undefined {

@@ -2,10 +2,9 @@ import type { RunReport } from '../runner/run-report.js';
 import type { AlertSummary } from './alert-summary.js';
 
 /**
- * The alert for a run, a night or a waited backfill, from what its slices did; undefined when
- * there is nothing to say (every slice loaded without a warning, or no_data: a slice that
- * succeeded on retry is not an alert). Slices loaded with warnings are told once, grouped by check
- * and portfolio with the values measured, never one message per slice.
+ * The alert for a run, a night or a waited backfill; undefined when every slice loaded without a
+ * warning or was no_data (a slice that succeeded on retry is not an alert). Warnings are told once,
+ * grouped by check and portfolio with the values measured, never one message per slice.
  */
 export function runAlert(kind: AlertSummary['kind'], what: string, report: RunReport): AlertSummary | undefined {
   const warned = report.warned > 0;

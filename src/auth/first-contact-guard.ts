@@ -5,11 +5,9 @@ import type { IssuedToken, TokenSource } from './token-source.js';
 const NOTHING_THERE: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND']);
 
 /**
- * Tells a wrong identity-provider address from an outage. A refused connection (or a host name that
- * does not exist) at the very first token request of a process, before any token was seen from that
- * address, is almost always configuration: it is reported at once (`CONFIG_INVALID`, exit 2) instead
- * of being waited out as an outage for `token.unavailableWaitMs`. Once a token was obtained (by this
- * process, or by the fleet through the shared cache), the same answer is an outage and waited for.
+ * Tells a wrong identity-provider address from an outage: a refused connection or unknown host
+ * before any token came from that address (here or via the shared cache) is configuration,
+ * reported at once (`CONFIG_INVALID`, exit 2) rather than waited out for `token.unavailableWaitMs`.
  */
 export class FirstContactGuard {
   readonly #tokenUrl: URL;

@@ -39,13 +39,9 @@ export interface IssueThroughOutageOptions {
 }
 
 /**
- * Asks for a token, waiting through an identity-provider outage (`AUTH_UNAVAILABLE`: 5xx, 429,
- * refused or broken connections) for up to `waitMs`, with exponential backoff and jitter, instead
- * of failing every job that needs a token. Only the caller holding the renewal (single flight, or
- * the fleet's Redis lock) calls this, so the provider sees one request per backoff step, however
- * many jobs wait. Refused credentials (`AUTH_REJECTED`) are thrown at once. Once an outage has
- * lasted longer than `waitMs`, callers fail at once with `AUTH_UNAVAILABLE`, and the provider is
- * still asked at most once per backoff step until it answers.
+ * Asks for a token, waiting through an outage (`AUTH_UNAVAILABLE`) up to `waitMs` with backoff.
+ * Only the renewal's holder calls this, so the provider sees one request per backoff step.
+ * `AUTH_REJECTED` is thrown at once; past `waitMs` callers fail at once while probing continues.
  */
 export async function issueThroughOutage(options: IssueThroughOutageOptions): Promise<IssuedToken> {
   const now = options.now ?? Date.now;

@@ -40,11 +40,9 @@ if ttl > 0 then redis.call('set', KEYS[2], '1', 'PX', ttl) end
 return 1`;
 
 /**
- * The fleet's token source: one token in Redis (TTL: its lifetime less the margin), renewed under a
- * Redis lock, so the whole fleet makes one token request per lifetime. A 401 renews it unless the
- * token is fresh ({@link TokenSchedule.freshUntil}, kept in Redis so every process judges alike),
- * so a gateway refusing every token gets one more, not one per slice. Through an outage the lock's
- * holder waits ({@link issueThroughOutage}) and shares the backoff through Redis.
+ * The fleet's token source: one token in Redis, renewed under a Redis lock, so the fleet asks once
+ * per lifetime. A 401 renews it unless it is fresh ({@link TokenSchedule.freshUntil}, kept in Redis
+ * so all judge alike). Through an outage the lock's holder waits and shares the backoff via Redis.
  */
 export class RedisTokenSource implements TokenSource {
   readonly #redis: Redis;

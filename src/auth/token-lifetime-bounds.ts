@@ -28,14 +28,9 @@ export interface TokenLifetimeBoundsOptions {
 }
 
 /**
- * Reads `expires_in` (integer seconds, per the spec) into a lifetime the token sources can plan
- * with. Any lifetime the provider states is believed, however short: a token is renewed before it
- * runs out. Only values no provider means are bounded, as either would do harm: one under 1 s (0,
- * 0.001, negative) would make every job ask for a token of its own, so it is used as 1 s; a huge one
- * (1e300) would become a Redis TTL Redis refuses, so it is cut to `token.maxLifetimeSeconds`. A
- * numeric string ("300", a common provider quirk) is read as its number; a missing or non-numeric
- * one assumes the spec's 300 s rather than failing a token that works: if it dies sooner, the
- * export endpoint's 401 renews it.
+ * Reads `expires_in` into a lifetime; a stated one is believed however short. Only nonsense is
+ * bounded: under 1 s becomes 1 s (else every job asks for its own token), over
+ * `token.maxLifetimeSeconds` is cut (Redis refuses huge TTLs), missing means the spec's lifetime.
  */
 export class TokenLifetimeBounds {
   readonly #maxSeconds: number;

@@ -20,14 +20,9 @@ interface CachedToken extends TokenSchedule {
 }
 
 /**
- * The in-process token source: caches the token, renews it shortly before the lifetime its
- * provider stated runs out, and makes sure concurrent callers share one request to the identity
- * provider (single flight). A 401 to the current token renews it, unless that token is fresh (see
- * {@link TokenSchedule.freshUntil}): then it is handed back and the caller reports a configuration
- * problem, so a gateway refusing every token gets one more token, not one per slice.
- * While the provider is unavailable, the one renewal in flight waits for it (see
- * {@link issueThroughOutage}) and every caller waits on that renewal, so no slice spends its
- * attempts on an outage shorter than `unavailableWaitMs`.
+ * The in-process token source: caches the token, renews it shortly before expiry, one provider
+ * request for all concurrent callers. A 401 renews it unless fresh ({@link TokenSchedule.freshUntil}),
+ * so a gateway refusing every token gets one more, not one per slice; outages wait on the renewal.
  */
 export class TokenRefresher implements TokenSource {
   readonly #issue: () => Promise<IssuedToken>;

@@ -39,11 +39,9 @@ export interface TokenSchedule {
 }
 
 /**
- * Plans a token's use from the lifetime its provider stated. The lifetime is counted from the ask,
- * not the answer: the provider's clock started first. The margin only has to cover a request's way
- * to the gateway, not a share of the lifetime: it is at most a tenth of the lifetime, and for one
- * under 10 s that tenth shrinks in proportion (a 2 s token is renewed 40 ms early, a 3 s one 90 ms),
- * so the provider is asked about once per lifetime however short it is, never on every call.
+ * Plans a token's use from its stated lifetime, counted from the ask (the provider's clock started
+ * first). The margin covers a request's way to the gateway: at most a tenth of the lifetime,
+ * shrinking in proportion for short tokens, so the provider is asked about once per lifetime.
  */
 export function scheduleToken(options: TokenScheduleOptions): TokenSchedule {
   const seconds = options.expiresInSeconds;

@@ -8,12 +8,9 @@ export interface TokenSource {
   /** A token that is not about to expire; requests a new one only when needed. */
   getToken(): Promise<string>;
   /**
-   * The export endpoint answered 401 to `rejected`. Returns the token to retry with: the current
-   * one when `rejected` was already replaced (a burst of 401s renews once), a new one when its
-   * stated lifetime is over (or nearly: it was due) or it was refused within it for the first time.
-   * Returns `rejected` itself when it is fresh: asked for because of a 401 moments ago and refused
-   * in turn, within the first half of its lifetime (see {@link TokenSchedule.freshUntil}). That is a
-   * configuration problem, which more tokens would not solve; the caller reports it.
+   * The export endpoint answered 401 to `rejected`: returns the token to retry with (a burst of
+   * 401s renews once). Returns `rejected` itself when fresh ({@link TokenSchedule.freshUntil}):
+   * a configuration problem more tokens would not solve, which the caller reports.
    */
   renewAfterRejection(rejected: string): Promise<string>;
 }

@@ -45,10 +45,9 @@ export interface FreshnessCheckOptions {
 }
 
 /**
- * Is every expected slice `loaded` or `no_data`? Counted from the ledger (a month at a time), with
- * the slices that have no outcome grouped by portfolio and report type and the failures grouped by
- * code and portfolio. Slices of the last day missing while its night is within grace make the
- * result `pending`, not `failed`: the night may still be running.
+ * Is every expected slice `loaded` or `no_data`? Counted from the ledger a month at a time, with
+ * missing slices grouped by portfolio and report type and failures by code and portfolio. The last
+ * day's slices missing within its night's grace make the result `pending`: the night may be running.
  */
 export async function checkFreshness(options: FreshnessCheckOptions): Promise<FreshnessResult> {
   const { ledger, range } = options;

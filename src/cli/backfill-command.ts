@@ -38,13 +38,9 @@ export interface BackfillOptions extends RangeOptions, SliceSelectionOptions {
 const LOST_NAMED = 5;
 
 /**
- * `report-sync backfill`: queues one job per slice of the range for the workers, at backfill
- * priority, with deterministic job ids: a slice whose job is still pending is not queued twice, one
- * whose earlier job finished is queued again. `--only-missing` skips slices the ledger has as
- * loaded or no_data, `--failed [--code …]` queues only those whose last outcome is failed (with
- * those codes); `--force` reloads files even if unchanged; `--wait` follows the ledger until every
- * slice has an outcome, then prints the same summary as `run`, counted from the ledger.
- * `--dry-run` says what would be queued, without connecting to Redis.
+ * `report-sync backfill`: queues one job per slice at backfill priority. Job ids are deterministic,
+ * so a slice whose job is pending is not queued twice but one whose job finished is. The selection
+ * flags are described in the CLI help; `--dry-run` needs no Redis, `--wait` prints the `run` summary.
  */
 export async function backfillCommand(options: BackfillOptions, io: CliIo): Promise<number> {
   if (!options.dryRun && (options.json || options.requestSeconds !== undefined)) {

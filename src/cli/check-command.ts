@@ -34,10 +34,9 @@ export interface CheckOptions extends CommonOptions {
 const DIFFERENCES_LISTED = 50;
 
 /**
- * `report-sync check`: exits 0 when every slice of the expected days is `loaded` or `no_data`
- * (or only the last night's slices are missing while it is within its grace), 1 otherwise, saying
- * what is missing or failed, grouped; for cron, Kubernetes jobs and monitoring. Read-only: it never
- * creates or migrates a warehouse. Sends the alert when it fails and a webhook is configured.
+ * `report-sync check`: exits 0 when every expected slice is `loaded` or `no_data` (or only last
+ * night's are missing within its grace), 1 otherwise, saying what is missing or failed. Read-only:
+ * it never creates or migrates a warehouse. Sends the alert on failure when a webhook is set.
  */
 export async function checkCommand(options: CheckOptions, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options);
@@ -176,10 +175,9 @@ function differenceLines(differences: readonly RowCountDifference[]): string[] {
 const CHECK_MISSES_LISTED = 50;
 
 /**
- * The data-quality checks the expected slices' latest files missed. A `fail` made its slice
- * `failed` (counted above); a `warn` loaded it, and is listed without changing the exit code: the
- * data is there, and whether it is right is the reader's call. A warehouse not yet migrated to
- * hold them has none: said once on stderr.
+ * The data-quality checks the expected slices' latest files missed. A `fail` already made its slice
+ * `failed`; a `warn` is listed without changing the exit code (the data is there; whether it is
+ * right is the reader's call). A warehouse not yet migrated to hold them has none: said once.
  */
 async function readCheckMisses(ledger: Ledger, range: SliceRange, io: CliIo): Promise<{ total: number; misses: SliceCheckEntry[] }> {
   try {

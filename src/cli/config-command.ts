@@ -14,11 +14,9 @@ export interface ConfigOptions extends CommonOptions {
 }
 
 /**
- * `report-sync config`: the effective settings, each with the layer it came from, then the
- * environment variables report-sync reads and where each came from (`.env` or the environment);
- * secrets (variables, and settings such as `dashboard.token`) only as set or unset, URLs without
- * their password. A diagnostic: it connects nowhere and lists missing variables rather than
- * failing on them; invalid settings exit 2 as everywhere.
+ * `report-sync config`: the effective settings and environment variables, each with its source;
+ * secrets only as set or unset, URLs without their password. A diagnostic: it connects nowhere and
+ * lists missing variables rather than failing; invalid settings still exit 2.
  */
 export async function configCommand(options: ConfigOptions, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options, { concurrency: options.concurrency });

@@ -10,9 +10,8 @@ const PERIOD_WORDS = { day: 'day', week: 'week (Monday to Sunday)', month: 'mont
 
 /**
  * The coverage grid as terminal lines: one row per portfolio and report type, one character per
- * day, week or month (what the cell shows: a failed or missing slice inside it, else loaded, or no
- * data when none was loaded), the range's first and last date over the cells, and a legend. Colour
- * only when `colour` (a terminal, and no NO_COLOR).
+ * day, week or month (a failed or missing slice inside it wins, then loaded, then no data), the
+ * range's dates over the cells, and a legend. Colour only when `colour` (a terminal, no NO_COLOR).
  */
 export function formatCoverageGrid(grid: CoverageGrid, options: { readonly colour: boolean }): string {
   const labels = grid.rows.map((row) => `${row.portfolioId}  ${row.reportType}`);

@@ -6,10 +6,9 @@ import { formatWarnings } from './format-warnings.js';
 import { countOf } from '../text/count-of.js';
 
 /**
- * The end-of-run summary: slices by outcome (a slice loaded with warnings is loaded, and counted
- * again beside it), rows written per table (every slice loaded anew, none of an unchanged one), the
- * failures grouped by code and portfolio, the warnings by check and portfolio, and the command
- * that retries the failures.
+ * The end-of-run summary: slices by outcome (loaded-with-warnings counted as loaded and again
+ * beside it), rows written per table (none for an unchanged file), failures by code and
+ * portfolio, warnings by check and portfolio, and the command that retries the failures.
  */
 export function formatRunSummary(report: RunReport): string {
   const seconds = (report.durationMs / 1000).toFixed(1);

@@ -20,10 +20,9 @@ export interface PrintDryRunOptions {
 }
 
 /**
- * `run --dry-run` and `backfill --dry-run`: says what the sync would request and how long it would
- * take, and resolves to 0. It builds none of the sync's services (no token, no HTTP pool, no
- * spool, no Redis) and opens the warehouse read-only, only if it exists: a dry run never creates
- * a SQLite file, migrates a schema or writes the ledger. With no warehouse yet, nothing is held.
+ * `run --dry-run` and `backfill --dry-run`: what the sync would request and how long it would take.
+ * Builds none of the sync's services (token, HTTP pool, spool, Redis) and opens the warehouse
+ * read-only if it exists: a dry run never creates a SQLite file, migrates or writes the ledger.
  */
 export async function printDryRun(options: PrintDryRunOptions, io: CliIo): Promise<number> {
   let warehouse: Awaited<ReturnType<typeof connectWarehouse>> | undefined;

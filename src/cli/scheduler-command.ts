@@ -5,11 +5,9 @@ import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from '
 import { countOf } from '../text/count-of.js';
 
 /**
- * `report-sync scheduler`: registers (or updates) the nightly job scheduler in Redis with the
- * configured cron pattern and time zone, and the portfolios, report types and lookback the night
- * syncs (carried by the scheduled job, so every worker fans out the same night), then exits. The id
- * is fixed, so running it again, or from several places, leaves exactly one schedule. Workers
- * re-create it from their own settings if Redis loses it.
+ * `report-sync scheduler`: registers or updates the nightly job scheduler in Redis, carrying what
+ * the night syncs so every worker fans out the same night. The id is fixed, so running it again or
+ * from several places leaves one schedule; workers re-create it if Redis loses it.
  */
 export async function schedulerCommand(options: CommonOptions, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options);

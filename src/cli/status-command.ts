@@ -38,11 +38,9 @@ const FAILED_LISTED = 1000;
 const CHECK_MISSES_LISTED = 20;
 
 /**
- * `report-sync status`: per portfolio and report type, how many slices of the range are
- * loaded, no_data, failed and missing (never attempted), and of the loaded how many with warnings
- * of a data-quality check, the coverage grid (one character per
- * day, week or month), then the failed ones with their reasons.
- * On a damaged warehouse it still shows what the ledger holds, with a warning per problem on stderr.
+ * `report-sync status`: per portfolio and report type, the range's slices by outcome (missing =
+ * never attempted; loaded ones with warnings counted too), the coverage grid, then the failures
+ * with their reasons. On a damaged warehouse it still shows the ledger, warning on stderr.
  */
 export async function statusCommand(options: StatusOptions, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options);

@@ -5,10 +5,9 @@ import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from '
 import type { WorkerParts } from './serve-worker.js';
 
 /**
- * `report-sync worker`: processes export jobs from the queue until SIGTERM/SIGINT, then finishes
- * the jobs in flight and exits 0 (see `serveWorker`). No answer of the upstream stops it: credential
- * trouble pauses it (see `CredentialsPause`). Its own configuration does (exit 2:
- * every job would fail), a metrics port it cannot serve included, with nothing left open.
+ * `report-sync worker`: processes export jobs until SIGTERM/SIGINT, then finishes those in flight
+ * and exits 0. No upstream answer stops it (credential trouble pauses it, see `CredentialsPause`);
+ * its own bad configuration does (exit 2, nothing left open), an unservable metrics port included.
  */
 export async function workerCommand(options: CommonOptions & { concurrency?: number; metricsPort?: number }, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options, { concurrency: options.concurrency });

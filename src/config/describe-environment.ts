@@ -41,11 +41,9 @@ const SECRETS: ReadonlySet<string> = new Set(SECRET_VARIABLES);
 const URLS: ReadonlySet<string> = new Set(URL_VARIABLES);
 
 /**
- * The environment variables report-sync reads, each with where its value came from, for
- * `report-sync config`. A secret is only said to be set or unset; a URL is shown without its
- * password (and without a query or fragment, where pg reads one too), whatever its shape (see
- * `describeUrl`); text that is not a URL at all is not shown. Missing
- * variables are listed, never an error: this is what one runs to find them.
+ * The environment variables report-sync reads and where each came from, for `report-sync config`.
+ * Secrets only as set or unset; URLs via `describeUrl` (no password, query or fragment), non-URL
+ * text not at all. Missing variables are listed, never an error: this is what one runs to find them.
  */
 export function describeEnvironment(config: Pick<AppConfig, 'env' | 'dotEnvVariables' | 'databaseUrl' | 'redisUrl'>): EnvironmentEntry[] {
   const defaults: Record<string, string> = { DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl };

@@ -3,13 +3,9 @@ import { parseEnv } from 'node:util';
 import type { SyncErrorCode } from '../errors/sync-error.js';
 
 /**
- * A dotenv rule that made a variable's value differ from what its line shows:
- * - `comment`: an unquoted `#` starts a comment, so the value was cut there (noted only for a `#`
- *   glued to the text before it: ` # …` after a blank is a comment written on purpose);
- * - `text-after-quote`: the value closes its quote before the end of the line, and the rest was dropped;
- * - `unclosed-quote`: the opening quote is never closed, so it was kept as part of the value;
- * - `multi-line`: the quote closes only on a later line, so the value runs over several lines;
- * - `line-break-escape`: in double quotes, `\n` became a line break.
+ * A dotenv rule that made a variable's value differ from its line: an unquoted `#` glued to the
+ * text cut it (`comment`); text after the closing quote was dropped; an unclosed quote was kept;
+ * the quote closed on a later line (`multi-line`); or `\n` in double quotes became a line break.
  */
 export type DotEnvRule = 'comment' | 'text-after-quote' | 'unclosed-quote' | 'multi-line' | 'line-break-escape';
 
@@ -49,10 +45,9 @@ const RULE_TEXT: Record<DotEnvRule, string> = {
 };
 
 /**
- * Reads a `.env` file by the dotenv rules (node's `parseEnv`), as it was written: a UTF-8
- * byte-order mark is ignored, CRLF and lone CR end lines, `export ` and blanks around the `=`
- * are allowed. Also notes each variable whose value a rule changed (a `#` that cut it, a quote
- * left open), so that a refused password can point at its line instead of the credentials.
+ * Reads a `.env` file by the dotenv rules (node's `parseEnv`): a BOM is ignored, CRLF and lone CR
+ * end lines, `export ` and blanks around `=` are allowed. Notes each value a rule changed, so a
+ * refused password can point at its line instead of blaming the credentials.
  */
 export function readDotEnvFile(path: string): DotEnvFile {
   const { text, notes, lines } = canonicalise(readFileSync(path, 'utf8'));
@@ -60,9 +55,8 @@ export function readDotEnvFile(path: string): DotEnvFile {
 }
 
 /**
- * The sentence to add to an error under `code` when a `.env` rule changed a `REPORT_*` variable,
- * e.g. `.env line 4 (REPORT_PASSWORD) has a # outside quotes, …`; undefined when there is nothing
- * to say. Only for a refusal (`AUTH_REJECTED`, `EXPORT_UNAUTHORIZED`, `EXPORT_FORBIDDEN`): a value
+ * The hint to add to an error under `code` when a `.env` rule changed a `REPORT_*` variable, or
+ * undefined. Only for a refusal (`AUTH_REJECTED`, `EXPORT_UNAUTHORIZED`, `EXPORT_FORBIDDEN`): a value
  * cut at `#` may be meant, so it is not worth a warning until the upstream refuses it.
  */
 export function dotEnvHint(notes: readonly DotEnvNote[], code: string | undefined): string | undefined {
@@ -73,11 +67,10 @@ export function dotEnvHint(notes: readonly DotEnvNote[], code: string | undefine
 }
 
 /**
- * The file in the plain shape node's `parseEnv` versions agree on (Node 20.20 keeps a BOM in the
- * first name, joins lines split by a lone CR, reads `export  A` as ` A`, a tab before a quote as
- * part of the value, an indented comment as a variable, and drops `A="x` on a last line without a
- * newline; later versions differ on some), with notes on the rules that changed a value. Line
- * numbers are kept: lines are rewritten, never added or removed.
+ * The file in the plain shape every supported node's `parseEnv` reads alike (versions differ on
+ * BOMs, lone CRs, `export`, tabs before quotes, indented comments and an unterminated last line),
+ * with notes on the rules that changed a value. Lines are rewritten, never added or removed, so
+ * line numbers hold.
  */
 function canonicalise(raw: string): { text: string; notes: DotEnvNote[]; lines: Record<string, number> } {
   const lines = raw.replace(/^\uFEFF/, '').split(/\r\n?|\n/);

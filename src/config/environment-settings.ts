@@ -15,13 +15,10 @@ export interface EnvironmentSettings {
 }
 
 /**
- * Reads every `REPORT_SYNC_*` settings variable of `env` (see {@link settingVariables}) into a
- * settings layer, typed as the schema wants it: numbers, booleans (`true`/`false`, `1`/`0`,
- * `yes`/`no`, `on`/`off`), lists comma-separated or as a JSON array, `null` where the setting takes
- * it. A blank variable counts as unset, as every other variable report-sync reads. An unknown name
- * under the prefix that holds a key path (`__`) or is close to a setting's is a problem, never
- * ignored: a typo must not pass silently. `variableSource` names where a variable was set (a `.env`
- * line) in those messages.
+ * Reads the `REPORT_SYNC_*` settings variables ({@link settingVariables}) into a layer typed as the
+ * schema wants (booleans as true/false, 1/0, yes/no, on/off; lists comma-separated or JSON); blank
+ * means unset. An unknown name with `__` or close to a setting's is a problem, never ignored: a typo
+ * must not pass silently. `variableSource` names where a variable was set in those messages.
  */
 export function environmentSettings(env: Readonly<Record<string, string | undefined>>, variableSource: (name: string) => string = (name) => name): EnvironmentSettings {
   const variables = settingVariables();

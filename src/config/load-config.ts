@@ -63,13 +63,10 @@ export interface SettingsLayer {
 }
 
 /**
- * Loads the layered configuration: defaults, then the configuration folder's `default.json` (or
- * the one report-sync ships, when the folder has none) and `local.json`, then the file
- * named by `--config` or `REPORT_SYNC_CONFIG`, then `LOG_LEVEL`, then the `REPORT_SYNC_*` settings
- * variables, then CLI flags. The configuration folder is `REPORT_SYNC_CONFIG_DIR`, or `config/` in
- * the working directory: a global install or an image with a mounted folder reads the operator's
- * files, not only the ones it shipped with. Throws a {@link ConfigError} naming the bad key and
- * the layer (file or variable) it came from.
+ * Loads the layered configuration: defaults, the config folder's `default.json` (else the shipped
+ * one) and `local.json`, the `--config`/`REPORT_SYNC_CONFIG` file, `LOG_LEVEL`, `REPORT_SYNC_*`
+ * variables, then CLI flags. The folder is `REPORT_SYNC_CONFIG_DIR` or `./config`, so an install
+ * reads the operator's files. Throws a {@link ConfigError} naming the bad key and its layer.
  */
 export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   const cwd = options.cwd ?? process.cwd();

@@ -20,10 +20,9 @@ export const URL_VARIABLES = ['DATABASE_URL', 'REDIS_URL', 'REPORT_BASE_URL', 'R
 export const SECRET_SETTINGS: readonly { readonly key: string; readonly variable: string }[] = [{ key: 'dashboard.token', variable: 'REPORT_SYNC_DASHBOARD__TOKEN' }];
 
 /**
- * The secret values set in an environment: the credentials of the password grant and any password
- * inside a connection URL. The logger and the CLI's error printer censor them wherever they appear,
- * as a net under the rule that code never puts them in a message. A `.env` file is not read here:
- * its values reach the logger through the loaded configuration's `env`.
+ * The secrets set in an environment (password-grant credentials, passwords in connection URLs),
+ * censored by the logger and the CLI's error printer as a net under the rule that code never puts
+ * them in a message. `.env` values reach the logger through the loaded configuration's `env`.
  */
 export function secretValues(env: Readonly<Record<string, string | undefined>> = process.env): string[] {
   const values: string[] = [];

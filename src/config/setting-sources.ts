@@ -10,10 +10,9 @@ export interface SettingSource {
 }
 
 /**
- * Every effective setting, in the schema's order, with the layer it came from: the highest layer
- * holding the key wins, as in the merge; a key no layer holds was filled in by the schema's default.
- * Objects are descended into, records too (`formats.index`), so each line has exactly one source;
- * arrays are values, as the merge replaces them whole.
+ * Every effective setting, in schema order, with the layer it came from (the highest holding the
+ * key, as in the merge; none: the default). Objects and records are descended into so each line has
+ * one source; arrays are values, as the merge replaces them whole.
  */
 export function settingSources(config: Pick<AppConfig, 'settings' | 'layers'>): SettingSource[] {
   const out: SettingSource[] = [];

@@ -34,10 +34,9 @@ export interface CoverageGrid {
 }
 
 /**
- * What a cell of one day, week or month shows. Trouble first: failed, else missing. Without
- * trouble every slice is complete (`loaded` and `no_data` both are, as `check` says), and the cell
- * is loaded if any slice in it was, no data only when none was: a healthy week of loaded weekdays
- * and no-data weekends is loaded, not no data.
+ * What a cell of a day, week or month shows: failed, else missing; without trouble, loaded if any
+ * slice was, no data only when none was, so a healthy week of loaded weekdays and no-data weekends
+ * is loaded.
  */
 export function cellOutcome(counts: { readonly loaded: number; readonly noData: number; readonly failed: number; readonly missing: number }): CoverageOutcome {
   if (counts.failed > 0) return 'failed';

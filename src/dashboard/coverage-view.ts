@@ -67,12 +67,10 @@ const DEFAULT_COLUMNS = 120;
 export const DEFAULT_RANGE_DAYS = 90;
 
 /**
- * The coverage grid for a dashboard query, counted by the ledger in SQL per period (so the server
- * never reads a slice per row) and, with a queue, the slices it holds laid over it. The range
- * defaults to the last {@link DEFAULT_RANGE_DAYS} days (at least the lookback) up to yesterday, or
- * to the ledger's last date when that is later (but not after tomorrow).
- * @throws UsageError when the answer would be more than {@link MAX_CELLS} cells, before the
- *   ledger's cells are counted
+ * The coverage grid for a dashboard query, counted per period in SQL, with the queue laid over it.
+ * The range defaults to the last {@link DEFAULT_RANGE_DAYS} days (at least the lookback), or up to
+ * the ledger's last date when later (never after tomorrow).
+ * @throws UsageError when the answer would exceed {@link MAX_CELLS} cells, before counting
  */
 export async function coverageView(options: {
   readonly ledger: Ledger;
@@ -181,10 +179,9 @@ async function warnedPerCell(
 const OUTCOME_INDEX: Record<DashboardOutcome, 1 | 2 | 3 | 4 | 5 | 6> = { loaded: 1, no_data: 2, failed: 3, missing: 4, queued: 5, running: 6 };
 
 /**
- * A cell with the queue laid over it. Queued and running count jobs, beside the ledger's outcomes
- * (a slice never attempted and waiting is both missing and queued; a re-run is loaded and queued).
- * The cell shows what coverage-grid's `cellOutcome` does, with running, then queued, ranked after
- * failed and before the rest (so loaded weekdays and no-data weekends still show loaded).
+ * A cell with the queue laid over it: queued and running count jobs beside the ledger's outcomes.
+ * It shows what `cellOutcome` does, with running, then queued, ranked after failed and before the
+ * rest, so loaded weekdays and no-data weekends still show loaded.
  */
 function viewCell(cell: CoverageCell, inQueue: { queued: number; running: number } | undefined): CoverageViewCell {
   const running = inQueue?.running ?? 0;

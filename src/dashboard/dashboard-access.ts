@@ -13,17 +13,10 @@ export interface DashboardAccessOptions {
 }
 
 /**
- * Who may read the dashboard, as one middleware placed before every route (page, assets, API,
- * Bull Board):
- * - a cross-site request (`Sec-Fetch-Site: cross-site`) gets 403, unless it is a top-level
- *   navigation to the page: any web page the operator visits can send a GET to 127.0.0.1, and
- *   though it cannot read the answer, the work of answering is done all the same;
- * - with a token, a request without it gets 401 and `WWW-Authenticate: Basic` (so a browser asks
- *   for it); `Authorization: Bearer <token>` and Basic with any user name and the token as
- *   password are accepted. Tokens are compared as SHA-256 digests in constant time, so neither the
- *   answer's timing nor a length check tells how much of a guess was right.
- * @throws ConfigError, before anything listens, when the host is not loopback and no token is set:
- *   the ledger and the queue would be open to whoever reaches the address
+ * Who may read the dashboard, before every route. Cross-site requests get 403 unless navigating to
+ * the page (any web page can make it do a GET's work). With a token, Bearer or Basic (token as
+ * password) is required, else 401; digests are compared in constant time so timing leaks nothing.
+ * @throws ConfigError, before anything listens, when the host is not loopback and no token is set
  */
 export function dashboardAccess(options: DashboardAccessOptions): RequestHandler {
   const token = options.token ?? undefined;

@@ -61,11 +61,8 @@ const CONTENT_SECURITY_POLICY =
   "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src 'self' data:; frame-ancestors 'none'; base-uri 'self'; form-action 'self'";
 
 /**
- * Serves the coverage dashboard: the page and its script (from this package, no other origin),
- * a JSON API over the ledger and the queue, and Bull Board under {@link BULL_BOARD_PATH}. Read-only:
- * every route answers GET and HEAD only. Bound to loopback, it answers only requests addressed to
- * loopback names, so a web page elsewhere cannot read it through DNS rebinding. Cross-site
- * requests and, with a token, requests without it are refused (see `dashboardAccess`).
+ * Serves the coverage dashboard, GET and HEAD only. On loopback it answers only loopback host names,
+ * defeating DNS rebinding; cross-site and unauthenticated requests are refused (`dashboardAccess`).
  * @throws ConfigError when it cannot listen on host:port, or would listen beyond loopback without a token
  */
 export async function startDashboardServer(options: DashboardServerOptions): Promise<DashboardServer> {

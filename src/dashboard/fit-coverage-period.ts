@@ -5,12 +5,9 @@ import type { LedgerPeriod } from '../warehouse/ledger/ledger.js';
 const COARSER: readonly LedgerPeriod[] = ['day', 'week', 'month'];
 
 /**
- * The period a coverage grid of `rows` rows over the range is drawn at, decided from the
- * parameters alone, before the ledger is counted or a cell is made: the one asked for, or else the
- * finest that fits the page's `columns`, coarsened to weeks, then months, while the grid would be
- * more than `maxCells`.
- * @throws UsageError when the period asked for, or months, would still be more than `maxCells`:
- *   with the cell count, the limit and how to narrow the query
+ * The period a coverage grid is drawn at, decided before anything is counted: the one asked for,
+ * or the finest fitting `columns`, coarsened to weeks, then months, while over `maxCells`.
+ * @throws UsageError when even that exceeds `maxCells`, saying how to narrow the query
  */
 export function fitCoveragePeriod(options: {
   readonly from: string;

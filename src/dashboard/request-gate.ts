@@ -12,10 +12,9 @@ export interface RequestGateOptions {
 }
 
 /**
- * Lets a few costly requests (the coverage grid, the failures) run at once, lets a few more wait
- * a short while, and answers the rest 503 with `Retry-After`: however many such requests arrive
- * together, the dashboard holds the memory of a few grids, every request is answered within its
- * wait and its own work, and the cheap routes, outside the gate, stay answered.
+ * Lets a few costly requests run at once, a few more wait briefly, and answers the rest 503 with
+ * `Retry-After`: the dashboard holds a few grids' memory at most, every request is answered in
+ * bounded time, and the cheap routes outside the gate stay answered.
  */
 export class RequestGate {
   readonly #options: RequestGateOptions;

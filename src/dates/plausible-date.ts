@@ -10,10 +10,9 @@ export interface DateWindow {
 }
 
 /**
- * Refuses a date outside the window a report can have: before `dates.earliest` (a year typed
- * wrong, `0224-01-08`), or after tomorrow in the schedule's time zone (no report exists yet). One
- * rule for every command's dates and the dashboard's, so a range that would plan or draw centuries
- * is stopped where it is typed.
+ * Refuses a date before `dates.earliest` (a mistyped year) or after tomorrow in the schedule's time
+ * zone: one rule for every command's and the dashboard's dates, so a range of centuries is stopped
+ * where it is typed.
  * @param name what the date was given as (`--from`, `from`), repeated in the message
  * @throws UsageError naming the setting and what to fix
  */

@@ -65,10 +65,9 @@ export type SyncErrorCode =
   /** A wait (for the identity provider) was cut short by a shutdown; the slice is left as it was. */
   | 'INTERRUPTED'
   /**
-   * Queue mode: the workers that took the slice's job died with it (crashed, killed by the OOM
-   * killer or a deploy's SIGKILL, or blocked past `queue.lockDurationMs`) more than
-   * `queue.maxStalledCount` times, so it is not handed to another worker again: a file that kills
-   * whoever reads it would otherwise stop the fleet one worker after another. Final.
+   * Queue mode: the slice's workers died with it (crash, OOM kill, SIGKILL, or blocked past
+   * `queue.lockDurationMs`) more than `queue.maxStalledCount` times. Final, so a file that kills
+   * whoever reads it cannot stop the fleet one worker after another.
    */
   | 'WORKER_DIED'
   /** Something report-sync did not expect: a bug to report, not trouble to retry. */
@@ -108,10 +107,10 @@ export interface SyncErrorOptions {
 }
 
 /**
- * Base class of every deliberate error; `code` is stable, `message` says what to do. The message
- * is one line with no control characters (unless `multiline`, for report-sync's own lists): it often quotes the upstream (an error page, a file
- * name, a value), and it goes to terminals, logs, alerts and the ledger, where an escape sequence
- * or a forged line must never arrive as such.
+ * Base class of every deliberate error; `code` is stable, `message` says what to do. The message is
+ * one line without control characters (unless `multiline`, for report-sync's own lists): it often
+ * quotes the upstream and reaches terminals, logs, alerts and the ledger, where an escape sequence
+ * or forged line must never arrive as such.
  */
 export class SyncError extends Error {
   readonly code: SyncErrorCode;

@@ -27,10 +27,9 @@ export interface ExportRowsOptions {
 }
 
 /**
- * The slice's rows from its file, typed and numbered: a big ZIP on a worker thread
- * ({@link readZipRowsOnWorker}, or as COPY text with {@link readZipCopyTextOnWorker}), anything
- * else on this thread. All give the same rows and fail with the same errors; nothing starts until
- * the rows are read. `onWorker` says which.
+ * The slice's rows from its file, typed and numbered: a big ZIP on a worker thread (as rows or as
+ * COPY text), anything else on this thread; `onWorker` says which. All give the same rows and
+ * errors; nothing starts until the rows are read.
  */
 export function exportRows(
   content: Extract<ExportContent, { kind: 'records' }>,

@@ -13,12 +13,9 @@ export type ZipRowsOnWorkerOptions = Omit<ZipRowsJob, 'batchRows' | 'batchesAhea
   };
 
 /**
- * The typed rows of a ZIP export, numbered from 1, as `numberedRows(readZipCsvRecords(…), …)`
- * yields them, but inflated, parsed and typed on a worker thread (zip-rows-worker) while this
- * thread writes them: the two halves of a big load overlap on two cores. At most `batchesAhead`
- * batches wait between the threads, so memory stays bounded whichever side is slower. Every
- * check runs in the worker and its failure is thrown here with the same class, code and message.
- * The worker starts on the first read and is terminated when the rows end, however they end.
+ * A ZIP export's typed rows as `numberedRows(readZipCsvRecords(…))` yields them, produced on a worker
+ * thread while this one writes; at most `batchesAhead` batches wait, so memory stays bounded. Worker
+ * failures are rethrown with the same class, code and message; the worker always ends with the rows.
  */
 export async function* readZipRowsOnWorker(options: ZipRowsOnWorkerOptions): AsyncGenerator<RowValues> {
   for await (const message of workerBatches(options, { kind: 'values' })) if (message.kind === 'rows') yield* message.rows;

@@ -5,10 +5,9 @@ import { describeSlice } from '../slice/slice.js';
 import type { SliceAttemptRun } from './slice-attempt-run.js';
 
 /**
- * Records an empty answer as `no_data`; true when the ledger said `no_data` already ("no data
- * again", decided under the slice's lock by the loader). It never deletes rows the warehouse
- * holds on its own (a glitch upstream would wipe loaded data): that is `EMPTY_RESTATEMENT`, unless
- * `warehouse.acceptEmptyRestatements` says such restatements are to be believed.
+ * Records an empty answer as `no_data`; true when the ledger already said `no_data`. Never deletes
+ * loaded rows (an upstream glitch would wipe data): that is `EMPTY_RESTATEMENT`, unless
+ * `warehouse.acceptEmptyRestatements` says to believe such restatements.
  */
 export async function recordEmptyAnswer(run: Pick<SliceAttemptRun, 'slice' | 'attempt' | 'deps' | 'elapsed'>, format: ExportFormat): Promise<boolean> {
   const { slice, deps } = run;

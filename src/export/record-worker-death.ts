@@ -16,11 +16,9 @@ export interface WorkerDeaths {
 }
 
 /**
- * Fails a queued slice for good as `WORKER_DIED`: the workers that took its job died with it more
- * often than `queue.maxStalledCount` allows. The slice is not attempted again here: whatever killed
- * those workers (a file that exhausts memory, a native crash) would kill this one too. The ledger,
- * the log and the metrics tell it like any final failure; the reason says how to retry it once the
- * cause is fixed. Never throws (see {@link recordFinalFailure} when the ledger cannot be written).
+ * Fails a queued slice for good as `WORKER_DIED` once its workers died more than
+ * `queue.maxStalledCount` times, without attempting it: whatever killed them would kill this one.
+ * Told like any final failure, with how to retry once the cause is fixed. Never throws.
  */
 export async function recordWorkerDeath(slice: Slice, deaths: WorkerDeaths, deps: ExportSliceDeps): Promise<SliceOutcome & { status: 'failed' }> {
   const retry = retryCommand('backfill', { from: slice.reportDate, to: slice.reportDate, portfolios: [slice.portfolioId], reportTypes: [slice.reportType] }, undefined, [

@@ -1,9 +1,7 @@
 /*
- * The worker thread of readZipRowsOnWorker: inflates the ZIP's CSV, parses and types its rows
- * exactly as the single-threaded path does (readZipCsvRecords, createRowValuesBuilder), tallies
- * the data-quality checks, and posts the rows in batches, typed or as COPY text. Every check
- * (size, CRC-32, UTF-8, decimals, dates, key columns) runs here; a failure is posted as an `error`
- * message, and the reader throws it inside the slice's transaction, which then rolls back.
+ * The worker thread of readZipRowsOnWorker: reads and types the ZIP's rows exactly as the
+ * single-threaded path does, tallies the checks, and posts batches (typed or as COPY text). A failed
+ * check is posted as an `error` message; the reader throws it inside the slice's transaction.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { SliceCheckTally } from '../quality/slice-check-tally.js';

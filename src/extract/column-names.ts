@@ -2,10 +2,9 @@ const MEMO_LIMIT = 10_000;
 const memo = new Map<string, string>();
 
 /**
- * Normalises a source field name to the warehouse's snake_case: `closeMarketValue` →
- * `close_market_value`, `Closing Fx` → `closing_fx`, `ISIN` → `isin`, `securityISIN` →
- * `security_isin`, `XMLHttpRequest` → `xml_http_request`. Digits stay with the word before them.
- * Called for every JSON key, so results are remembered (up to a bound, since keys come from files).
+ * Normalises a source field name to snake_case: `closeMarketValue` → `close_market_value`,
+ * `Closing Fx` → `closing_fx`, `securityISIN` → `security_isin`. Digits stay with the word before
+ * them. Called for every JSON key, so results are cached, up to a bound since keys come from files.
  */
 export function toColumnName(sourceName: string): string {
   const known = memo.get(sourceName);

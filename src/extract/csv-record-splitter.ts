@@ -22,11 +22,9 @@ const State = {
 type State = (typeof State)[keyof typeof State];
 
 /**
- * Splits RFC 4180 CSV into records of cells, fed a chunk at a time (a record may straddle chunks).
- * Records end at LF, CRLF or a lone CR; a leading BOM is dropped; cells are neither trimmed nor
- * converted. Strict where a lenient reader would guess: a stray or unclosed quote fails with
- * {@link FileFormatError} naming the line. Written by hand because csv-parse was most of the
- * CPU a large export cost to read.
+ * Splits RFC 4180 CSV into records of cells, a chunk at a time (records may straddle chunks).
+ * Records end at LF, CRLF or a lone CR; a leading BOM is dropped; cells are kept as they are.
+ * Strict where a lenient reader would guess: a stray or unclosed quote fails with {@link FileFormatError}.
  */
 export class CsvRecordSplitter {
   readonly #label: string;

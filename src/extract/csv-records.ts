@@ -15,10 +15,9 @@ export interface CsvRecordsOptions {
 }
 
 /**
- * Streams the records of a CSV whose first row is the header: the header as every record's names,
- * `where` naming the physical line the record starts on. Handles a BOM, CRLF or LF, quoted
- * fields with commas, doubled quotes and line breaks, and blank lines. A row with another
- * number of cells than the header fails, naming its line.
+ * Streams the records of a CSV whose first row is the header; `where` names the physical line a
+ * record starts on. Handles a BOM, CRLF or LF, quoted commas, doubled quotes, line breaks and blank
+ * lines. A row whose cell count differs from the header's fails, naming its line.
  */
 export async function* readCsvRecords(input: AsyncIterable<Buffer | string> | Readable, options: CsvRecordsOptions): AsyncGenerator<SourceRecord> {
   const label = options.entryName ? `${options.fileName}, ${options.entryName}` : options.fileName;
@@ -43,14 +42,10 @@ export async function* readCsvRecords(input: AsyncIterable<Buffer | string> | Re
       });
     }
   };
-  // A batch of records per piece of text: one await per piece, not per record. A chunk is cut into
-  // pieces because it can be a whole body held in memory: what one push holds (the cells of a line
-  // of commas, the records of a million short lines) must stay small whatever the file holds.
-  // Pieces are handed to the splitter up to their last line break, the rest held back for the next:
-  // a record's cells are then made and typed in one go, and die young, instead of surviving while
-  // the other slices read, which made a record of 80,000 tiny cells cost tens of MB until the next
-  // full collection. What is held back is at most a record (longer, it is pushed: the splitter
-  // refuses it), so a line break inside quotes only makes the splitter hold a cell across pushes.
+  // One await per piece of text, not per record. A chunk may be a whole body, so it is cut into
+  // pieces to keep what one push holds small. Each piece goes to the splitter up to its last line
+  // break, so a record's cells are built and typed at once and die young; what is held back is at
+  // most `maxRecordBytes` (a longer record is pushed, and the splitter refuses it).
   const maxHeld = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
   async function* batches(): AsyncGenerator<string[][]> {
     let records: string[][] = [];

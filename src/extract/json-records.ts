@@ -37,9 +37,8 @@ const PIECE_CHARS = 64 * 1024;
 
 /**
  * Streams the records of a JSON export (a top-level array of objects), holding only the current
- * record's text; numbers arrive as `LosslessNumber`s (see {@link parseJsonRecord}). A small file
- * given whole as a Buffer is parsed at once; anything unusual about it sends it through the
- * streaming scanner instead, so errors name the record exactly as for a streamed file.
+ * record's text; numbers arrive as `LosslessNumber`s. A small Buffer is parsed at once; anything
+ * unusual sends it through the streaming scanner, so errors name the record as for a stream.
  */
 export async function* readJsonRecords(input: AsyncIterable<Buffer | string> | Buffer, options: JsonRecordsOptions): AsyncGenerator<SourceRecord> {
   const { fileName } = options;

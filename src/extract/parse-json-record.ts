@@ -14,14 +14,10 @@ const MARK = '\\u0001';
 const MARK_CODE = 0x01;
 
 /**
- * Parses one JSON value as lossless-json's `parse` does (numbers as exact `LosslessNumber`s,
- * conflicting duplicate keys refused, its own errors), but through the native `JSON.parse`,
- * because lossless-json's character-by-character parser was the main cost of small JSON slices.
- * A quick pass turns each number token into a string marked with a leading U+0001 (which no raw
- * JSON string holds), and a walk turns those back into `LosslessNumber`s. Anything unusual (a parse
- * error, a number JSON forbids, a duplicate key) goes to lossless-json itself, so behaviour and
- * messages are unchanged. `maxDepth` bounds the nesting: the quick pass throws before the walk
- * could recurse that deep.
+ * Parses one JSON value as lossless-json's `parse` does, but through the faster native `JSON.parse`:
+ * number tokens are marked with a leading U+0001 (no raw JSON string holds one) and turned back into
+ * `LosslessNumber`s. Anything unusual goes to lossless-json itself, so messages are unchanged;
+ * `maxDepth` is enforced before the walk could recurse that deep.
  */
 export function parseJsonRecord(text: string, maxDepth = Infinity): unknown {
   const rewritten = rewrite(text, maxDepth);

@@ -251,10 +251,9 @@ export function createRowValuesBuilder(definition: ReportDefinition, slice: Slic
 const EXTRA_PARTS_PER_JOIN = 1024;
 
 /**
- * A value's text in `extra` as lossless-json's `stringify` writes it (numbers with every digit),
- * when the value is flat (a string, a number, a boolean or null), as unlisted fields almost always
- * are; undefined for anything else, which takes lossless-json's generic walk (slower than typing
- * the rest of the row, so only when needed).
+ * A flat value's text in `extra` (string, number, boolean or null) as lossless-json's `stringify`
+ * writes it, numbers with every digit; undefined for anything else, which takes lossless-json's
+ * slower generic walk.
  */
 function flatJson(value: unknown): string | undefined {
   if (typeof value === 'string') return JSON.stringify(value);
@@ -318,10 +317,9 @@ function fail({ column, sourceName, fileName, where }: FieldAt, problem: string)
 }
 
 /**
- * An identifier's text as stored (see `ReportColumn.identifier`): without the Unicode spaces
- * around it (what String.prototype.trim removes, and U+0085, which it keeps) and in NFC. Every
- * character below U+0300 is already NFC and composes with nothing before it, so an ASCII ISIN
- * costs one scan and no normalisation.
+ * An identifier as stored (see `ReportColumn.identifier`): trimmed of Unicode spaces (trim's set
+ * plus U+0085, which trim keeps) and in NFC. Text below U+0300 is already NFC and composes with
+ * nothing before it, so an ASCII ISIN skips normalisation.
  */
 export function toIdentifier(raw: string): string {
   let text = raw;

@@ -22,12 +22,9 @@ type ZipEntry = unzipper.File;
 const METHOD_NAMES: Record<number, string> = { 9: 'deflate64', 12: 'bzip2', 14: 'lzma', 93: 'zstd', 95: 'xz', 98: 'ppmd', 99: 'WinZip AES encryption' };
 
 /**
- * Streams the records of the one CSV inside a ZIP export. The archive is read from its central
- * directory, not front to back, because ZIPs written by streaming writers (Java's
- * ZipOutputStream) put entry sizes in data descriptors after the data, which front-to-back
- * readers cannot handle. Nothing is extracted to disk, so entry names such as `../x.csv` are
- * harmless. The inflated size is bounded twice: by the size the archive declares, and by the
- * bytes actually inflated, since a zip bomb can lie about the first.
+ * Streams the one CSV inside a ZIP, read from the central directory because streaming writers (Java's
+ * ZipOutputStream) put entry sizes after the data. Nothing is extracted, so `../x.csv` is harmless.
+ * Inflated size is bounded by the declared size and by the bytes inflated: a zip bomb can lie.
  */
 export async function* readZipCsvRecords(zip: { readonly path: string } | { readonly buffer: Buffer }, options: ZipCsvRecordsOptions): AsyncGenerator<SourceRecord> {
   // unzipper never closes the file streams it opens when a reader stops early (a bad row, a zip
@@ -101,10 +98,9 @@ function fileSource(path: string, opened: Set<Readable>) {
 }
 
 /**
- * The inflated bytes, checked as they come: never more than the limit, never more than the entry
- * declares (a zip bomb lies about its size; checking against the declared size stops it as soon as
- * it lies), and at the end exactly the declared size with the declared CRC-32, which unzipper does
- * not check: a corrupt entry could otherwise load as plausible but wrong rows.
+ * The inflated bytes, checked as they come: never more than the limit or the declared size (which
+ * stops a lying zip bomb early), and at the end exactly the declared size and CRC-32, which
+ * unzipper does not check: a corrupt entry could otherwise load plausible but wrong rows.
  */
 async function* countInflated(inflated: AsyncIterable<Buffer>, entry: ZipEntry, fileName: string, limit: number): AsyncGenerator<Buffer> {
   const declared = entry.uncompressedSize;

@@ -11,11 +11,9 @@ const DECODERS: Readonly<Record<string, () => Transform>> = {
 };
 
 /**
- * The body with its Content-Encoding undone. report-sync asks for no encoding, but proxies and
- * misconfigured gateways compress anyway; the file is the same report, so it is decoded rather
- * than refused (size limits then apply to the decoded bytes, so a gzip bomb is bounded too).
- * An encoding it cannot decode, or a body that is not what its encoding says, is `FILE_INVALID`;
- * errors of the transfer itself (a reset) pass through unchanged, so they are still retried.
+ * The body with its Content-Encoding undone: proxies compress even unasked, and the file is the
+ * same report. Size limits apply to decoded bytes, bounding a gzip bomb. An unknown encoding or a
+ * body not matching it is `FILE_INVALID`; transfer errors pass through unchanged, so are retried.
  */
 export function decodeContentEncoding(body: AsyncIterable<Buffer>, header: string | undefined, describe: string): AsyncIterable<Buffer> {
   const codings = (header ?? '')

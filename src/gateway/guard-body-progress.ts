@@ -4,10 +4,9 @@ import type { Readable } from 'node:stream';
 export const MIN_BODY_PROGRESS_BYTES = 16 * 1024;
 
 /**
- * The chunks of `body`, ended with `stalled()` as soon as a window of `windowMs` passes with
- * fewer than `minBytes` arriving. undici's `bodyTimeout` only measures silence between chunks, so
- * a slow-loris server trickling a byte a second would otherwise hold a slice (and the process)
- * forever. Breaking off the iteration destroys `body`, which closes its connection.
+ * The chunks of `body`, ended with `stalled()` once `windowMs` passes with fewer than `minBytes`:
+ * undici's `bodyTimeout` only measures silence between chunks, so a slow-loris server could hold a
+ * slice forever. Breaking off the iteration destroys `body`, closing its connection.
  */
 export async function* guardBodyProgress(body: Readable, windowMs: number, stalled: () => Error, minBytes: number = MIN_BODY_PROGRESS_BYTES): AsyncGenerator<Buffer> {
   let moved = 0;

@@ -25,20 +25,16 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const OWNER_NAME = /^(.+)-(\d+)-([0-9a-f]{6,})$/;
 
 /**
- * Directories opened by this process and not yet closed. Process-wide on purpose: the rule that
- * a directory bearing our own pid is an earlier incarnation's (a container whose worker is always
- * pid 1) must not remove a directory another part of this same process opened (tests, or two
- * sets of services in one process).
+ * Directories this process opened and has not closed. Process-wide on purpose: a directory bearing
+ * our own pid is taken for an earlier incarnation's (pid 1 in containers), unless another part of
+ * this process opened it.
  */
 const openHere = new Set<string>();
 
 /**
- * The process's place for downloaded bodies too large for memory:
- * `<parent>/report-sync-spool/<host>-<pid>-<random>/`, mode 0700, one directory per body inside.
- * Opening it removes what killed processes left (a `kill -9` or the OOM killer skips every
- * `dispose()`; a worker crashing in a loop would otherwise fill the disk 2 GiB at a time);
- * `close()` removes the process's own directory. One per process, owned by whoever builds the
- * export client.
+ * Where bodies too large for memory go (`report-sync-spool/<host>-<pid>-<random>/`, mode 0700), one
+ * per process, owned by whoever builds the export client. Opening it removes what killed processes
+ * left (a `kill -9` skips `dispose()`; a crash loop would fill the disk); `close()` removes its own.
  */
 export class SpoolDirectory {
   /** This process's directory. */
@@ -52,12 +48,9 @@ export class SpoolDirectory {
   }
 
   /**
-   * Makes the process's directory after removing leftovers of dead processes (each logged with
-   * its size; a failed removal is logged and skipped).
-   *
-   * @throws SyncError (`LOCAL_STORAGE`, exit 2 at start) naming TMPDIR and the path when the parent is
-   *   missing, not a directory, not writable or full; ConfigError when `report-sync-spool` there is
-   *   not this user's private directory
+   * Makes the process's directory after removing dead processes' leftovers (logged; failures skipped).
+   * @throws SyncError (`LOCAL_STORAGE`) naming TMPDIR and the path when the parent is missing or not
+   *   a writable directory, or full; ConfigError when `report-sync-spool` is not this user's private directory
    */
   static async open(options: SpoolDirectoryOptions): Promise<SpoolDirectory> {
     const parent = options.parent ?? tmpdir();

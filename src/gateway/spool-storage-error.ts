@@ -2,12 +2,9 @@ import { SyncError } from '../errors/sync-error.js';
 import { LOCAL_TROUBLE, type LocalTroubleKind } from '../errors/local-trouble.js';
 
 /**
- * The machine's trouble while a downloaded body is spooled to disk (a full or read-only disk, a
- * directory removed under it, too many open files): `LOCAL_STORAGE`, retried, naming the directory,
- * the trouble in words and what to change. Never `EXPORT_NETWORK`: retrying the download cannot help
- * and the operator must hear that the disk, not the service, is at fault. A {@link SyncError} is
- * returned as it is.
- *
+ * Local disk trouble while spooling a body: `LOCAL_STORAGE` (retried), naming the directory and
+ * what to change; never `EXPORT_NETWORK`, so the operator hears that the disk is at fault.
+ * A {@link SyncError} is returned as it is.
  * @param directory - the spool directory the body was going to (under TMPDIR)
  */
 export function spoolStorageError(error: unknown, directory: string): SyncError {

@@ -24,10 +24,9 @@ export interface SpoolOptions {
 }
 
 /**
- * A downloaded body, held whole before parsing so that a transfer cut short is retried before
- * anything is written, and so ZIPs can be read from their central directory (streaming ZIP
- * readers break on data descriptors). Small bodies stay in memory, large ones on disk;
- * `sha256` and `bytes` are computed on the way in. The owner must call `dispose()`.
+ * A downloaded body held whole before parsing, so a cut transfer is retried before anything is
+ * written and ZIPs can be read from their central directory. Small bodies stay in memory, large
+ * ones on disk; `sha256` and `bytes` are computed on the way in. The owner must call `dispose()`.
  */
 export class SpooledBody {
   readonly bytes: number;

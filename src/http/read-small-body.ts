@@ -1,8 +1,7 @@
 /**
- * Reads at most `limit` bytes of a body as text, so error pages and token answers can be quoted
- * without trusting their size. A body that fits is read to its end (undici then reuses the
- * connection); a longer one is abandoned at the limit, which destroys it and its connection:
- * draining an error page of unknown size (a 503 that never ends) could take forever.
+ * Reads at most `limit` bytes of a body as text, to quote error pages without trusting their size.
+ * A body that fits is read to its end, so undici reuses the connection; a longer one is abandoned
+ * at the limit, destroying the connection, since an error page may never end.
  */
 export async function readSmallBody(body: AsyncIterable<Buffer | string>, limit = 16 * 1024): Promise<string> {
   const chunks: Buffer[] = [];

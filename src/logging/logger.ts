@@ -19,10 +19,9 @@ export interface LoggerOptions {
 }
 
 /**
- * The root logger: JSON lines on standard error (pretty on a terminal), secrets redacted twice:
- * by field name (see {@link censorSecretFields}: the fields of every object a line is given, and of
- * every child logger's bindings) and, as a net for text an upstream echoed into a message, by value
- * and pattern over each finished line.
+ * The root logger: JSON lines on stderr (pretty on a terminal), secrets redacted twice: by field
+ * name ({@link censorSecretFields}, including child bindings) and, as a net for text an upstream
+ * echoed, by value and pattern over each finished line.
  */
 export function createLogger(options: LoggerOptions): Logger {
   const usePretty = options.pretty ?? Boolean(process.stderr.isTTY);
@@ -66,12 +65,9 @@ export function createLogger(options: LoggerOptions): Logger {
 }
 
 /**
- * An error as a line carries it under `err`. An expected failure (a {@link SyncError} with a stable
- * code other than UNEXPECTED: a refused file, a 404, a network reset) is its type, code and message
- * (its causes' messages included) and its plain fields (an HTTP status): one compact line, since
- * the code says where it came from. No stack, and none of the data it carries (a file refused by
- * a check carries every check's result, which `slice_checks` holds). Anything else is a bug or a
- * surprise, whose stack, its causes' included, is what a report of it needs.
+ * An error as a line carries it under `err`. An expected {@link SyncError} (not UNEXPECTED) is its
+ * type, code, messages (causes' included) and plain fields, with no stack or carried data: the code
+ * says where it came from. Anything else is a bug or surprise, logged with its stack and causes'.
  */
 function serializeError(error: unknown): unknown {
   const serialized = pino.stdSerializers.err(error as Error) as unknown as Record<string, unknown>;
@@ -93,10 +89,9 @@ const JSON_ESCAPE = /\\(u00(?:0[0-8bcef]|1[0-9a-f]|7f|[89][0-9a-f])|[rbf])|\\./g
 const RAW_CONTROL = /[\u007f-\u009f]/g;
 
 /**
- * A finished JSON line made inert for a terminal: JSON already escapes C0 controls, but not DEL or
- * C1, which are escaped here. For pino-pretty, which parses the line and prints its strings as
- * they are, those escapes are escaped once more, so that an escape sequence a value carries (an
- * upstream's error page, a file name) arrives as the text `\u001b`, not as ESC.
+ * A finished JSON line made inert for a terminal: DEL and C1 are escaped (JSON escapes only C0).
+ * For pino-pretty, which prints strings as they are, escapes are escaped once more, so an escape
+ * sequence an upstream sent arrives as the text `\u001b`, not as ESC.
  */
 function inertControls(line: string, forPretty: boolean): string {
   const json = line.replace(RAW_CONTROL, (char) => `\\u00${char.charCodeAt(0).toString(16)}`);

@@ -36,8 +36,7 @@ export interface HealthServerOptions {
   readonly logger: Logger;
   /**
    * Longest wait for one readiness check: a hung check reports not ready instead of hanging the
-   * probe past the orchestrator's own timeout (which would say nothing about why). Under the 2 s
-   * a probe may take, with room for the answer.
+   * probe past the orchestrator's timeout (which would not say why). Keep it under that timeout.
    * @defaultValue 1500
    */
   readonly checkTimeoutMs?: number;
@@ -56,10 +55,9 @@ const TEXT = 'text/plain; charset=utf-8';
 const ROUTES = new Set(['/metrics', '/healthz', '/readyz']);
 
 /**
- * Serves `/metrics` (Prometheus), `/healthz` (liveness: the event loop answers; then the port and
- * process id, which tell apart several processes on one host) and `/readyz` (every readiness check,
- * with the reason of each that fails) on a port of its own, so that probes and scrapes never
- * compete with the work. Resolves once listening.
+ * Serves `/metrics`, `/healthz` (the event loop answers; with port and pid to tell processes apart)
+ * and `/readyz` (each readiness check, with why it fails) on a port of its own, so probes and
+ * scrapes never compete with the work. Resolves once listening.
  * @throws ConfigError naming host:port and the port setting when it cannot listen there (EADDRINUSE, EACCES)
  */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {

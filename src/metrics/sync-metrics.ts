@@ -34,9 +34,8 @@ export interface SyncMetricsOptions {
    */
   collectDefaults?: boolean;
   /**
-   * Longest a scrape waits for a scrape-time source (the queue depths, the last night, both in
-   * Redis): a source that has not answered by then leaves its gauge without samples for that scrape,
-   * so `/metrics` answers, process metrics included, whatever Redis is doing.
+   * Longest a scrape waits for a Redis-backed source (queue depths, last night): one that has not
+   * answered leaves its gauge without samples, so `/metrics` answers whatever Redis is doing.
    * @defaultValue 1000
    */
   sourceTimeoutMs?: number;

@@ -2,9 +2,8 @@ import type { Settings } from '../config/settings-schema.js';
 
 /**
  * Seconds one export request is assumed to take when nothing better is known: the ledger records
- * when an outcome was reached, not how long its request took, so there is no measured figure to
- * read. A guess, said as such wherever it is used; `--request-seconds` replaces it with a figure
- * measured where it counts (the mean of `report_sync_export_request_duration_seconds`).
+ * when outcomes were reached, not request durations. A guess, said as such; `--request-seconds`
+ * replaces it (e.g. the mean of `report_sync_export_request_duration_seconds`).
  */
 export const ASSUMED_REQUEST_SECONDS = 2;
 

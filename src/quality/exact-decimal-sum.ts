@@ -9,12 +9,10 @@ const LIMB_BASE = 10n ** BigInt(LIMB_DIGITS);
 const POW10 = Array.from({ length: LIMB_DIGITS }, (_, i) => 10 ** i);
 
 /**
- * A running sum of decimal texts, exact whatever they hold: `0.5 + 0.499` is `0.999`, not
- * `0.9990000000000001`, so a check's limit is applied to the value the file states. A plain
- * decimal whose units (at the largest scale seen) have at most 40 digits is added digit by digit
- * into five limbs of eight digits, each an exact integer in a double; anything else is summed
- * apart, as an exact bigint. Weights of 20 digits are common, and a bigint and a parse per row would cost more than
- * the rest of typing the row.
+ * A running sum of decimal texts, exact (`0.5 + 0.499` is `0.999`), so a check's limit applies to
+ * the value the file states. Plain decimals of up to 40 digits are added digit by digit into five
+ * eight-digit limbs, each exact in a double, sparing a bigint and a parse per row; the rest is
+ * summed apart as an exact bigint.
  */
 export class ExactDecimalSum {
   /**

@@ -50,11 +50,9 @@ export interface SliceCheckTallied {
 }
 
 /**
- * The data-quality checks of one file, tallied while its rows stream into the slice's transaction
- * ({@link SliceCheckTally.observe}, a few comparisons per row: no second pass over a million rows)
- * and judged once the last row is written ({@link SliceCheckTally.evaluate}), before the commit.
- * Which columns each check reads is the report definition's (`checks`); a check set to `off`, or
- * with no column in the definition, is neither tallied nor recorded.
+ * A file's data-quality checks, tallied as its rows stream in ({@link SliceCheckTally.observe}, no
+ * second pass) and judged after the last row, before the commit ({@link SliceCheckTally.evaluate}).
+ * Columns come from the definition's `checks`; a check `off` or without a column is not recorded.
  */
 export class SliceCheckTally {
   readonly #slice: Slice;
@@ -365,8 +363,7 @@ function percent(share: number): string {
 
 /**
  * Two 32-bit string hashes (FNV-1a, and a multiply-rotate one) folded into 53 bits, exact as a
- * double: for a million values, a false repeat about once in 18,000 files, and one only costs the
- * database's count.
+ * double: false repeats are rare, and one only costs the database's count.
  */
 function hash53(text: string): number {
   let a = 0x811c9dc5;

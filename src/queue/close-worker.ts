@@ -4,10 +4,9 @@ import type { Logger } from '../logging/logger.js';
 import type { RedisConnector } from './redis-connection.js';
 
 /**
- * Closes the BullMQ worker, letting the jobs in flight finish. BullMQ records each finished job
- * in Redis and says goodbye to it: while Redis is down both would wait for it forever, so then the
- * connections are dropped and the close forced. The slices of those jobs are in the warehouse
- * either way; their jobs count as stalled and are taken again (unchanged) once Redis is back.
+ * Closes the BullMQ worker, letting jobs in flight finish. While Redis is down BullMQ would wait
+ * forever to record them, so the connections are dropped and the close forced; those slices are in
+ * the warehouse anyway, and their jobs are retaken as stalled (unchanged) once Redis is back.
  */
 export async function closeWorker(worker: Worker, connector: RedisConnector, logger: Logger): Promise<void> {
   const closing = worker.close();

@@ -47,18 +47,10 @@ interface SharedExportRefusal {
 }
 
 /**
- * A worker's answer to credential trouble, which every job would meet the same way: the identity
- * provider refusing the credentials (`AUTH_REJECTED`), or the export endpoint refusing a freshly
- * issued token even after a renewal (`EXPORT_UNAUTHORIZED`: the tenant, the client or the account's
- * permissions). The worker stops taking jobs (they stay queued), reports itself not ready, and the
- * fleet asks again once per `token.rejectedRetryMs`, instead of exiting: an exit takes the whole fleet
- * down on one misjudged answer, and under a restart policy becomes a loop that gets the account
- * locked by the provider's brute-force protection. Once the upstream accepts again, it takes jobs again.
- *
- * The pace is shared through Redis: for refused credentials by the token source, which remembers the
- * refusal; for a refused token here, where the refusal and the time of the fleet's next probe are kept.
- * A probe of a refused token is one export request (a token alone proves nothing), made by one worker
- * for the fleet; the others see the refusal cleared and resume without asking.
+ * A worker's answer to credential trouble every job would meet (`AUTH_REJECTED`, or
+ * `EXPORT_UNAUTHORIZED` after a renewal): stop taking jobs and probe once per `token.rejectedRetryMs`,
+ * one worker for the fleet through Redis. Never exit: that downs the fleet on one misjudged answer
+ * and, under a restart policy, loops until brute-force protection locks the account.
  */
 export class CredentialsPause {
   readonly #options: CredentialsPauseOptions;

@@ -47,13 +47,9 @@ export class ExportQueue {
   }
 
   /**
-   * Queues the slices in bulk, `queue.addBatchSize` per round trip, reading `slices` lazily so a
-   * ten-year backfill is never held whole. A slice whose job is still waiting, delayed or running is
-   * left alone (never queued twice); one whose kept job has finished (completed, or failed for good)
-   * is queued again: BullMQ would otherwise drop it as a duplicate of the finished job it keeps for
-   * `queue.keepCompleted` / `keepFailed`, and a recovery or a re-check would silently do nothing.
-   * A `signal` stops the queueing at the next batch (what was sent stays queued; `interrupted` says so).
-   * @returns what happened to the slices, counted as it happened
+   * Queues the slices lazily, `queue.addBatchSize` per round trip. A pending slice is left alone; one
+   * whose kept job finished is queued again (BullMQ would drop it as a duplicate and a recovery would
+   * silently do nothing). A `signal` stops at the next batch; `interrupted` says so.
    * @throws QueueingError when Redis refuses a batch, with what was queued before it
    */
   async addSlices(
@@ -184,8 +180,7 @@ export class ExportQueue {
 
   #sharedJobOptions(): Omit<JobsOptions, 'jobId' | 'priority'> {
     // Trimming (queue.keepCompleted / keepFailed) is the workers' option, not each job's: BullMQ
-    // packs and stores per-job options with every job, which cost ~20% of Redis's CPU and ~100 bytes
-    // a job on a 2.2 M-slice backfill.
+    // packs and stores per-job options with every job, a real cost in Redis on a large backfill.
     return { attempts: this.#settings.retry.attempts, backoff: { type: SLICE_BACKOFF } };
   }
 

@@ -54,11 +54,9 @@ class SliceAttemptError extends Error {
 }
 
 /**
- * The BullMQ worker, running the jobs it is given (see {@link QueueJob}): each job's data is
- * checked by the job (bad data fails the job for good, never reaching the ledger, whose key it
- * would be), run, and its result turned into a {@link QueueAction} that this applies: BullMQ
- * attempts with the in-process backoff for a retry, `UnrecoverableError` for a final failure, the
- * queue's rate limit for a 429, a delayed move (no attempt spent) to put a job back.
+ * The BullMQ worker running the given {@link QueueJob}s. Bad job data fails the job for good,
+ * never reaching the ledger, whose key it would be; a result's {@link QueueAction} is applied as
+ * BullMQ attempts with backoff, `UnrecoverableError`, the queue rate limit, or a delayed move.
  */
 export function createExportWorker(options: ExportWorkerOptions): Worker {
   const { settings, logger } = options;

@@ -38,12 +38,9 @@ export interface FollowNightOptions {
 }
 
 /**
- * Follows a queued night until every one of its slices has an outcome (or the queue holds nothing
- * more for it: their jobs were lost), then tells it once: one log line, one alert when anything
- * failed, was lost or was loaded with warnings (grouped by check and portfolio), and, when every
- * slice ended loaded (with warnings or not) or no_data, the fleet's record of its last
- * successful night (the freshness metric). Resolves `interrupted` on a shutdown, for another
- * worker to take the night over.
+ * Follows a queued night until every slice has an outcome or its jobs are lost, then tells it once
+ * (a log line, an alert if anything failed, was lost or warned) and, if all loaded or no_data,
+ * records the last successful night. Resolves `interrupted` on shutdown, for another worker.
  */
 export async function followNight(options: FollowNightOptions): Promise<'told' | 'interrupted'> {
   const { night, ledger, exportQueue, logger } = options;

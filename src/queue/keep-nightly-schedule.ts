@@ -16,10 +16,9 @@ export interface KeepNightlyScheduleOptions {
 }
 
 /**
- * Makes sure the nightly schedule exists, now and every `schedule.checkIntervalMs` until the
- * shutdown: a Redis restarted without persistence loses it, and nothing else would bring it back.
- * Says so when it had to re-create it, and (once per difference) when the registered schedule's
- * settings are not this worker's: the schedule's own are used, never silently replaced.
+ * Makes sure the nightly schedule exists, now and every `schedule.checkIntervalMs`: a Redis
+ * restarted without persistence loses it. Says when it re-created it, and once per difference when
+ * the registered settings are not this worker's: the schedule's own win, never silently replaced.
  */
 export async function keepNightlySchedule(options: KeepNightlyScheduleOptions): Promise<void> {
   const { exportQueue, own, settings, logger, shutdown } = options;

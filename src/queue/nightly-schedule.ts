@@ -74,11 +74,9 @@ export interface NightlyScheduleCheck {
 }
 
 /**
- * Makes sure the nightly job scheduler exists in Redis. `register` (the `scheduler` command) sets
- * it to `wanted`, replacing one with other settings; `heal` (every worker, at start and every
- * `schedule.checkIntervalMs`) creates it only when it is missing (Redis lost its data) and leaves a
- * registered one as it is, reporting how it differs. Upserting is idempotent: the id is fixed, so
- * any number of workers healing at once leave exactly one schedule.
+ * Makes sure the nightly job scheduler exists. `register` (the `scheduler` command) sets it to
+ * `wanted`; `heal` (every worker) only creates a missing one and reports how a registered one
+ * differs. The id is fixed, so any number of workers healing at once leave exactly one schedule.
  */
 export async function ensureNightlySchedule(
   queue: Queue,

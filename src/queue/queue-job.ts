@@ -3,17 +3,9 @@ import type { SliceAttempt } from '../outcomes/slice-outcome.js';
 import type { Slice } from '../slice/slice.js';
 
 /**
- * What the queue must do with a job once its handler ran, decided by the job (a pure mapping in
- * jobs/) and applied by the BullMQ worker (see `createExportWorker`):
- * - `complete`: the job is done; `value` is kept as its return value.
- * - `retry`: a BullMQ attempt is spent and the job comes back after the slice backoff
- *   (the service's Retry-After, when it sent one).
- * - `rate-limit`: the whole queue waits `pauseMs`, no attempt spent (a 429).
- * - `fail`: failed for good, no retry (the outcome is final and already in the ledger).
- * - `put-back`: back in the queue as it was after `delayMs`, no attempt spent (a shutdown).
- * - `pause-for-credentials`: every job would meet the same refusal: the worker pauses and the job
- *   goes back to the queue after `delayMs`.
- * `stopWorker` on `retry` and `fail` says the trouble is this worker's own configuration.
+ * What the queue does once a job's handler ran (decided in jobs/, applied by the worker): `retry`
+ * spends an attempt; `rate-limit` waits `pauseMs`; `fail` is final (already in the ledger); `put-back`
+ * and `pause-for-credentials` spend none. `stopWorker` blames this worker's own configuration.
  */
 export type QueueAction =
   | { readonly kind: 'complete'; readonly value: unknown }
@@ -43,10 +35,9 @@ export interface JobDeaths {
 }
 
 /**
- * One kind of queued job, as the worker runs it: the worker knows only this interface, and the
- * jobs themselves (jobs/) are handed in by the command that starts it, so the library never
- * depends on them. Its methods are declared as methods on purpose: a list of jobs with different
- * data types is then a `QueueJob[]`.
+ * One kind of queued job as the worker runs it. Jobs (jobs/) are handed in by the command, so the
+ * library never depends on them. Methods are declared as methods on purpose: a list of jobs with
+ * different data types is then a `QueueJob[]`.
  */
 export interface QueueJob<Data = unknown, Result = unknown> {
   /** The name BullMQ jobs of this kind carry. */

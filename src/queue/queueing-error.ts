@@ -3,10 +3,9 @@ import type { AddedSlices } from './export-queue.js';
 import { countOf } from '../text/count-of.js';
 
 /**
- * Redis refused a batch of jobs part-way through queueing: what was queued before stays queued
- * (`added`, counted as it happened), and the message says how many and what to do. A full Redis
- * (`maxmemory` reached, "OOM command not allowed") is `REDIS_FULL`; anything else keeps the code
- * of what went wrong.
+ * Redis refused a batch part-way through queueing: what was queued before stays queued (`added`),
+ * and the message says how many and what to do. A full Redis (`maxmemory`, "OOM command not
+ * allowed") is `REDIS_FULL`; anything else keeps the code of what went wrong.
  */
 export class QueueingError extends SyncError {
   readonly added: AddedSlices;

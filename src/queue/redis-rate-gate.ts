@@ -42,10 +42,9 @@ return 0`;
 const ARRIVAL_SLACK_MS = 30;
 
 /**
- * The fleet-wide rate limit on export requests: a sliding-window log in Redis, so no window of
- * `windowMs` (wherever it starts) holds more than `max` requests from all workers together.
- * BullMQ's own limiter counts jobs in fixed windows, which lets up to twice the limit through
- * across a window boundary; this gate is what keeps the promise to the service.
+ * The fleet-wide export rate limit: a sliding-window log in Redis, so no `windowMs` window holds
+ * more than `max` requests from all workers. BullMQ's fixed-window limiter lets up to twice the
+ * limit through across a boundary; this gate keeps the promise to the service.
  */
 export class RedisRateGate implements RequestGate {
   readonly #redis: Redis;
@@ -68,9 +67,9 @@ export class RedisRateGate implements RequestGate {
       await sleep(waitMs + Math.random() * 10);
     }
     return {
-      // Seen with busy workers: 130 ms between admission and arrival let 11 to 17 requests into one
-      // window at the service. Counting the window from the answer closes that gap; the cost is that
-      // the window also holds the service's time to answer, so the fleet runs a little under the limit.
+      // With busy workers the delay between admission and arrival let extra requests into one window
+      // at the service. Counting the window from the answer closes that gap; the cost is that the
+      // window also holds the service's time to answer, so the fleet runs a little under the limit.
       answered: async () => {
         try {
           await this.#redis.eval(RESTAMP, 1, this.#key, this.#windowMs, member);

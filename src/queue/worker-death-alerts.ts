@@ -18,10 +18,9 @@ export interface WorkerDeathAlertsOptions {
 }
 
 /**
- * Tells the alert webhook about slices failed as `WORKER_DIED`, as they happen: workers died, which
- * is worth telling even when no night or waited backfill follows the slice to its end. Failures
- * within `gatherMs` of each other make one alert, grouped by code and portfolio like every alert,
- * with the command that retries them.
+ * Tells the alert webhook about slices failed as `WORKER_DIED` as they happen, even when no night
+ * or waited backfill follows them. Failures within `gatherMs` of each other make one alert, grouped
+ * by code and portfolio, with the command that retries them.
  */
 export class WorkerDeathAlerts {
   readonly #options: WorkerDeathAlertsOptions;

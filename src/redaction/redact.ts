@@ -26,10 +26,8 @@ const AUTH_SCHEME_VALUE = /\b(Bearer|Basic)(?:\s+|%20|\+)[A-Za-z0-9\-._~+/%]{8,}
 const LABELLED_SECRET = /((?:password|passwd|client_secret|clientSecret|access_token|accessToken|refresh_token|id_token)["']?\s*[:=]\s*["']?)[^"'\\&\s,;}]+/gi;
 
 /**
- * Makes the function that removes credentials and tokens from text: every given secret in the
- * forms it travels in (as is, form- or URL-encoded, JSON-escaped), any `Bearer …` value, and any
- * labelled password, client secret or token. The forms are worked out here, once: the logger
- * runs the result over every line it writes.
+ * Makes the function that removes credentials and tokens from text (see {@link redactSecrets}),
+ * working out the secrets' encoded forms once, since the logger runs it over every line.
  */
 export function secretRedactor(secrets: Iterable<string | undefined>): (text: string) => string {
   const forms = secretForms(secrets);
@@ -54,12 +52,9 @@ function secretForms(secrets: Iterable<string | undefined>): string[] {
 }
 
 /**
- * Removes credentials and tokens from text that came from outside (an error page, an OAuth error,
- * a message): every given secret in the forms it travels in (as is, form- or URL-encoded,
- * JSON-escaped), any `Bearer …` value, and any labelled password, client secret or token.
- * Upstreams echo requests back in their error pages; this is what keeps those echoes out of
- * messages, logs and the ledger. Text redacted often with the same secrets (log lines) should
- * use {@link secretRedactor}, which works out the secrets' forms once.
+ * Removes credentials and tokens from outside text: each secret as is, form- or URL-encoded and
+ * JSON-escaped, any `Bearer …` value, and any labelled password, client secret or token. Upstreams
+ * echo requests in error pages; this keeps them out of messages, logs and the ledger.
  */
 export function redactSecrets(text: string, secrets: Iterable<string | undefined> = []): string {
   return secretRedactor(secrets)(text);
@@ -86,11 +81,9 @@ const SECRET_FIELDS: ReadonlySet<string> = new Set([
 const HEADER_FIELDS: ReadonlySet<string> = new Set(['authorization', 'Authorization']);
 
 /**
- * The logger's net for secrets that reach a log by accident (a request's headers, an error's
- * options): censors every secret field at the top level or one level down, as pino's `redact`
- * paths `password`, `*.password`, `headers.authorization`… would, without cloning every line as
- * pino's wildcards do. It copies only what it censors (prototype and own properties kept, so an
- * `Error` keeps its message and stack) and never changes the caller's object.
+ * The logger's net for secret fields logged by accident (headers, an error's options), at the top
+ * level or one down, like pino's `redact` paths but without cloning every line. Copies only what it
+ * censors (prototype and own properties kept, so an `Error` keeps its stack), never the caller's.
  */
 export function censorSecretFields<T>(value: T): T {
   return censorLevel(value, 0);
@@ -136,12 +129,9 @@ export interface WrittenUserinfo {
 }
 
 /**
- * The `user[:password]@` part of a URL in whatever shape it was typed: `postgres://u:pw@host`,
- * `postgres:/u:pw@host` (one slash), `redis:/:pw@host`, `u:pw@host:5432/db` and `default:pw@host`
- * (no scheme: the "scheme" is the user). After a scheme and its slashes the userinfo follows them;
- * without slashes everything before the "@" may be userinfo. The last "@" ends it, as a password
- * may hold an "@", "/" or "#" that URL would read as the host, a path or a fragment: this errs
- * towards censoring more. Undefined when the text has no "@".
+ * The `user[:password]@` part of a URL however typed (`postgres:/u:pw@host`, `u:pw@host:5432/db`,
+ * no scheme at all). The last "@" ends it, since a password may hold "@", "/" or "#" that URL would
+ * misread: this errs towards censoring more. Undefined when the text has no "@".
  */
 export function writtenUserinfo(raw: string): WrittenUserinfo | undefined {
   const at = raw.lastIndexOf('@');
@@ -154,13 +144,10 @@ export function writtenUserinfo(raw: string): WrittenUserinfo | undefined {
 }
 
 /**
- * A URL-like setting as it may be shown in a message, a log line, an alert or the dashboard: no
- * password, and no query or fragment either (a `?password=` parameter is read by pg, and a
- * password holding "#" leaves its tail in the fragment). A well-formed URL is shown as URL reads
- * it, without its password (`postgres://u@host/db`). A URL typed wrong (`postgres:/u:pw@host/db`,
- * `u:pw@host:5432/db`, or a password holding "/" that URL reads as a port and a path) is shown as
- * written with its password replaced (`postgres:/u:[redacted]@host/db`), so whoever reads it can
- * see the typo. Undefined when the text is not a URL at all.
+ * A URL-like setting as it may be shown: no password, query or fragment (pg reads `?password=`,
+ * and a "#" in a password leaves its tail in the fragment). A well-formed URL is shown as URL reads
+ * it; a mistyped one as written with `[redacted]` for the password, so the typo shows. Undefined
+ * when the text is not a URL at all.
  */
 export function describeUrl(raw: string): string | undefined {
   let url: URL;

@@ -27,10 +27,9 @@ const LARGEST = parseExactDecimal('1.7976931348623157e308')!;
 const SMALLEST = parseExactDecimal('2.2250738585072014e-308')!;
 
 /**
- * Why a column of `capacity` cannot keep a decimal's text (as `toDecimalText` returned it), or
- * undefined when it can. A value is refused rather than stored as something else: `1e-400` would
- * be 0 in SQLite, `1e-320` a float of a few digits, `1e999` is no float at all, and Postgres
- * NUMERIC overflows past 16,383 digits after the point.
+ * Why a column of `capacity` cannot keep a decimal text exactly, or undefined when it can. Refused
+ * rather than stored as something else: SQLite would turn `1e-400` into 0, and `1e999` is no float;
+ * Postgres NUMERIC has a limit on digits after the point.
  */
 export function decimalMisfit(text: string, capacity: DecimalCapacity): string | undefined {
   // Fewer than 300 characters and no exponent: between 1e-299 and 1e300 in size (or 0), with

@@ -1,11 +1,8 @@
 /**
- * The decimal text to store for a source value, or `undefined` when the value is not a plain
- * decimal number (`[+-]digits[.digits][(e|E)[+-]digits]`, or `.digits`). The text is kept as
- * written (trimmed), so Postgres NUMERIC gets every digit; forms such as `1,234.5`, `NaN` and
- * `Infinity` are refused rather than guessed at. Whether the warehouse's column keeps the value
- * exactly (`1e-400`, `1e999`, 20 digits in SQLite) is `decimalMisfit`'s to say. Checked by one
- * scan of the characters: a regular expression per value cost more than the rest of typing the
- * value, on a file of a million rows of four decimals.
+ * The decimal text to store for a source value, or `undefined` when it is not a plain decimal
+ * (`[+-]digits[.digits][(e|E)[+-]digits]` or `.digits`). Kept as written (trimmed), so NUMERIC gets
+ * every digit; `1,234.5`, `NaN` and `Infinity` are refused, not guessed. Whether the column keeps
+ * it exactly is `decimalMisfit`'s call. One hand-written scan: a regex per value is too costly.
  */
 export function toDecimalText(raw: string): string | undefined {
   // Only a value starting or ending with a possible space can need trimming (see mayBeSpace).

@@ -21,10 +21,9 @@ export interface ReportColumn {
 }
 
 /**
- * Everything the pipeline needs to know about one report table: its columns are written here
- * once, and its row type (`ReportRow`), its place in the Kysely schema and its tally are
- * derived from them. Write one `as const satisfies ReportDefinition`, so the table name, the
- * flags and the columns keep their literal types for those derivations.
+ * Everything the pipeline knows about one report table: its columns, from which the row type, the
+ * Kysely schema and the tally are derived. Write it `as const satisfies ReportDefinition`, so names,
+ * flags and columns keep their literal types for those derivations.
  */
 export interface ReportDefinition {
   readonly table: string;

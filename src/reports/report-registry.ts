@@ -4,10 +4,9 @@ import type { ReportDefinition } from './report-definition.js';
 import type { ReportType } from './report-types.js';
 
 /**
- * The definition of the table that holds each report type's rows. `satisfies` a record of every
- * {@link ReportType}, so a report type added to `REPORT_TYPES` does not compile until it has a
- * definition here, while each entry keeps its literal type for {@link ReportTableName} and the
- * Kysely schema. Several types share a table only if it stores `report_type`.
+ * The table for each report type's rows. `satisfies` a record of every {@link ReportType}, so a new
+ * type does not compile without a definition, and entries keep literal types for the schema.
+ * Several types share a table only if it stores `report_type`.
  */
 export const REPORT_REGISTRY = {
   index: indexReport,

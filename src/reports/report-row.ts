@@ -2,10 +2,9 @@ import type { ReportDefinition } from './report-definition.js';
 import type { ReportType } from './report-types.js';
 
 /**
- * A row of a report table, derived from its definition (`ReportRow<typeof indexReport>`): the
- * slice's columns, `line_number` and `report_type` where the definition stores them, each typed
- * column as text (a key column never null), `extra`, and `load_id`. Written nowhere else, so a column added
- * to a definition is in the row type, the Kysely schema and the schema check at once.
+ * A report table's row, derived from its definition: slice columns, `line_number` and `report_type`
+ * where stored, typed columns as text (key columns never null), `extra` and `load_id`. Derived only
+ * here, so a new column reaches the row type, Kysely schema and schema check at once.
  */
 export type ReportRow<Definition extends ReportDefinition> = Flat<
   SliceColumns<Definition> & { [Column in Definition['columns'][number] as Column['name']]: Column extends { readonly key: true } ? string : string | null } & ExtraColumn &

@@ -1,12 +1,10 @@
 import type { RetryPolicyOptions } from './retry-policy-options.js';
 
 /**
- * How long to wait before trying again, the one rule for every retry of the product: a slice's
- * attempts in-process and in the queue worker, and the identity-provider wait. A Retry-After from
- * the other end is honoured, capped at `maxRetryAfterMs`; otherwise exponential backoff from
- * `baseDelayMs`, capped at `maxDelayMs`, with equal jitter (half fixed, half random): the fixed
- * half keeps a struggling service from being asked again at once, the random half keeps a fleet
- * from asking in step.
+ * The product's one retry-wait rule (slice attempts, queue worker, identity-provider wait): honour
+ * Retry-After up to `maxRetryAfterMs`, else exponential backoff from `baseDelayMs` up to `maxDelayMs`
+ * with equal jitter: the fixed half keeps a struggling service from being asked again at once, the
+ * random half keeps a fleet from asking in step.
  */
 export class RetryPolicy {
   readonly #baseDelayMs: number;

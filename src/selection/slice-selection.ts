@@ -16,9 +16,8 @@ export interface SliceSelectionOptions {
 }
 
 /**
- * The selection the flags ask for. `--only-missing` with `--failed` (or `--code`) is refused: the
- * missing slices already include the failed ones, so their union is just `--only-missing`, and
- * someone who typed both most likely meant one of them.
+ * The selection the flags ask for. `--only-missing` with `--failed` (or `--code`) is refused: missing
+ * already includes failed, so whoever typed both most likely meant one of them.
  * @throws UsageError saying which flag does what
  */
 export function sliceSelection(options: SliceSelectionOptions): SliceSelection {

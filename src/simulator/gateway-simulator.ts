@@ -106,10 +106,9 @@ const BUFFERED_ROWS = 50_000;
 const EXPORT_PATH = /^\/api\/v1\/report-service\/report\/generate\/portfolio\/([^/]+)\/export$/;
 
 /**
- * The bundled stand-in for the Portfolio Report Export Service and its identity provider, built
- * to the spec: both endpoints, every check the spec implies (form fields, grant type, bearer
- * token, tenant header, parameters, portfolio), deterministic data in both formats, empty bodies
- * on weekends, and switches for the trouble a real service gives.
+ * The bundled stand-in for the export service and its identity provider, built to the spec: every
+ * check the spec implies, deterministic data in both formats, empty bodies on weekends, and switches
+ * for the trouble a real service gives.
  */
 export async function createGatewaySimulator(options: GatewaySimulatorOptions = {}): Promise<GatewaySimulator> {
   const credentials: SimulatorCredentials = { ...DEFAULT_CREDENTIALS, ...options.credentials };

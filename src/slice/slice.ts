@@ -29,9 +29,9 @@ export function sliceLogFields(slice: Slice): { portfolioId: number; reportType:
 const MAX_PORTFOLIO_ID = 2_147_483_647;
 
 /**
- * Checks a slice that comes from outside the process (a queued job's data, which anyone with
- * access to Redis can change) before any of it reaches a URL or a query: a whole portfolio id from
- * 1 to 2147483647, a report type of the spec, a real YYYY-MM-DD date. Keeps only those three fields.
+ * Checks a slice from outside the process (queued job data anyone with Redis access can change)
+ * before it reaches a URL or query: portfolio id within `MAX_PORTFOLIO_ID`, a spec report type, a
+ * real YYYY-MM-DD date. Keeps only those three fields.
  * @throws UsageError naming the bad field and its value
  */
 export function parseSlice(value: unknown): Slice {
