@@ -36,6 +36,17 @@ const COMPOSITION_ROOT = [
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
+/** A temporary source tree for planting violations, removed after the suite that made it. */
+function plantedTree(prefix: string): { dir: string; write: (path: string, text: string) => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  };
+  return { dir, write };
+}
+
 /** The one module outside the dialect folders that may import them. */
 const ENGINE_REGISTRY = 'src/warehouse/engines.ts';
 const ENGINE_DIALECTS = WAREHOUSE_ENGINES.map((engine) => engine.dialect);
@@ -193,12 +204,7 @@ describe('one engine per warehouse dialect', () => {
   });
 
   describe('on planted violations', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'layering-dialects-'));
-    afterAll(() => rmSync(dir, { recursive: true, force: true }));
-    const write = (path: string, text: string) => {
-      mkdirSync(dirname(join(dir, path)), { recursive: true });
-      writeFileSync(join(dir, path), text);
-    };
+    const { dir, write } = plantedTree('layering-dialects-');
     write('src/warehouse/sqlite/sqlite-engine.ts', 'export const sqliteEngine = {};\nexport const same = (x: unknown) => x instanceof SqliteIntrospector;\n');
     write('src/warehouse/sqlite/sqlite-clock.ts', "import { sqliteEngine } from './sqlite-engine.js';\nexport const inFolder = sqliteEngine;\n");
     write('src/warehouse/postgres/postgres-engine.ts', "import { sqliteEngine } from '../sqlite/sqlite-engine.js';\nexport const postgresEngine = sqliteEngine;\n");
@@ -255,12 +261,7 @@ describe('one engine per warehouse dialect', () => {
 });
 
 describe('the parts of src/warehouse/, on planted violations', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'layering-warehouse-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const write = (path: string, text: string) => {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  };
+  const { dir, write } = plantedTree('layering-warehouse-');
   write('src/warehouse/engines.ts', "import { sqliteEngine } from './sqlite/sqlite-engine.js';\nexport const ENGINES = [sqliteEngine];\n");
   write('src/warehouse/sqlite/sqlite-engine.ts', "import type { Ledger } from '../ledger/ledger.js';\nexport const sqliteEngine = {} as Ledger;\n");
   write('src/warehouse/ledger/ledger.ts', "import { ENGINES } from '../engines.js';\nexport class Ledger {}\nexport const engines = ENGINES;\n");
@@ -306,12 +307,7 @@ describe('findCycle', () => {
 });
 
 describe('relativeImports', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'layering-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const write = (path: string, text: string) => {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  };
+  const { dir, write } = plantedTree('layering-');
 
   it('sees static, type-only, re-exported and dynamic imports, resolved the NodeNext way, and nothing in comments or strings', () => {
     write('src/a.ts', '');
