@@ -3,7 +3,7 @@ import type { Logger } from '../logging/logger.js';
 import { startHealthServer, type HealthServer, type ReadinessCheck } from '../metrics/health-server.js';
 import { SyncMetrics } from '../metrics/sync-metrics.js';
 import { classifyWarehouseError } from '../warehouse/engine/classify-warehouse-error.js';
-import type { WarehouseHandle } from '../warehouse/open-warehouse.js';
+import type { WarehouseHandle } from '../warehouse/engine/warehouse-engine.js';
 
 /** The metrics of a command and the server that exposes them, when it has one. */
 export interface CommandMetrics {

@@ -17,7 +17,7 @@ import type { Logger } from '../logging/logger.js';
 import type { SyncMetrics } from '../metrics/sync-metrics.js';
 import { Ledger } from '../warehouse/ledger/ledger.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
-import type { WarehouseHandle } from '../warehouse/open-warehouse.js';
+import type { WarehouseHandle } from '../warehouse/engine/warehouse-engine.js';
 import { SliceLoader } from '../warehouse/loading/slice-loader.js';
 import { retiredSettingsIn } from '../config/retired-settings.js';
 

@@ -1,5 +1,6 @@
 import { countIsoDates, weekdayOf } from '../dates/report-date.js';
-import type { LedgerPeriod, LedgerPeriodCount } from '../warehouse/ledger/ledger.js';
+import type { LedgerPeriodCount } from '../warehouse/ledger/ledger.js';
+import type { LedgerPeriod } from '../warehouse/engine/ledger-period.js';
 
 /** The outcome a grid cell shows (see {@link cellOutcome}). */
 export type CoverageOutcome = 'failed' | 'missing' | 'no_data' | 'loaded';

@@ -2,7 +2,8 @@ import { buildCoverageGrid, countPeriods, type CoverageCell } from '../coverage/
 import { shiftIsoDate, todayIn } from '../dates/report-date.js';
 import type { ReportType } from '../reports/report-types.js';
 import type { Slice } from '../slice/slice.js';
-import type { Ledger, LedgerPeriod } from '../warehouse/ledger/ledger.js';
+import type { Ledger } from '../warehouse/ledger/ledger.js';
+import type { LedgerPeriod } from '../warehouse/engine/ledger-period.js';
 import { DASHBOARD_OUTCOMES, type DashboardOutcome, type DashboardQuery } from './dashboard-query.js';
 import { fitCoveragePeriod } from './fit-coverage-period.js';
 import type { QueuedSlices } from './queue-view.js';

@@ -2,7 +2,7 @@ import { UsageError } from '../errors/sync-error.js';
 import { parseSelection } from '../selection/parse-selection.js';
 import { checkPlausibleDate, type DateWindow } from '../dates/plausible-date.js';
 import type { ReportType } from '../reports/report-types.js';
-import type { LedgerPeriod } from '../warehouse/ledger/ledger.js';
+import type { LedgerPeriod } from '../warehouse/engine/ledger-period.js';
 
 /** Outcomes a grid can be filtered to: the ledger's, missing, and the queue's. */
 export const DASHBOARD_OUTCOMES = ['failed', 'running', 'queued', 'missing', 'no_data', 'loaded'] as const;

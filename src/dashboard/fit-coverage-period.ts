@@ -1,6 +1,6 @@
 import { choosePeriod, countPeriods } from '../coverage/coverage-grid.js';
 import { UsageError } from '../errors/sync-error.js';
-import type { LedgerPeriod } from '../warehouse/ledger/ledger.js';
+import type { LedgerPeriod } from '../warehouse/engine/ledger-period.js';
 
 const COARSER: readonly LedgerPeriod[] = ['day', 'week', 'month'];
 

@@ -5,7 +5,8 @@ import { missingAnalyticsObjects, restoreAnalyticsObjects } from './schema/analy
 import { classifyWarehouseError } from './engine/classify-warehouse-error.js';
 import { migrateWarehouse } from './schema/migrate-warehouse.js';
 import { MissingWarehouseError } from './engine/missing-warehouse-error.js';
-import { openWarehouse, type WarehouseHandle } from './open-warehouse.js';
+import { openWarehouse } from './open-warehouse.js';
+import type { WarehouseHandle } from './engine/warehouse-engine.js';
 import { verifyWarehouseSchema } from './schema/verify-warehouse-schema.js';
 import { waitForWarehouse } from './wait-for-warehouse.js';
 

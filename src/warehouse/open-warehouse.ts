@@ -4,7 +4,6 @@ import { engineForUrl, WAREHOUSE_ENGINES } from './engines.js';
 import type { OpenWarehouseOptions, WarehouseHandle } from './engine/warehouse-engine.js';
 
 // The handle and the options are the engine's vocabulary (engine/), also said here for openWarehouse's callers.
-export type { OpenWarehouseOptions, WarehouseHandle } from './engine/warehouse-engine.js';
 
 /** The name of a warehouse dialect, as its engine gives it (see `WarehouseEngine.dialect`). */
 export type WarehouseDialect = (typeof WAREHOUSE_ENGINES)[number]['dialect'];

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { SyncError } from '../errors/sync-error.js';
 import type { Logger } from '../logging/logger.js';
 import { classifyWarehouseError } from './engine/classify-warehouse-error.js';
-import type { WarehouseHandle } from './open-warehouse.js';
+import type { WarehouseHandle } from './engine/warehouse-engine.js';
 
 /** The first pause between two tries; it doubles up to {@link MAX_PAUSE_MS}. */
 const FIRST_PAUSE_MS = 100;

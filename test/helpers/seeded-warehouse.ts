@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrateWarehouse } from '../../src/warehouse/schema/migrate-warehouse.js';
-import { openWarehouse, type WarehouseDialect, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
+import { openWarehouse, type WarehouseDialect } from '../../src/warehouse/open-warehouse.js';
+import type { WarehouseHandle } from '../../src/warehouse/engine/warehouse-engine.js';
 import type { ReportLoadsRow } from '../../src/warehouse/engine/warehouse-schema.js';
 import { createTempDatabase } from './temp-warehouse.js';
 

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { main } from '../../src/cli/main.js';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
 import { createGatewaySimulator, simulatorEnvironment, type GatewaySimulatorOptions } from '../../src/simulator/gateway-simulator.js';
-import { openWarehouse, type WarehouseDialect, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
+import { openWarehouse, type WarehouseDialect } from '../../src/warehouse/open-warehouse.js';
+import type { WarehouseHandle } from '../../src/warehouse/engine/warehouse-engine.js';
 import { createTempDatabase } from './temp-warehouse.js';
 import { capturedIo, logLines } from './captured-io.js';
 

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { migrateWarehouse } from '../../src/warehouse/schema/migrate-warehouse.js';
-import { openWarehouse, type WarehouseDialect, type WarehouseHandle } from '../../src/warehouse/open-warehouse.js';
+import { openWarehouse, type WarehouseDialect } from '../../src/warehouse/open-warehouse.js';
+import type { WarehouseHandle } from '../../src/warehouse/engine/warehouse-engine.js';
 
 /** The Postgres server the tests use: loopback, trust auth (`.ci/run` makes sure it answers). */
 export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';

@@ -47,7 +47,6 @@ export interface LedgerPeriodCount {
 }
 
 // Bucketing by period is the engine's (`WarehouseEngine.periodStart`), so the word is defined below both.
-export type { LedgerPeriod } from '../engine/ledger-period.js';
 
 /** What the slices checked since a moment came to, per status and report type. */
 export interface OutcomesSince {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { formatCoverageGrid } from '../../../src/cli/format-coverage-grid.js';
 import { buildCoverageGrid, type CoverageGrid } from '../../../src/coverage/coverage-grid.js';
 import { eachIsoDate, shiftIsoDate, weekdayOf } from '../../../src/dates/report-date.js';
-import type { LedgerPeriod, LedgerPeriodCount } from '../../../src/warehouse/ledger/ledger.js';
+import type { LedgerPeriodCount } from '../../../src/warehouse/ledger/ledger.js';
+import type { LedgerPeriod } from '../../../src/warehouse/engine/ledger-period.js';
 
 /*
  * `status`'s terminal grid draws the cells the dashboard draws: one character per cell, the

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildCoverageGrid, cellOutcome, countPeriods, type CoverageGrid } from '../../../src/coverage/coverage-grid.js';
 import { eachIsoDate, shiftIsoDate, weekdayOf } from '../../../src/dates/report-date.js';
-import type { LedgerPeriod, LedgerPeriodCount } from '../../../src/warehouse/ledger/ledger.js';
+import type { LedgerPeriodCount } from '../../../src/warehouse/ledger/ledger.js';
+import type { LedgerPeriod } from '../../../src/warehouse/engine/ledger-period.js';
 
 /*
  * What a cell of the coverage grid shows, the rule `status` and the dashboard share. `loaded` and

@@ -3,7 +3,8 @@ import { coverageView, type CoverageDefaults } from '../../../src/dashboard/cove
 import type { DashboardQuery } from '../../../src/dashboard/dashboard-query.js';
 import { UsageError } from '../../../src/errors/sync-error.js';
 import { shiftIsoDate, todayIn } from '../../../src/dates/report-date.js';
-import { Ledger, type LedgerFilter, type LedgerPeriod, type LedgerPeriodCount } from '../../../src/warehouse/ledger/ledger.js';
+import { Ledger, type LedgerFilter, type LedgerPeriodCount } from '../../../src/warehouse/ledger/ledger.js';
+import type { LedgerPeriod } from '../../../src/warehouse/engine/ledger-period.js';
 import { ledgerRow } from '../../helpers/ledger-row.js';
 import { createTempWarehouse } from '../../helpers/temp-warehouse.js';
 

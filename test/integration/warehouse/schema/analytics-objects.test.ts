@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { missingAnalyticsObjects, restoreAnalyticsObjects } from '../../../../src/warehouse/schema/analytics-objects.js';
-import type { WarehouseHandle } from '../../../../src/warehouse/open-warehouse.js';
+import type { WarehouseHandle } from '../../../../src/warehouse/engine/warehouse-engine.js';
 import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
 
 /** Every index and view but the primary keys', with its definition as the database keeps it. */

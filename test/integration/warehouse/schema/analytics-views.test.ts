@@ -5,7 +5,7 @@ import { constituentReport } from '../../../../src/reports/constituent-report.js
 import { indexReport } from '../../../../src/reports/index-report.js';
 import type { ReportDefinition } from '../../../../src/reports/report-definition.js';
 import type { ReportType } from '../../../../src/reports/report-types.js';
-import type { WarehouseHandle } from '../../../../src/warehouse/open-warehouse.js';
+import type { WarehouseHandle } from '../../../../src/warehouse/engine/warehouse-engine.js';
 import { SliceLoader } from '../../../../src/warehouse/loading/slice-loader.js';
 import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
 

@@ -7,7 +7,8 @@ import { createTables } from '../../../../src/warehouse/schema/migrations/0001-c
 import { ledgerErrorCode } from '../../../../src/warehouse/schema/migrations/0002-ledger-error-code.js';
 import { indexReportLineNumber } from '../../../../src/warehouse/schema/migrations/0003-index-report-line-number.js';
 import { ledgerDuration } from '../../../../src/warehouse/schema/migrations/0004-ledger-duration.js';
-import { openWarehouse, type WarehouseDialect, type WarehouseHandle } from '../../../../src/warehouse/open-warehouse.js';
+import { openWarehouse, type WarehouseDialect } from '../../../../src/warehouse/open-warehouse.js';
+import type { WarehouseHandle } from '../../../../src/warehouse/engine/warehouse-engine.js';
 import { SliceLoader } from '../../../../src/warehouse/loading/slice-loader.js';
 import { createTempDatabase, DIALECTS } from '../../../helpers/temp-warehouse.js';
 

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { migrateWarehouse } from '../../../../src/warehouse/schema/migrate-warehouse.js';
 import { createTables } from '../../../../src/warehouse/schema/migrations/0001-create-tables.js';
 import { ledgerErrorCode } from '../../../../src/warehouse/schema/migrations/0002-ledger-error-code.js';
-import { openWarehouse, type WarehouseHandle } from '../../../../src/warehouse/open-warehouse.js';
+import { openWarehouse } from '../../../../src/warehouse/open-warehouse.js';
+import type { WarehouseHandle } from '../../../../src/warehouse/engine/warehouse-engine.js';
 import { createTempDatabase, DIALECTS } from '../../../helpers/temp-warehouse.js';
 
 describe.each(DIALECTS)('migrating a warehouse made by the previous release (%s)', (dialect) => {

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrateWarehouse } from '../../../../src/warehouse/schema/migrate-warehouse.js';
-import { openWarehouse, type WarehouseHandle } from '../../../../src/warehouse/open-warehouse.js';
+import { openWarehouse } from '../../../../src/warehouse/open-warehouse.js';
+import type { WarehouseHandle } from '../../../../src/warehouse/engine/warehouse-engine.js';
 import { readMigrationHistory } from '../../../../src/warehouse/schema/read-migration-history.js';
 import { createTempDatabase, createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
 

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ColumnKind, ReportDefinition } from '../../../../src/reports/report-definition.js';
 import { REPORT_TABLES } from '../../../../src/reports/report-tables.js';
 import { rowColumns, tableColumns } from '../../../../src/extract/row-builder.js';
-import type { WarehouseDialect, WarehouseHandle } from '../../../../src/warehouse/open-warehouse.js';
+import type { WarehouseDialect } from '../../../../src/warehouse/open-warehouse.js';
+import type { WarehouseHandle } from '../../../../src/warehouse/engine/warehouse-engine.js';
 import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
 
 /*

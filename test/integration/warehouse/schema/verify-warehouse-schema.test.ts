@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPORT_TABLES } from '../../../../src/reports/report-tables.js';
 import { rowColumns } from '../../../../src/extract/row-builder.js';
-import type { WarehouseHandle } from '../../../../src/warehouse/open-warehouse.js';
+import type { WarehouseHandle } from '../../../../src/warehouse/engine/warehouse-engine.js';
 import { verifyWarehouseSchema } from '../../../../src/warehouse/schema/verify-warehouse-schema.js';
 import { writtenColumns } from '../../../../src/warehouse/schema/written-columns.js';
 import { ledgerRow } from '../../../helpers/ledger-row.js';
