@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { capturedIo } from '../helpers/captured-io.js';
 import { CLI_BIN } from '../helpers/cli-bin.js';
+import { until } from '../helpers/until.js';
 
 const run = promisify(execFile);
 const cwd = mkdtempSync(join(tmpdir(), 'report-sync-cli-'));
@@ -76,7 +77,8 @@ describe('report-sync simulate', () => {
     const controller = new AbortController();
     const io = { ...capturedIo({}, cwd), signal: controller.signal };
     const running = main(['simulate', '--port', '0'], io);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Waits for the lines it prints once listening, not a fixed time: a busy machine may take longer.
+    await until(() => io.stdout.text.includes('REPORT_TENANT_ID='), 10_000, 'the simulator to print its variables', 20);
     const baseUrl = /REPORT_BASE_URL=(\S+)/.exec(io.stdout.text)?.[1];
     expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(io.stdout.text).toContain('REPORT_TENANT_ID=');
