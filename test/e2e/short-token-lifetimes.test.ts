@@ -17,10 +17,10 @@ import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 
 /** Portfolios × days of index reports: the slices of each run. */
 const PORTFOLIOS = Array.from({ length: 10 }, (_, i) => 3001 + i);
-/** 200 days: 2,000 slices with the ten portfolios. */
-const RUN_RANGE = { from: '2024-01-01', to: '2024-07-18' };
-/** 120 days: 1,200 slices with the ten portfolios. */
-const BACKFILL_RANGE = { from: '2024-01-01', to: '2024-04-29' };
+/** 50 days: 500 slices with the ten portfolios. */
+const RUN_RANGE = { from: '2024-01-01', to: '2024-02-19' };
+/** 36 days: 360 slices with the ten portfolios. */
+const BACKFILL_RANGE = { from: '2024-01-01', to: '2024-02-05' };
 /** Export 401s allowed per run: an expiry racing a request in flight, now and then. */
 const MAX_UNAUTHORIZED = 5;
 
@@ -39,11 +39,11 @@ describe.each([2, 3])('tokens living %i s', (lifetimeSeconds) => {
     rig = queueRig = undefined;
   });
 
-  it('run: 2,000 slices over at least four lifetimes all load, with a handful of 401s at most and a token per lifetime', async () => {
+  it('run: 500 slices over at least four lifetimes all load, with a handful of 401s at most and a token per lifetime', async () => {
     const slices = countSlices({ ...RUN_RANGE, portfolios: PORTFOLIOS, reportTypes: ['index'] });
-    expect(slices).toBe(2_000);
-    // Four jobs at a time, each answer held back: 500 rounds, long enough for four lifetimes and more.
-    rig = await startSyncRig({ simulator: { tokenLifetimeSeconds: lifetimeSeconds, latencyMs: 6 * lifetimeSeconds + 4 }, settings: SETTINGS });
+    expect(slices).toBe(500);
+    // Four jobs at a time, each answer held back: 125 rounds, long enough for four lifetimes and more.
+    rig = await startSyncRig({ simulator: { tokenLifetimeSeconds: lifetimeSeconds, latencyMs: 40 * lifetimeSeconds }, settings: SETTINGS });
     const startedAt = Date.now();
     const run = startCliProcess(['run', '--from', RUN_RANGE.from, '--to', RUN_RANGE.to], { cwd: rig.dir, env: rig.env });
     const code = await run.exited;
@@ -61,11 +61,11 @@ describe.each([2, 3])('tokens living %i s', (lifetimeSeconds) => {
     expect(run.output()).not.toContain('EXPORT_UNAUTHORIZED');
   }, 60_000);
 
-  it('backfill: three worker processes load 1,200 slices over at least four lifetimes, stay up, and the fleet asks about once per lifetime', async () => {
+  it('backfill: three worker processes load 360 slices over at least four lifetimes, stay up, and the fleet asks about once per lifetime', async () => {
     const slices = countSlices({ ...BACKFILL_RANGE, portfolios: PORTFOLIOS, reportTypes: ['index'] });
-    expect(slices).toBe(1_200);
-    // Twelve jobs at a time across the fleet, each answer held back: long enough for four lifetimes and more.
-    queueRig = await startQueueRig({ simulator: { tokenLifetimeSeconds: lifetimeSeconds, latencyMs: 50 * lifetimeSeconds }, settings: SETTINGS });
+    expect(slices).toBe(360);
+    // Twelve jobs at a time across the fleet, each answer held back: 30 rounds, long enough for four lifetimes and more.
+    queueRig = await startQueueRig({ simulator: { tokenLifetimeSeconds: lifetimeSeconds, latencyMs: 170 * lifetimeSeconds }, settings: SETTINGS });
     const migrated = await queueRig.cli(['migrate']);
     expect(migrated.code, migrated.stderr).toBe(0);
     const workers = [queueRig.startWorker(), queueRig.startWorker(), queueRig.startWorker()];

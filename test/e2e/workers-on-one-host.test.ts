@@ -36,7 +36,9 @@ describe('several workers on one host', () => {
 
     const startedAt = Date.now();
     const second = rig.startWorker();
-    const code = await Promise.race([second.exited, new Promise((resolve) => setTimeout(() => resolve('still running after 5 s'), 5_000))]);
+    let timer: NodeJS.Timeout | undefined;
+    const code = await Promise.race([second.exited, new Promise((resolve) => (timer = setTimeout(() => resolve('still running after 5 s'), 5_000)))]);
+    clearTimeout(timer);
     const seconds = (Date.now() - startedAt) / 1000;
     expect(code, second.output()).toBe(2);
     const said = second.output();
