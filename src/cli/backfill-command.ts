@@ -3,9 +3,11 @@ import { SingleBar } from 'cli-progress';
 import { alertWebhookFromEnvironment } from '../alerts/alert-webhook.js';
 import { runAlert } from '../alerts/run-alert.js';
 import { UsageError } from '../errors/sync-error.js';
-import { planSelectedSlices } from '../planning/plan-selected-slices.js';
+import { countSelectedSlices, planSelectedSlices } from '../planning/plan-selected-slices.js';
 import { countSlices, rangeWindows, type SliceRange } from '../slice/slice-range.js';
-import { ExportQueue, type AddedSlices } from '../queue/export-queue.js';
+import type { BackfillPlan } from '../queue/backfill-plan.js';
+import { ExportQueue } from '../queue/export-queue.js';
+import { startBackfill, type StartedBackfill } from '../queue/start-backfill.js';
 import { createRedisConnector } from '../queue/redis-connection.js';
 import { retryCommand } from '../outcomes/retry-command.js';
 import { exitCodeOf, type RunReport } from '../runner/run-report.js';
@@ -38,9 +40,11 @@ export interface BackfillOptions extends RangeOptions, SliceSelectionOptions {
 const LOST_NAMED = 5;
 
 /**
- * `report-sync backfill`: queues one job per slice at backfill priority. Job ids are deterministic,
- * so a slice whose job is pending is not queued twice but one whose job finished is. The selection
- * flags are described in the CLI help; `--dry-run` needs no Redis, `--wait` prints the `run` summary.
+ * `report-sync backfill`: keeps the backfill in Redis as a plan and queues its first window of
+ * slices at backfill priority; the workers queue the rest as they finish (see `startBackfill`).
+ * Job ids are deterministic, so a slice whose job is pending is not queued twice but one whose job
+ * finished is. The selection flags are described in the CLI help; `--dry-run` needs no Redis,
+ * `--wait` prints the `run` summary.
  */
 export async function backfillCommand(options: BackfillOptions, io: CliIo): Promise<number> {
   if (!options.dryRun && (options.json || options.requestSeconds !== undefined)) {
@@ -67,25 +71,30 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
     // The warehouse's clock, which stamps every outcome: a worker's clock may be behind this host's.
     const since = await warehouseNow(warehouse);
     const startedMs = performance.now();
-    const slices = planSelectedSlices(range, selection, ledger);
     const planned = countSlices(range);
-    const added = await exportQueue.addSlices(slices, settings.queue.backfillPriority, {
-      force: options.force,
+    const started = await startBackfill({
+      exportQueue,
+      ledger,
+      range,
+      selection,
+      force: options.force === true,
+      queue: settings.queue,
+      since,
       signal: io.signal,
       onBatch: queueingProgress(io, planned),
     });
-    io.stdout.write(`${describeQueued({ added, planned, range, selection, queueName: settings.queue.name })}\n`);
-    if (added.interrupted) {
+    io.stdout.write(`${describeStarted({ started, planned, range, selection, queueName: settings.queue.name })}\n`);
+    if (started.step?.interrupted) {
+      const handed = started.step.handed;
       io.stdout.write(
-        `Stopped by the signal before queueing the whole range: ${countOf(added.queued + added.requeued, 'slice')} ${added.queued + added.requeued === 1 ? 'was' : 'were'} queued and go on in the workers. ` +
+        `Stopped by the signal before queueing the whole range: ${countOf(handed, 'slice')} ${handed === 1 ? 'was' : 'were'} queued and go on in the workers. ` +
           'Run the same command again to queue the rest: slices already queued are not queued twice.\n',
       );
       return 1;
     }
-    const expected = added.queued + added.requeued + added.pending;
-    if (!options.wait || expected === 0) return 0;
+    if (!options.wait || (started.plan.state === 'queued' && handedOf(started.plan) === 0)) return 0;
 
-    const report = await waitForOutcomes({ io, ledger, exportQueue, range, since, expected, startedMs, selection, configFile: options.config });
+    const report = await waitForOutcomes({ io, ledger, exportQueue, range, planId: started.plan.id, startedMs, selection, configFile: options.config });
     io.stdout.write(formatRunSummary(report));
     const alert = runAlert('backfill', `report-sync backfill of ${from === to ? from : `${from} to ${to}`}`, report);
     if (alert) await webhook?.send(alert);
@@ -111,9 +120,9 @@ function queueingProgress(io: CliIo, planned: number): (handed: number) => void 
   };
 }
 
-/** What a backfill queued, as {@link describeQueued} says it. */
-interface QueuedSlices {
-  readonly added: AddedSlices;
+/** What a backfill started, as {@link describeStarted} says it. */
+interface StartedSlices {
+  readonly started: StartedBackfill;
   /** The slices of the range, before the selection. */
   readonly planned: number;
   readonly range: SliceRange;
@@ -121,15 +130,32 @@ interface QueuedSlices {
   readonly queueName: string;
 }
 
-function describeQueued({ added, planned, range, selection, queueName }: QueuedSlices): string {
-  const handed = added.queued + added.requeued + added.pending;
-  const details = [`${added.queued} new`, `${added.requeued} again after their earlier job had finished`, `${added.pending} already waiting or running, left as they are`];
-  if (selection.kind === 'missing') details.push(`${planned - handed} of the ${planned} in the range already loaded or no_data`);
-  else if (selection.kind === 'failed') {
-    const codes = selection.codes?.length ? ` with code ${selection.codes.join(' or ')}` : '';
-    details.push(`${planned - handed} of the ${planned} in the range not failed${codes}`);
-  } else details.push(`${planned} in the range`);
-  return `Queued ${countOf(added.queued + added.requeued, 'slice')} from ${range.from} to ${range.to} on queue ${queueName} (${details.join('; ')}).`;
+/** Every slice a plan has handed to the queue: the outcomes `--wait` waits for. */
+function handedOf(plan: BackfillPlan): number {
+  const { queued, requeued, pending, recovered } = plan.handed;
+  return queued + requeued + pending + recovered;
+}
+
+function describeStarted({ started, planned, range, selection, queueName }: StartedSlices): string {
+  const { plan, resumed } = started;
+  const { queued, requeued, pending, recovered } = plan.handed;
+  const details = [`${queued} new`, `${requeued} again after their earlier job had finished`, `${pending} already waiting or running, left as they are`];
+  if (recovered > 0) details.push(`${recovered} done since the plan began`);
+  if (plan.state === 'queued' && !resumed) {
+    const handed = handedOf(plan);
+    if (selection.kind === 'missing') details.push(`${planned - handed} of the ${planned} in the range already loaded or no_data`);
+    else if (selection.kind === 'failed') {
+      const codes = selection.codes?.length ? ` with code ${selection.codes.join(' or ')}` : '';
+      details.push(`${planned - handed} of the ${planned} in the range not failed${codes}`);
+    } else details.push(`${planned} in the range`);
+  }
+  const lead = resumed ? `Resumed backfill plan ${plan.id} (begun ${plan.since}): queued ` : 'Queued ';
+  const what = `${lead}${countOf(queued + requeued, 'slice')} from ${range.from} to ${range.to} on queue ${queueName}`;
+  if (plan.state === 'queued') return `${what} (${details.join('; ')}).`;
+  return (
+    `${what} so far (${details.join('; ')}); the workers queue the rest of the range's ${planned} slices ` +
+    `${plan.window} at a time as they finish them (backfill plan ${plan.id}, queue.backfillWindow).`
+  );
 }
 
 interface WaitOptions {
@@ -137,10 +163,8 @@ interface WaitOptions {
   readonly ledger: Ledger;
   readonly exportQueue: ExportQueue;
   readonly range: SliceRange;
-  /** When this command started, by the warehouse's clock: outcomes checked since then are this backfill's. */
-  readonly since: string;
-  /** Slices handed to the queue or already pending there: the outcomes to wait for. */
-  readonly expected: number;
+  /** The backfill's plan: its outcomes are those checked since it began, and it says how many it handed to the queue. */
+  readonly planId: string;
   readonly startedMs: number;
   /** Which slices of the range were queued: the ones whose outcomes are waited for. */
   readonly selection: SliceSelection;
@@ -151,11 +175,19 @@ interface WaitOptions {
 const PROGRESS_LINE_MS = 10_000;
 
 /**
- * Follows the ledger (whichever workers write it) until every expected slice has an outcome, the
- * queue holds nothing more for them (their jobs were lost), or Ctrl-C; then counts what happened.
+ * Follows the ledger (whichever workers write it) until the plan has queued its last slice and
+ * every slice it handed to the queue has an outcome, the queue holds nothing more for them (their
+ * jobs were lost), or Ctrl-C; then counts what happened.
  */
 async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
-  const { io, ledger, expected, range } = options;
+  const { io, ledger, range, exportQueue } = options;
+  let plan = await exportQueue.plans.get(options.planId);
+  const since = plan?.since ?? new Date().toISOString();
+  const selection = plan?.selection ?? options.selection;
+  // Until the plan has queued its last slice, what it will hand is estimated from the ledger.
+  const estimate = selection.kind === 'all' ? countSlices(range) : await countSelectedSlices(range, selection, ledger);
+  const expectedOf = (current: BackfillPlan | undefined) => (current?.state === 'queued' ? handedOf(current) : Math.max(estimate, current === undefined ? 0 : handedOf(current)));
+  let expected = expectedOf(plan);
   const bar = io.stderr.isTTY
     ? new SingleBar({
         stream: io.stderr,
@@ -172,11 +204,16 @@ async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
   let counts: OutcomeTally;
   try {
     for (;;) {
-      counts = tally(await ledger.outcomesSince(range, options.since));
+      counts = tally(await ledger.outcomesSince(range, since));
+      plan = (await exportQueue.plans.get(options.planId)) ?? plan;
+      if (expectedOf(plan) !== expected) {
+        expected = expectedOf(plan);
+        bar?.setTotal(expected);
+      }
       const seconds = (performance.now() - options.startedMs) / 1000;
       bar?.update(Math.min(counts.finished, expected), { ...counts, rate: (counts.finished / Math.max(seconds, 0.001)).toFixed(1) });
       if (counts.finished > lastProgress.finished) lastProgress = { finished: counts.finished, at: Date.now() };
-      if (counts.finished >= expected) break;
+      if (plan?.state === 'queued' && counts.finished >= expected) break;
       if (options.io.signal?.aborted) {
         interrupted = true;
         break;
@@ -185,9 +222,12 @@ async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
       if (unfinished === 0) {
         // Nothing left in the queue, yet outcomes are missing: their jobs were lost (Redis restarted
         // without persistence, or flushed), or a job ended without a ledger row. Waiting longer would
-        // wait forever. Read once more: a job may have finished between the two questions.
-        counts = tally(await ledger.outcomesSince(range, options.since));
-        if (counts.finished >= expected) break;
+        // wait forever. Read once more: a job may have finished between the two questions. A plan
+        // still queueing keeps its next step in the queue, so it is never empty while it does.
+        counts = tally(await ledger.outcomesSince(range, since));
+        plan = (await exportQueue.plans.get(options.planId)) ?? plan;
+        expected = expectedOf(plan);
+        if (plan?.state === 'queued' && counts.finished >= expected) break;
         lost = true;
         break;
       }
@@ -206,15 +246,15 @@ async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
     bar?.stop();
   }
 
-  const failures = await ledger.failureSummary(range, { checkedSince: options.since });
-  const warnings = counts.warned > 0 ? await ledger.warningSummary(range, { loadedSince: options.since }) : NO_WARNINGS;
+  const failures = await ledger.failureSummary(range, { checkedSince: since });
+  const warnings = counts.warned > 0 ? await ledger.warningSummary(range, { loadedSince: since }) : NO_WARNINGS;
   const notAttempted = Math.max(0, expected - counts.finished);
   const wholeRange = { from: range.from, to: range.to, portfolios: range.portfolios, reportTypes: range.reportTypes };
   const retry = notAttempted > 0 ? wholeRange : failures.span;
   const retryWith = retry ? retryCommand('backfill', retry, options.configFile) : undefined;
   let notAttemptedReason: string | undefined;
   if (lost && notAttempted > 0) {
-    const named = await lostSlices(ledger, range, options.since, options.selection);
+    const named = await lostSlices(ledger, range, since, selection);
     notAttemptedReason =
       `${notAttempted} slices have no outcome and no job left in the queue: their jobs were lost (Redis restarted without persistence, or flushed) ` +
       `before a worker finished them${named.length > 0 ? `, e.g. ${named.map(describeSlice).join('; ')}` : ''}. ${retryWith} re-queues exactly the slices not loaded or no_data.`;

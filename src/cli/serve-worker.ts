@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { exportSliceJob } from '../../jobs/export-slice/export-slice-job.js';
 import { attemptExportSlice, deadSliceRecorder, probeExportEndpoint } from '../../jobs/export-slice/handler.js';
 import { planNightJob } from '../../jobs/plan-night/plan-night-job.js';
+import { refillBackfillJob } from '../../jobs/refill-backfill/refill-backfill-job.js';
 import { identityProviderWaitOptions } from '../auth/identity-provider-wait-options.js';
 import { RedisTokenSource } from '../auth/redis-token-source.js';
 import type { AppConfig } from '../config/load-config.js';
@@ -139,6 +140,7 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
           followNight: (night) => followNight({ night, ledger: services.ledger, exportQueue, redis, prefix: settings.queue.prefix, logger, webhook, metrics, shutdown }),
           logger,
         }),
+        refillBackfillJob({ exportQueue, ledger: services.ledger, shutdown, logger }),
       ],
       exportQueue,
       logger,

@@ -327,6 +327,13 @@ export const settingsSchema = z
         maxStalledCount: nonNegativeInt.max(100).default(2),
         /** Jobs added per round trip while queueing a backfill. */
         addBatchSize: positiveInt.max(10_000).default(1_000),
+        /**
+         * Most jobs the queue holds while a backfill is being queued: a backfill is kept in Redis as
+         * a plan (range, selection, cursor) and the workers queue its next slices as they finish
+         * them, so Redis memory stays the same however long the range (see
+         * [backfills](operations.md#backfills-of-any-size)).
+         */
+        backfillWindow: positiveInt.max(1_000_000).default(10_000),
       })
       .strict()
       .prefault({}),

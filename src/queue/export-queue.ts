@@ -2,6 +2,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings-schema.js';
 import type { Slice } from '../slice/slice.js';
+import { BackfillPlans } from './backfill-plan.js';
 import { QueueingError } from './queueing-error.js';
 import { EXPORT_SLICE_JOB, NIGHTLY_SCHEDULER_ID, sliceJobId, type SliceJobData } from './slice-job.js';
 
@@ -21,13 +22,35 @@ export interface AddedSlices {
   readonly requeued: number;
   /** Slices left alone because their job is still waiting, delayed or running. */
   readonly pending: number;
+  /** Slices left alone because their job finished at or after `finishedSinceMs` (see {@link ExportQueue.addSlices}). */
+  readonly finishedSince: number;
   /** Set when a shutdown stopped the queueing before every slice was handed to Redis. */
   readonly interrupted?: true;
 }
 
+export interface AddSlicesOptions {
+  /** Queue every slice again, even one whose file is the one already loaded. */
+  readonly force?: boolean;
+  /** Called after each batch Redis took, with the slices handled so far. */
+  readonly onBatch?: (handled: number) => void;
+  /** Stops at the next batch. */
+  readonly signal?: AbortSignal;
+  /**
+   * A slice whose job finished at or after this time (ms since the epoch, as BullMQ stamps it) is
+   * left alone rather than queued again: a plan taking up a step it was interrupted in finds its own
+   * slices finished. @defaultValue every finished job is queued again
+   */
+  readonly finishedSinceMs?: number;
+}
+
+/** What one batch did. */
+type Sent = { readonly queued: number; readonly requeued: number; readonly pending: number; readonly finishedSince: number };
+
 /** The BullMQ queue of export jobs; its owner calls `close()`. */
 export class ExportQueue {
   readonly queue: Queue;
+  /** The backfill plans of this queue, kept beside its jobs. */
+  readonly plans: BackfillPlans;
   readonly #settings: ExportQueueOptions['settings'];
   readonly #redis: Redis;
 
@@ -35,6 +58,7 @@ export class ExportQueue {
     this.#settings = options.settings;
     this.#redis = options.connection;
     this.queue = new Queue(options.settings.queue.name, { connection: options.connection, prefix: options.settings.queue.prefix });
+    this.plans = new BackfillPlans({ redis: options.connection, keyOf: (name) => this.queue.toKey(name) });
     // A BullMQ queue with no 'error' listener prints every failed reconnect as a raw stack trace on
     // stderr. The connection's own listener (createRedisConnection) already logs Redis trouble,
     // once per 10 s, and commands wait for the reconnect; nothing is lost by staying quiet here.
@@ -52,16 +76,12 @@ export class ExportQueue {
    * silently do nothing). A `signal` stops at the next batch; `interrupted` says so.
    * @throws QueueingError when Redis refuses a batch, with what was queued before it
    */
-  async addSlices(
-    slices: Iterable<Slice> | AsyncIterable<Slice>,
-    priority: number,
-    options: { readonly force?: boolean; readonly onBatch?: (handled: number) => void; readonly signal?: AbortSignal } = {},
-  ): Promise<AddedSlices> {
+  async addSlices(slices: Iterable<Slice> | AsyncIterable<Slice>, priority: number, options: AddSlicesOptions = {}): Promise<AddedSlices> {
     const batchSize = this.#settings.queue.addBatchSize;
     // Built once and shared by every job of the call: at millions of slices, fresh copies per job
     // cost more in garbage collection than the planning itself. BullMQ only reads them.
     const shared = this.#sharedJobOptions();
-    const added: { queued: number; requeued: number; pending: number; interrupted?: true } = { queued: 0, requeued: 0, pending: 0 };
+    const added: { queued: number; requeued: number; pending: number; finishedSince: number; interrupted?: true } = { queued: 0, requeued: 0, pending: 0, finishedSince: 0 };
     let batch: { name: string; data: SliceJobData; opts: JobsOptions }[] = [];
     let sending: Promise<void> | undefined;
     let failure: { error: unknown } | undefined;
@@ -77,18 +97,20 @@ export class ExportQueue {
       // most, so memory stays two batches deep however long the range. The rejection is caught at
       // once and rethrown here, never left unhandled while the next batch is built.
       await settle();
-      sending = this.#send(jobs).then(
+      sending = this.#send(jobs, options.finishedSinceMs).then(
         (sent) => {
           added.queued += sent.queued;
           added.requeued += sent.requeued;
           added.pending += sent.pending;
-          options.onBatch?.(added.queued + added.requeued + added.pending);
+          added.finishedSince += sent.finishedSince;
+          options.onBatch?.(added.queued + added.requeued + added.pending + added.finishedSince);
         },
         (error: unknown) => {
           if (error instanceof PartlySent) {
             added.queued += error.sent.queued;
             added.requeued += error.sent.requeued;
             added.pending += error.sent.pending;
+            added.finishedSince += error.sent.finishedSince;
           }
           failure = { error: error instanceof PartlySent ? error.cause : error };
         },
@@ -136,12 +158,13 @@ export class ExportQueue {
    * One batch: which of its jobs exist (one pipelined round trip of EXISTS, cheap on a fresh
    * range), which of those have finished, those removed, then everything but the pending ones added.
    */
-  async #send(jobs: { name: string; data: SliceJobData; opts: JobsOptions }[]): Promise<{ queued: number; requeued: number; pending: number }> {
+  async #send(jobs: { name: string; data: SliceJobData; opts: JobsOptions }[], finishedSinceMs = Number.POSITIVE_INFINITY): Promise<Sent> {
     const client = this.#redis;
     const queue = this.queue;
     const exists = await client.pipeline(jobs.map((job) => ['exists', queue.toKey(job.opts.jobId!)])).exec();
     const known = jobs.filter((_job, i) => exists?.[i]?.[1] === 1);
     const finished = new Set<string>();
+    const finishedLately = new Set<string>();
     if (known.length > 0) {
       const scores = await client
         .pipeline(
@@ -151,15 +174,20 @@ export class ExportQueue {
           ]),
         )
         .exec();
+      // A finished job's score in its set is when it finished.
       known.forEach((job, i) => {
-        if (scores?.[2 * i]?.[1] !== null || scores?.[2 * i + 1]?.[1] !== null) finished.add(job.opts.jobId!);
+        const finishedAt = [scores?.[2 * i]?.[1], scores?.[2 * i + 1]?.[1]].find((score) => score !== null && score !== undefined);
+        if (finishedAt === undefined) return;
+        if (Number(finishedAt) >= finishedSinceMs) finishedLately.add(job.opts.jobId!);
+        else finished.add(job.opts.jobId!);
       });
       // A finished job is not locked, so it can always be removed; 0 means it was removed meanwhile.
       // Sent together: ioredis pipelines them on the one connection.
       await Promise.all([...finished].map((jobId) => queue.remove(jobId)));
     }
-    const pendingIds = new Set(known.map((job) => job.opts.jobId!).filter((jobId) => !finished.has(jobId)));
-    const toAdd = pendingIds.size === 0 ? jobs : jobs.filter((job) => !pendingIds.has(job.opts.jobId!));
+    const pendingIds = new Set(known.map((job) => job.opts.jobId!).filter((jobId) => !finished.has(jobId) && !finishedLately.has(jobId)));
+    const leftAlone = (jobId: string) => pendingIds.has(jobId) || finishedLately.has(jobId);
+    const toAdd = pendingIds.size + finishedLately.size === 0 ? jobs : jobs.filter((job) => !leftAlone(job.opts.jobId!));
     if (toAdd.length > 0) {
       try {
         await queue.addBulk(toAdd);
@@ -172,10 +200,10 @@ export class ExportQueue {
           .catch(() => null);
         const ids = toAdd.filter((_job, i) => landed?.[i]?.[1] === 1).map((job) => job.opts.jobId!);
         const requeued = ids.filter((jobId) => finished.has(jobId)).length;
-        throw new PartlySent(error, { queued: ids.length - requeued, requeued, pending: pendingIds.size });
+        throw new PartlySent(error, { queued: ids.length - requeued, requeued, pending: pendingIds.size, finishedSince: finishedLately.size });
       }
     }
-    return { queued: toAdd.length - finished.size, requeued: finished.size, pending: pendingIds.size };
+    return { queued: toAdd.length - finished.size, requeued: finished.size, pending: pendingIds.size, finishedSince: finishedLately.size };
   }
 
   #sharedJobOptions(): Omit<JobsOptions, 'jobId' | 'priority'> {
@@ -206,7 +234,7 @@ export class ExportQueue {
 class PartlySent extends Error {
   constructor(
     override readonly cause: unknown,
-    readonly sent: { readonly queued: number; readonly requeued: number; readonly pending: number },
+    readonly sent: Sent,
   ) {
     super('part of a batch of jobs was refused', { cause });
   }

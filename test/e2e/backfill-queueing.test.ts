@@ -32,7 +32,7 @@ describe('backfill while it is queueing', () => {
     rig = redis = undefined;
   });
 
-  it('stops at the next batch on SIGTERM, says how many were queued, and the same command queues the rest', async () => {
+  it('stops at the next batch on SIGTERM, says how many were queued, and the same command goes on with its plan', async () => {
     rig = await startQueueRig({ settings: { portfolios: PORTFOLIOS } });
     expect((await rig.cli(['migrate'])).code).toBe(0);
     // 10 portfolios × 2 report types × ten years: 73,040 slices.
@@ -50,10 +50,17 @@ describe('backfill while it is queueing', () => {
     expect(queued).toBeLessThan(total);
     expect(await queuedJobs(rig)).toBe(queued);
 
+    // The same command goes on with the plan: the step the signal stopped is taken up, the queue
+    // filled to the window (queue.backfillWindow, 10,000 by default) and the rest left to the workers.
     const again = await rig.cli(['backfill', ...range]);
     expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^Resumed backfill plan [0-9a-f]{16} /);
     expect(again.stdout).toContain(`${queued} already waiting or running, left as they are`);
-    expect(await queuedJobs(rig)).toBe(total);
+    expect(again.stdout).toContain(`the workers queue the rest of the range's ${total} slices 10000 at a time`);
+    const counts = await rig.queueCounts();
+    expect(counts.prioritized).toBe(10_000);
+    // The plan's next step, for the first worker to take.
+    expect(counts.delayed).toBe(1);
   }, 120_000);
 
   it('reports a Redis full at its maxmemory with the slices queued so far and what to do (exit 2)', async () => {

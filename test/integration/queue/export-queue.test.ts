@@ -38,7 +38,7 @@ describe('ExportQueue.addSlices against a real Redis', () => {
 
   it('queues every slice of a plain generator once, in batches, with the job options of one slice', async () => {
     const handed: number[] = [];
-    expect(await exportQueue.addSlices(planSlices(RANGE), 10, { onBatch: (count) => handed.push(count) })).toEqual({ queued: 560, requeued: 0, pending: 0 });
+    expect(await exportQueue.addSlices(planSlices(RANGE), 10, { onBatch: (count) => handed.push(count) })).toEqual({ queued: 560, requeued: 0, pending: 0, finishedSince: 0 });
     expect(handed).toEqual([100, 200, 300, 400, 500, 560]);
     expect(await exportQueue.queue.getPrioritizedCount()).toBe(560);
 
@@ -51,14 +51,15 @@ describe('ExportQueue.addSlices against a real Redis', () => {
   });
 
   it('queues an async source the same way, and nothing twice when the range is added again', async () => {
-    expect(await exportQueue.addSlices(lazily(planSlices(RANGE)), 10)).toEqual({ queued: 560, requeued: 0, pending: 0 });
-    expect(await exportQueue.addSlices(planSlices(RANGE), 10)).toEqual({ queued: 0, requeued: 0, pending: 560 });
+    expect(await exportQueue.addSlices(lazily(planSlices(RANGE)), 10)).toEqual({ queued: 560, requeued: 0, pending: 0, finishedSince: 0 });
+    expect(await exportQueue.addSlices(planSlices(RANGE), 10)).toEqual({ queued: 0, requeued: 0, pending: 560, finishedSince: 0 });
     expect(await exportQueue.unfinished()).toBe(560);
   });
 
   it('queues again a slice whose kept job has finished, completed or failed, and leaves pending ones alone', async () => {
     const small: SliceRange = { from: '2024-03-01', to: '2024-03-03', portfolios: [1], reportTypes: ['index'] };
-    expect(await exportQueue.addSlices(planSlices(small), 10)).toEqual({ queued: 3, requeued: 0, pending: 0 });
+    const queuedAtMs = Date.now();
+    expect(await exportQueue.addSlices(planSlices(small), 10)).toEqual({ queued: 3, requeued: 0, pending: 0, finishedSince: 0 });
     // A worker finishes two of the three, oldest first: one completes, one fails for good; the third stays waiting.
     const workerRedis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
     const worker = new Worker(settings.queue.name, null, { connection: workerRedis, prefix: scope.prefix });
@@ -74,7 +75,11 @@ describe('ExportQueue.addSlices against a real Redis', () => {
       await worker.close(true);
       workerRedis.disconnect();
     }
-    expect(await exportQueue.addSlices(planSlices(small), 10, { force: true })).toEqual({ queued: 0, requeued: 2, pending: 1 });
+    // A plan taking up a step it was stopped in: jobs finished since it began are its own, done.
+    expect(await exportQueue.addSlices(planSlices(small), 10, { finishedSinceMs: queuedAtMs })).toEqual({ queued: 0, requeued: 0, pending: 1, finishedSince: 2 });
+    expect([await exportQueue.queue.getJobState('slice-1-index-2024-03-01'), await exportQueue.queue.getJobState('slice-1-index-2024-03-02')]).toEqual(['completed', 'failed']);
+    // Jobs that finished before that time are queued again, as without it.
+    expect(await exportQueue.addSlices(planSlices(small), 10, { force: true, finishedSinceMs: Date.now() + 1 })).toEqual({ queued: 0, requeued: 2, pending: 1, finishedSince: 0 });
     for (const date of ['2024-03-01', '2024-03-02']) {
       const job = await exportQueue.queue.getJob(`slice-1-index-${date}`);
       expect(await job?.getState()).toBe('prioritized');

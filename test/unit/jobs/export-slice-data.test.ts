@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { parseExportSliceData } from '../../../jobs/export-slice/data.js';
-import { SyncError } from '../../../src/errors/sync-error.js';
+import { refusalOf } from '../../helpers/refusal.js';
 
 const SLICE = { portfolioId: 1001, reportType: 'index', reportDate: '2024-01-03' } as const;
 
 /** The code and message `parseExportSliceData` throws for `data`. */
-function refusal(data: unknown): { code: string; message: string } {
-  try {
-    parseExportSliceData(data);
-  } catch (error) {
-    if (error instanceof SyncError) return { code: error.code, message: error.message };
-    throw error;
-  }
-  throw new Error('the data was accepted');
-}
+const refusal = (data: unknown) => refusalOf(parseExportSliceData, data);
 
 describe('an export job’s data', () => {
   it('is the slice, with force when it says `force: true`', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { nightlyPayloadOf, parsePlanNightData } from '../../../jobs/plan-night/data.js';
 import { handlePlanNight, type PlanNightHandlerDeps } from '../../../jobs/plan-night/handler.js';
 import { planNightQueueAction } from '../../../jobs/plan-night/queue-outcome.js';
-import { SyncError } from '../../../src/errors/sync-error.js';
+import { refusalOf } from '../../helpers/refusal.js';
 import { createLogger } from '../../../src/logging/logger.js';
 import type { NightInProgress } from '../../../src/queue/follow-night.js';
 import type { NightlyPlanSettings } from '../../../src/queue/nightly-schedule.js';
@@ -15,15 +15,8 @@ const NIGHT: NightInProgress = {
   expected: 16,
 };
 
-function refusal(data: unknown): { code: string; message: string } {
-  try {
-    parsePlanNightData(data);
-  } catch (error) {
-    if (error instanceof SyncError) return { code: error.code, message: error.message };
-    throw error;
-  }
-  throw new Error('the data was accepted');
-}
+/** The code and message `parsePlanNightData` throws for `data`. */
+const refusal = (data: unknown) => refusalOf(parsePlanNightData, data);
 
 describe('the nightly payload', () => {
   it('is what a night is planned with: portfolios, report types, zone and lookback, no cron', () => {
