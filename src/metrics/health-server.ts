@@ -56,8 +56,9 @@ const ROUTES = new Set(['/metrics', '/healthz', '/readyz']);
 
 /**
  * Serves `/metrics`, `/healthz` (the event loop answers; with port and pid to tell processes apart)
- * and `/readyz` (each readiness check, with why it fails) on a port of its own, so probes and
- * scrapes never compete with the work. Resolves once listening.
+ * and `/readyz` (each readiness check, with why it fails; `/metrics` shows them as
+ * `report_sync_ready`) on a port of its own, so probes and scrapes never compete with the work.
+ * Resolves once listening.
  * @throws ConfigError naming host:port and the port setting when it cannot listen there (EADDRINUSE, EACCES)
  */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
@@ -67,8 +68,15 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   let wasReady: boolean | undefined;
   let metricsFailing = false;
 
+  const runChecks = (): Promise<Array<string | undefined>> => Promise.all(readiness.map((check) => runCheck(check, checkTimeoutMs)));
+  // The same checks at each scrape, so that an alert can see a worker that is up but not ready.
+  metrics.setReadinessSource(async () => {
+    const reasons = await runChecks();
+    return Object.fromEntries(readiness.map((check, i) => [check.name, reasons[i] === undefined]));
+  });
+
   const answerReadiness = async (res: ServerResponse): Promise<void> => {
-    const reasons = await Promise.all(readiness.map((check) => runCheck(check, checkTimeoutMs)));
+    const reasons = await runChecks();
     const ready = reasons.every((reason) => reason === undefined);
     const lines = readiness.map((check, i) => `${check.name}: ${reasons[i] ?? 'ok'}`);
     if (!ready && wasReady !== false) {

@@ -25,6 +25,11 @@ export type QueueDepthSource = () => Promise<Readonly<Record<string, number>>>;
  * (the ledger), or undefined when none is known: survives restarts, unlike {@link SyncMetrics.nightSucceeded}.
  */
 export type LastSuccessfulNightSource = () => Promise<number | undefined>;
+/**
+ * Whether each readiness check passes, by check name (`redis`, `warehouse`, `credentials`), as
+ * `/readyz` would answer now. It must bound its own checks: one that hangs must come back `false`.
+ */
+export type ReadinessSource = () => Promise<Readonly<Record<string, boolean>>>;
 
 export interface SyncMetricsOptions {
   /**
@@ -73,8 +78,10 @@ export class SyncMetrics {
   readonly #alerts: Counter<'result'>;
   readonly #queueJobs: Gauge<'state'>;
   readonly #lastNight: Gauge;
+  readonly #ready: Gauge<'check'>;
   #queueDepthSource: QueueDepthSource | undefined;
   #lastNightSource: LastSuccessfulNightSource | undefined;
+  #readinessSource: ReadinessSource | undefined;
   readonly #queueDepthRead: BoundedRead<Readonly<Record<string, number>>>;
   readonly #lastNightRead: BoundedRead<number>;
   /** Set by {@link nightSucceeded}; kept when the source fails or knows of no night. */
@@ -180,7 +187,7 @@ export class SyncMetrics {
     });
     this.#lastNight = new Gauge({
       name: 'report_sync_last_successful_night_timestamp_seconds',
-      help: 'Unix time at which the last night whose every slice ended loaded or no_data finished; alert when time() minus this exceeds 26 hours.',
+      help: "Unix time at which the last night whose every slice ended loaded or no_data finished; alert when time() minus this exceeds a day plus the night's grace (schedule.graceHours), as config/prometheus/report-sync-alerts.yml does.",
       registers,
       collect: async () => {
         const seconds = latest(this.#lastNightSeconds, finiteOrUndefined(await this.#lastNightRead.read(this.#lastNightSource)));
@@ -188,6 +195,19 @@ export class SyncMetrics {
         // reads as "failing for 54 years", not "unknown".
         if (seconds === undefined) this.#lastNight.remove();
         else this.#lastNight.set(seconds);
+      },
+    });
+    this.#ready = new Gauge({
+      name: 'report_sync_ready',
+      help: 'Readiness checks as /readyz answers them at scrape time, by check (redis, warehouse, credentials): 1 passes, 0 fails (/readyz says why); alert on a 0 that lasts minutes.',
+      labelNames: ['check'],
+      registers,
+      collect: async () => {
+        // Not bounded by sourceTimeoutMs: the source bounds each check itself and answers a hung one
+        // with false, which must show as 0, not as a missing sample that no alert sees.
+        const checks = await readOrUndefined(this.#readinessSource);
+        this.#ready.reset();
+        for (const [check, passes] of Object.entries(checks ?? {})) this.#ready.set({ check }, passes ? 1 : 0);
       },
     });
 
@@ -295,6 +315,15 @@ export class SyncMetrics {
     this.#lastNightSource = source;
   }
 
+  /**
+   * Where `report_sync_ready` is read from at each scrape, so that Prometheus sees a worker that is
+   * up but cannot work (Redis or the warehouse unreachable, credentials refused) without probing
+   * `/readyz`. A source that throws leaves the gauge without samples for that scrape.
+   */
+  setReadinessSource(source: ReadinessSource): void {
+    this.#readinessSource = source;
+  }
+
   /** The exposition text for `/metrics`; runs the scrape-time sources. */
   async metrics(): Promise<string> {
     return this.registry.metrics();
@@ -336,6 +365,14 @@ class BoundedRead<T> {
     } finally {
       clearTimeout(timer);
     }
+  }
+}
+
+async function readOrUndefined<T>(source: (() => Promise<T>) | undefined): Promise<T | undefined> {
+  try {
+    return await source?.();
+  } catch {
+    return undefined;
   }
 }
 

@@ -86,7 +86,10 @@ describe('a worker’s metrics and health checks', () => {
     const worker = rig.startWorker();
     await rig.ready(worker);
     const base = rig.metricsUrl(worker);
-    expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^report_sync_queue_jobs\{state="waiting"\} /m);
+    const before = await (await fetch(`${base}/metrics`)).text();
+    expect(before).toMatch(/^report_sync_queue_jobs\{state="waiting"\} /m);
+    // The readiness checks show in /metrics too, for the shipped alert rules.
+    expect(before).toMatch(/^report_sync_ready\{check="redis"\} 1$/m);
     await redis.crash();
     await until(async () => (await fetch(`${base}/readyz`)).status === 503, 10_000, '/readyz to fail');
     // Every path, a few scrapes each: none waits on Redis past its bound (they used to hang on it).
@@ -103,12 +106,15 @@ describe('a worker’s metrics and health checks', () => {
           expect(text).toContain('process_cpu_user_seconds_total');
           expect(text).toContain('report_sync_slices_total');
           expect(text).not.toMatch(/^report_sync_queue_jobs\{/m);
+          expect(text).toMatch(/^report_sync_ready\{check="redis"\} 0$/m);
+          expect(text).toMatch(/^report_sync_ready\{check="warehouse"\} 1$/m);
         }
         if (path === '/readyz') expect(text).toContain(`redis: Redis at ${redis.url} is unreachable`);
       }
     }
     await redis.start();
     await until(async () => /^report_sync_queue_jobs\{state="waiting"\} /m.test(await (await fetch(`${base}/metrics`)).text()), 20_000, 'the queue gauge to come back');
+    await until(async () => /^report_sync_ready\{check="redis"\} 1$/m.test(await (await fetch(`${base}/metrics`)).text()), 20_000, 'report_sync_ready to pass again');
     console.info(
       `while Redis was stopped, longest answers: ${Object.entries(took)
         .map(([path, ms]) => `${path} ${ms} ms`)

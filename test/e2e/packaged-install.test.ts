@@ -74,7 +74,7 @@ describe('the packed tarball, installed globally', () => {
     return dir;
   }
 
-  it('holds the compiled command, the shipped defaults, the README and its docs pages, and nothing else', async () => {
+  it('holds the compiled command, the shipped defaults, the Prometheus alert rules, the README and its docs pages, and nothing else', async () => {
     const { stdout } = await run('tar', ['tzf', tarball]);
     const files = stdout
       .trim()
@@ -84,7 +84,15 @@ describe('the packed tarball, installed globally', () => {
     const compiled = files.filter((path) => path.startsWith('dist/'));
     // The README links to the pages of docs/, so they ship with it.
     const docs = readdirSync(join(PROJECT, 'docs')).map((name) => `docs/${name}`);
-    expect(files.filter((path) => !path.startsWith('dist/'))).toEqual(['README.md', 'config/.env.example', 'config/default.json', ...docs.sort(), 'package.json']);
+    // The alert rules ship for the Prometheus that scrapes the workers (docs/operations.md says how to load them).
+    expect(files.filter((path) => !path.startsWith('dist/'))).toEqual([
+      'README.md',
+      'config/.env.example',
+      'config/default.json',
+      'config/prometheus/report-sync-alerts.yml',
+      ...docs.sort(),
+      'package.json',
+    ]);
     // One .js per TypeScript module of src/ and jobs/ (no stale output, no maps, no sources), plus the dashboard's assets.
     const sources = [...walk(join(PROJECT, 'src')), ...walk(join(PROJECT, 'jobs'))]
       .map((path) => relative(PROJECT, path))

@@ -148,6 +148,27 @@ describe('startHealthServer', () => {
     }
   });
 
+  it('shows each readiness check in /metrics at every scrape: 1 when it passes, 0 when it fails or hangs', async () => {
+    const metrics = new SyncMetrics({ collectDefaults: false });
+    let redisDown = false;
+    let warehouseHangs = true;
+    const readiness: ReadinessCheck[] = [
+      { name: 'redis', check: async () => (redisDown ? 'Redis at redis://host:6379 is unreachable (ECONNREFUSED)' : undefined) },
+      { name: 'warehouse', check: () => (warehouseHangs ? new Promise<undefined>(() => undefined) : Promise.resolve(undefined)) },
+      ready('credentials'),
+    ];
+    const server = await start({ metrics, readiness, checkTimeoutMs: 100 });
+    const readyLines = async (): Promise<string[]> => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      return text.split('\n').filter((line) => line.startsWith('report_sync_ready{'));
+    };
+
+    expect(await readyLines()).toEqual(['report_sync_ready{check="redis"} 1', 'report_sync_ready{check="warehouse"} 0', 'report_sync_ready{check="credentials"} 1']);
+    redisDown = true;
+    warehouseHangs = false;
+    expect(await readyLines()).toEqual(['report_sync_ready{check="redis"} 0', 'report_sync_ready{check="warehouse"} 1', 'report_sync_ready{check="credentials"} 1']);
+  });
+
   it('answers HEAD like GET without a body', async () => {
     const server = await start();
     const res = await fetch(`${server.url}/healthz`, { method: 'HEAD' });

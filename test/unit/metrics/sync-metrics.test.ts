@@ -192,6 +192,25 @@ describe('SyncMetrics', () => {
     expect(await samples(metrics, name)).toEqual([`${name} 1709607600`]);
   });
 
+  it('shows each readiness check as 1 or 0 at scrape time, and none when there is no source or it throws', async () => {
+    const metrics = new SyncMetrics({ collectDefaults: false });
+    expect(await samples(metrics, 'report_sync_ready')).toEqual([]);
+
+    let checks: Record<string, boolean> = { redis: true, warehouse: true };
+    metrics.setReadinessSource(async () => checks);
+    expect(await samples(metrics, 'report_sync_ready')).toEqual(['report_sync_ready{check="redis"} 1', 'report_sync_ready{check="warehouse"} 1']);
+
+    checks = { redis: false, warehouse: true };
+    expect(await samples(metrics, 'report_sync_ready')).toEqual(['report_sync_ready{check="redis"} 0', 'report_sync_ready{check="warehouse"} 1']);
+
+    metrics.setReadinessSource(async () => {
+      throw new Error('check list broke');
+    });
+    const text = await metrics.metrics();
+    expect(text).toContain('# TYPE report_sync_ready gauge');
+    expect(text).not.toMatch(/^report_sync_ready\{/m);
+  });
+
   it('sets the last successful night in-process without any source', async () => {
     const metrics = new SyncMetrics({ collectDefaults: false });
     metrics.nightSucceeded(new Date('2024-03-05T03:00:00.500Z'));
