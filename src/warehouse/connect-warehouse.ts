@@ -59,7 +59,7 @@ export async function connectWarehouse(
     checkpointOnThread: options.purpose === 'write',
   });
   try {
-    await waitForWarehouse(warehouse, { timeoutMs: settings.startup.timeoutMs, signal: options.signal, logger: options.logger });
+    await waitForWarehouse(warehouse, { timeoutMs: settings.startup.timeoutMs, signal: options.signal, logger: options.logger, writes: options.purpose === 'write' });
     if (options.purpose === 'read') {
       await verifyTables(warehouse);
       return { ...warehouse, applied: [], restored: [], lacking: [], damage: await damageOf(warehouse) };

@@ -19,15 +19,23 @@ export interface WaitForWarehouseOptions {
   readonly signal?: AbortSignal;
   /** Where the wait is said, once when it begins and once when it ends. */
   readonly logger?: Logger;
+  /**
+   * The command writes (syncs, `migrate`): the query runs in a transaction, as every write does, so
+   * that a connection pooler that allows none (PgBouncer's `pool_mode = statement`) stops it at
+   * start with the setting to change (see `classifyWarehouseError`), rather than failing every
+   * slice. Reading needs no transaction, and works through such a pooler. @defaultValue false
+   */
+  readonly writes?: boolean;
 }
 
 /**
- * Resolves once the warehouse answers a query. A server that refuses connections for now (not
- * listening yet, "the database system is starting up" or "shutting down", a restart during a
- * deploy) is tried again with a short backoff for up to `timeoutMs`, as Redis is waited for; then
- * `SERVICE_UNREACHABLE` (exit 2), saying how long it refused or that it never answered. Anything
- * else fails at once: a database that does not exist or an account the server refuses is
- * `CONFIG_INVALID`, as retrying cannot help.
+ * Resolves once the warehouse answers a query (in a transaction, for a command that `writes`). A
+ * server that refuses connections for now (not listening yet, "the database system is starting
+ * up" or "shutting down", a restart during a deploy) is tried again with a short backoff for up
+ * to `timeoutMs`, as Redis is waited for; then `SERVICE_UNREACHABLE` (exit 2), saying how long it
+ * refused or that it never answered. Anything else fails at once: a database that does not exist,
+ * an account the server refuses or a pooler that refuses transactions is `CONFIG_INVALID`, as
+ * retrying cannot help.
  */
 export async function waitForWarehouse(warehouse: WarehouseHandle, options: WaitForWarehouseOptions): Promise<void> {
   const startedAt = performance.now();
@@ -36,7 +44,8 @@ export async function waitForWarehouse(warehouse: WarehouseHandle, options: Wait
     if (options.signal?.aborted) throw interrupted();
     let trouble: SyncError;
     try {
-      await untilAborted(sql`select 1`.execute(warehouse.db), options.signal);
+      const probe = options.writes ? warehouse.db.transaction().execute((trx) => sql`select 1`.execute(trx)) : sql`select 1`.execute(warehouse.db);
+      await untilAborted(probe, options.signal);
       if (tries > 1) options.logger?.info({ warehouse: warehouse.location, waitedMs: Math.round(performance.now() - startedAt) }, 'the warehouse accepts connections again');
       return;
     } catch (error) {

@@ -19,6 +19,7 @@ const SERVICE_HELPERS: Record<string, string> = {
   'test/helpers/test-redis.ts': 'the shared Redis',
   'test/helpers/private-redis.ts': 'redis-server',
   'test/helpers/private-postgres.ts': 'a Postgres server',
+  'test/helpers/pgbouncer.ts': 'pgbouncer',
   'test/helpers/queue-rig.ts': 'the shared Redis and the compiled command',
   'test/helpers/cli-bin.ts': 'the compiled command (dist/)',
   'test/helpers/cli-process.ts': 'the compiled command (dist/)',

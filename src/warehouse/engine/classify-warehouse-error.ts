@@ -47,8 +47,16 @@ const CONFIGURATION_CODES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * PgBouncer's answer to a BEGIN when it pools by statement (`pool_mode = statement`), after which
+ * it closes the connection: report-sync writes every slice in a transaction (and migrates in one),
+ * so nothing could ever be loaded through such a pool. Not a connection that broke by chance.
+ */
+const STATEMENT_POOLING = /transaction blocks not allowed in statement pooling mode/i;
+
+/**
  * Wraps a database error as a {@link WarehouseError}, retryable when the trouble is transient, or
- * as a {@link ConfigError} when the server says `DATABASE_URL` names something that is not there.
+ * as a {@link ConfigError} when the server says `DATABASE_URL` names something that is not there
+ * or a pooler in front of it refuses transactions.
  */
 export function classifyWarehouseError(error: unknown, action: string): SyncError {
   if (error instanceof SyncError) return error;
@@ -56,6 +64,13 @@ export function classifyWarehouseError(error: unknown, action: string): SyncErro
   const code = String((err as { code?: unknown }).code ?? '');
   const misconfigured = CONFIGURATION_CODES[code];
   if (misconfigured) return new ConfigError(`warehouse refused the connection while ${action}: ${err.message} (${code}); ${misconfigured}`, { cause: err });
+  if (STATEMENT_POOLING.test(err.message)) {
+    return new ConfigError(
+      `warehouse refused a transaction while ${action}: ${err.message} (PgBouncer's pool_mode = statement); report-sync writes every slice in a transaction: ` +
+        'set pool_mode = transaction (or session) for this database in pgbouncer.ini',
+      { cause: err },
+    );
+  }
   // Postgres class 08: connection exceptions. pg's own connection-loss errors carry no code.
   const transient = TRANSIENT_CODES.has(code) || code.startsWith('08') || CONNECTION_LOST.test(err.message);
   return new WarehouseError(

@@ -1,4 +1,4 @@
-import type { Kysely, MigrationResultSet, Migrator, RawBuilder } from 'kysely';
+import type { Kysely, MigrationProvider, MigrationResultSet, RawBuilder } from 'kysely';
 import type { Logger } from '../../logging/logger.js';
 import type { LedgerPeriod } from './ledger-period.js';
 import type { RowWriter } from './row-writer.js';
@@ -42,10 +42,10 @@ export interface WarehouseEngine<Dialect extends string = string> {
   /** What the migrations need to know of the dialect. */
   readonly migrations: MigrationDialect;
   /**
-   * Runs the migrator so that processes migrating at once take turns (Postgres: Kysely's advisory
-   * lock; SQLite: the database's write lock).
+   * Runs Kysely's migrator over `provider`'s migrations so that processes migrating at once take
+   * turns (Postgres: an advisory transaction lock; SQLite: the database's write lock).
    */
-  migrate(warehouse: WarehouseHandle, migrator: Migrator, options: EngineMigrateOptions): Promise<MigrationResultSet>;
+  migrate(warehouse: WarehouseHandle, provider: MigrationProvider, options: EngineMigrateOptions): Promise<MigrationResultSet>;
   /** A migration's error that means a table or column was dropped by hand under a view, to be said as the schema check says it. */
   isDroppedUnderView(error: unknown): boolean;
 

@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import pg from 'pg';
 import { ConfigError } from '../../errors/sync-error.js';
 import { describeUrl } from '../../redaction/redact.js';
@@ -6,6 +6,7 @@ import type { Warehouse } from '../engine/warehouse-schema.js';
 import type { OpenedWarehouse, OpenWarehouseOptions } from '../engine/warehouse-engine.js';
 import { copyingPostgresPool } from './copying-postgres-pool.js';
 import { PostgresSliceLock } from './postgres-slice-lock.js';
+import { PostgresWarehouseDialect } from './postgres-warehouse-dialect.js';
 
 /**
  * Postgres hands DATE and TIMESTAMPTZ to JavaScript as Date objects in the local zone, BIGINT as
@@ -60,6 +61,6 @@ export function openPostgres(databaseUrl: string, options: OpenWarehouseOptions)
   // client is no longer queryable), and the pool drops the client when it is released.
   pool.on('connect', (client) => client.on('error', () => undefined));
   // The wrapper lets the row writer stream rows with COPY inside the slice's Kysely transaction.
-  const db = new Kysely<Warehouse>({ dialect: new PostgresDialect({ pool: copyingPostgresPool(pool) }) });
+  const db = new Kysely<Warehouse>({ dialect: new PostgresWarehouseDialect({ pool: copyingPostgresPool(pool) }) });
   return { db, sliceLock: new PostgresSliceLock(), location, close: () => db.destroy() };
 }

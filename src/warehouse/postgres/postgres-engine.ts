@@ -1,6 +1,7 @@
 import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import type { LedgerPeriod } from '../engine/ledger-period.js';
 import type { WarehouseEngine } from '../engine/warehouse-engine.js';
+import { migrateHoldingPostgresLock } from './migrate-holding-postgres-lock.js';
 import { openPostgres } from './open-postgres.js';
 import { readPostgresIndexesAndViews, readPostgresTables } from './postgres-catalogue.js';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
@@ -38,8 +39,7 @@ export const postgresEngine: WarehouseEngine<'postgres'> = {
   // Postgres has no `create view if not exists`; `or replace` with the same query changes nothing.
   createView: (name, query) => sql`create or replace view ${sql.id(name)} as ${query}`,
   migrations: POSTGRES_MIGRATIONS,
-  // Kysely's migrator takes an advisory lock of its own on Postgres.
-  migrate: (_warehouse, migrator) => migrator.migrateToLatest(),
+  migrate: migrateHoldingPostgresLock,
   isDroppedUnderView: () => false,
   unreachableAdvice: '; check DATABASE_URL and that the database server is running',
 };

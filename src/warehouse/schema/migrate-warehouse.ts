@@ -1,4 +1,4 @@
-import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import type { Migration, MigrationProvider, MigrationResultSet } from 'kysely';
 import { ConfigError } from '../../errors/sync-error.js';
 import type { Logger } from '../../logging/logger.js';
 import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
@@ -46,7 +46,7 @@ export interface MigrateWarehouseOptions {
 
 /**
  * Brings the warehouse schema up to date; safe to run any number of times, from any number of
- * processes at once: one migrates while the others wait for it (Postgres: Kysely's advisory lock;
+ * processes at once: one migrates while the others wait for it (Postgres: an advisory transaction lock;
  * SQLite: the database's write lock; see `WarehouseEngine.migrate`), then find nothing to do.
  */
 export async function migrateWarehouse(warehouse: WarehouseHandle, options: MigrateWarehouseOptions = {}): Promise<{ applied: string[]; pending: string[] }> {
@@ -64,8 +64,7 @@ export async function migrateWarehouse(warehouse: WarehouseHandle, options: Migr
   if (history !== undefined && history.damage === undefined && history.pending.length === 0) return { applied: [], pending: [] };
 
   const provider: MigrationProvider = { getMigrations: async () => migrations };
-  const migrator = new Migrator({ db: warehouse.db, provider });
-  const result: MigrationResultSet = await warehouse.engine.migrate(warehouse, migrator, options);
+  const result: MigrationResultSet = await warehouse.engine.migrate(warehouse, provider, options);
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
     const explained = await explainHistory(warehouse, names, result.error, failed);

@@ -1,4 +1,4 @@
-import { CompiledQuery, type Migrator, type MigrationResultSet } from 'kysely';
+import { CompiledQuery, Migrator, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import { SyncError, WarehouseError } from '../../errors/sync-error.js';
 import type { EngineMigrateOptions, WarehouseHandle } from '../engine/warehouse-engine.js';
 
@@ -13,7 +13,7 @@ const ROLLBACK = CompiledQuery.raw('rollback');
  * others wait for it (up to `warehouse.busyTimeoutMs`, the event loop free, a shutdown ending the
  * wait), then read a history that lists everything. A failure rolls back every migration of the run.
  */
-export async function migrateHoldingSqliteLock(warehouse: WarehouseHandle, migrator: Migrator, options: EngineMigrateOptions): Promise<MigrationResultSet> {
+export async function migrateHoldingSqliteLock(warehouse: WarehouseHandle, provider: MigrationProvider, options: EngineMigrateOptions): Promise<MigrationResultSet> {
   const { signal, logger } = options;
   const waitedFrom = performance.now();
   let waited = false;
@@ -36,7 +36,7 @@ export async function migrateHoldingSqliteLock(warehouse: WarehouseHandle, migra
     );
   }
   if (waited) logger?.info({ warehouse: warehouse.location, waitedMs: Math.round(performance.now() - waitedFrom) }, 'took the write lock to migrate');
-  const result = await migrator.migrateToLatest();
+  const result = await new Migrator({ db: warehouse.db, provider }).migrateToLatest();
   await warehouse.db.executeQuery(result.error ? ROLLBACK : COMMIT).catch(async (error: unknown) => {
     if (result.error) return;
     await warehouse.db.executeQuery(ROLLBACK).catch(() => undefined);

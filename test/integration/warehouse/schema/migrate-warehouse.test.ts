@@ -123,3 +123,31 @@ describe.each(DIALECTS)('migrating a warehouse made by the previous release (%s)
     }
   });
 });
+
+describe.each(DIALECTS)('a migration that fails (%s)', (dialect) => {
+  let warehouse: WarehouseHandle | undefined;
+  let drop: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await warehouse?.close();
+    await drop?.();
+    warehouse = drop = undefined;
+  });
+
+  it('is said in its own words, and every migration of the run is rolled back', async () => {
+    const database = await createTempDatabase(dialect);
+    drop = database.drop;
+    warehouse = await openWarehouse(database.databaseUrl);
+    await migrateWarehouse(warehouse);
+    // Its history loses its last two rows while the tables stay: 0005 finds what it adds already there.
+    const history = warehouse.db as unknown as Kysely<{ kysely_migration: { name: string } }>;
+    await history.deleteFrom('kysely_migration').where('name', 'in', ['0005-lineage-and-analytics', '0006-slice-checks']).execute();
+    const failure = await migrateWarehouse(warehouse).then(
+      () => undefined,
+      (error: unknown) => error as Error & { code?: string },
+    );
+    expect(failure?.code).toBe('CONFIG_INVALID');
+    expect(failure?.message).toMatch(/^applying migration 0005-lineage-and-analytics to .* failed: .*(already exists|duplicate column).* seems to have had it already/);
+    const names = (await history.selectFrom('kysely_migration').select('name').orderBy('name').execute()).map((row) => row.name);
+    expect(names).toEqual(['0001-create-tables', '0002-ledger-error-code', '0003-index-report-line-number', '0004-ledger-duration']);
+  });
+});

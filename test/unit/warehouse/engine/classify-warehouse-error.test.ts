@@ -12,6 +12,8 @@ describe('classifyWarehouseError', () => {
     ['Postgres starting up or shutting down', withCode('the database system is starting up', '57P03')],
     ['Postgres not listening', withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')],
     ['connection class 08', withCode('connection failure', '08006')],
+    // PgBouncer's own protocol errors share 08P01 with its answer to a BEGIN in statement pooling.
+    ['a pooler dropping the client', withCode('server conn crashed?', '08P01')],
     ['pg: connection lost during a statement', withCode('Connection terminated unexpectedly')],
     ['pg: next statement on a client whose server went away', withCode('Client has encountered a connection error and is not queryable')],
     ['pg pool: no connection in time', withCode('timeout exceeded when trying to connect')],
@@ -38,6 +40,7 @@ describe('classifyWarehouseError: DATABASE_URL itself is wrong', () => {
     ['a database that does not exist', withCode('database "typo" does not exist', '3D000'), /createdb/],
     ['a password the server refuses', withCode('password authentication failed for user "x"', '28P01'), /password in DATABASE_URL/],
     ['an account the server refuses', withCode('no pg_hba.conf entry for host', '28000'), /user in DATABASE_URL/],
+    ['PgBouncer pooling by statement', withCode('transaction blocks not allowed in statement pooling mode', '08P01'), /set pool_mode = transaction \(or session\)/],
   ])('%s is CONFIG_INVALID (exit 2, nothing retried)', (_name, error, hint) => {
     const classified = classifyWarehouseError(error, 'migrating');
     expect(classified.code).toBe('CONFIG_INVALID');
