@@ -3,8 +3,21 @@ import { Redis } from 'ioredis';
 import type { Settings } from '../../src/config/settings-schema.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { exportSliceJob } from '../../jobs/export-slice/export-slice-job.js';
+import { refillBackfillJob } from '../../jobs/refill-backfill/refill-backfill-job.js';
+import type { Ledger } from '../../src/warehouse/ledger/ledger.js';
 import { ExportQueue } from '../../src/queue/export-queue.js';
 import { createExportWorker } from '../../src/queue/export-worker.js';
+
+export interface DrainOptions {
+  readonly redisUrl: string;
+  readonly settings: Settings;
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  /** Runs the refill steps of backfill plans too, reading this ledger. */
+  readonly ledger?: Ledger;
+  /** First attempts to wait for, when jobs are still being queued as the drain starts. */
+  readonly expected?: number;
+}
 
 /** How a queue was drained. */
 export interface DrainResult {
@@ -23,9 +36,10 @@ export interface DrainResult {
  * nothing and returns `no_data` at once: the point is what Redis holds once millions of jobs are
  * finished under the queue's trimming settings, not the exports themselves (two cores cannot run
  * two million real exports in a benchmark). Trimming is the worker's option (`removeOnComplete` /
- * `removeOnFail` from `settings.queue`), so it is exactly what real workers do.
+ * `removeOnFail` from `settings.queue`), so it is exactly what real workers do. With a `ledger`, the
+ * worker also runs backfill plans' refill steps, as real workers do.
  */
-export async function drainExportQueue(options: { redisUrl: string; settings: Settings; concurrency: number; timeoutMs: number }): Promise<DrainResult> {
+export async function drainExportQueue(options: DrainOptions): Promise<DrainResult> {
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   const workerRedis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   const logger = createLogger({ level: 'warn' });
@@ -53,6 +67,7 @@ export async function drainExportQueue(options: { redisUrl: string; settings: Se
         limits: { maxRetryAfterMs: options.settings.retry.maxRetryAfterMs, credentialsRetryMs: options.settings.token.rejectedRetryMs },
         logger,
       }),
+      ...(options.ledger ? [refillBackfillJob({ exportQueue, ledger: options.ledger, logger })] : []),
     ],
     exportQueue,
     logger,
@@ -60,9 +75,10 @@ export async function drainExportQueue(options: { redisUrl: string; settings: Se
   worker.on('error', (error) => logger.error({ err: error }, 'drain worker error'));
   try {
     const deadline = Date.now() + options.timeoutMs;
-    while ((await exportQueue.unfinished()) > 0) {
+    // Jobs may still be on their way (a process queueing beside the drain): wait for all of them.
+    while (attempted < (options.expected ?? 0) || (await exportQueue.unfinished()) > 0) {
       if (Date.now() > deadline) throw new Error(`the queue was not drained within ${options.timeoutMs} ms`);
-      await sleep(250);
+      await sleep(50);
     }
     const ms = performance.now() - startedAt;
     const counts = await exportQueue.queue.getJobCounts('completed', 'failed');
