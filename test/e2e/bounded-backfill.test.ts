@@ -102,6 +102,17 @@ describe('a backfill kept as a plan, queued a window at a time', () => {
       // Done: nothing is missing, so the same range with --only-missing queues nothing.
       const again = await rig.cli(['backfill', '--from', RANGE.from, '--to', RANGE.to, '--only-missing']);
       expect(again.stdout).toContain('Queued 0 slices');
+
+      // --force --wait through the window: the summary counts the whole plan, not its first window.
+      const forced = await rig.cli(['backfill', '--from', '2024-01-01', '--to', '2024-01-20', '--force', '--wait']);
+      expect(forced.code, forced.stderr).toBe(0);
+      expect(forced.stdout).toContain(`Queued ${WINDOW} slices from 2024-01-01 to 2024-01-20`);
+      expect(forced.stdout).toContain('Run finished in');
+      expect(forced.stdout).toContain('200 slices planned');
+      // 20 days, 15 of them weekdays, × 10 portfolios.
+      expect(forced.stdout).toMatch(/^loaded +150$/m);
+      expect(forced.stdout).toMatch(/^no_data +50$/m);
+      expect(forced.stdout).toMatch(/^not attempted +0$/m);
     } finally {
       watching = false;
       await watcher;
