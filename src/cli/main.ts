@@ -152,7 +152,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 
   program
     .command('backfill')
-    .description('queue one job per slice of a date range for the workers (lower priority than nightly work)')
+    .description('queue a date range for the workers, a window of jobs at a time (lower priority than nightly work)')
     .addOption(fromOption('yesterday'))
     .addOption(toOption())
     .addOption(portfoliosOption())
@@ -168,7 +168,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       ),
     )
     .option('--force', 'load every file again, even one already loaded unchanged')
-    .option('--wait', 'follow progress until every queued slice has an outcome, then summarise (exit codes as run)')
+    .option('--wait', 'follow progress until every slice of the range is queued and has an outcome, then summarise (exit codes as run)')
     .addOption(configOption())
     .action(async (options) => {
       exitCode = await (await import('./backfill-command.js')).backfillCommand(options, io);
