@@ -60,9 +60,9 @@ describe('Redis restarted during a backfill', () => {
     rig = redis = undefined;
   });
 
-  async function startFleet(appendOnly: boolean) {
+  async function startFleet(appendOnly: boolean, backfillWindow?: number) {
     redis = await startPrivateRedis({ appendOnly });
-    rig = await startQueueRig({ simulator: { latencyMs: 100 }, settings: { concurrency: 4 } });
+    rig = await startQueueRig({ simulator: { latencyMs: 100 }, settings: { concurrency: 4, queue: { backfillWindow } } });
     rig.env.REDIS_URL = redis.url;
     const workers = [rig.startWorker(), rig.startWorker()];
     // Generous: worker processes start slowly on a busy two-core machine.
@@ -80,15 +80,17 @@ describe('Redis restarted during a backfill', () => {
     return killedAt;
   }
 
-  it('with AOF (the production recommendation): workers reconnect and the backfill completes, every slice loaded once', async () => {
-    const { redis, rig, workers } = await startFleet(true);
+  it('with AOF (the production recommendation): workers reconnect and the backfill plan completes, every slice loaded once', async () => {
+    // A window of 30: the plan is still being queued, step by step, when Redis dies.
+    const { redis, rig, workers } = await startFleet(true, 30);
     const backfill = rig.cli(['backfill', ...RANGE, '--wait']);
     const killedAt = await restartMidway(redis, rig);
     const result = await backfill;
 
     expect(killedAt).toBeLessThan(SLICES);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain(`Queued ${SLICES} slices`);
+    expect(result.stdout).toContain(`Queued 30 slices from 2024-01-01 to 2024-01-14`);
+    expect(result.stdout).toContain(`${SLICES} slices planned`);
     expect(result.stdout).toMatch(/not attempted\s+0/);
     const served = servedRows();
     expect(await warehouseCounts(rig)).toEqual({
