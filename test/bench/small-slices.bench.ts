@@ -41,9 +41,11 @@ interface Measured {
 /**
  * Issue #5, benchmark 1: many small JSON slices from the simulator (its own process, no latency,
  * no faults), concurrency 16, into SQLite. The product runs as `run` in-process and as BullMQ
- * worker processes (one, then two); the raw baseline is undici + `JSON.parse` + one prepared-
- * statement transaction per slice. Sides alternate and the best round of each is kept, so a
- * burst of load from elsewhere on the machine does not decide the ratio.
+ * worker processes (one, then two). The first two rows are judged against the guarantees script
+ * (guaranteed-json-slices.ts: the issue's guarantees and nothing else) by CPU per slice (issue 27);
+ * the raw baseline (undici + `JSON.parse` + one prepared-statement transaction per slice) is
+ * reported beside it. Sides alternate and the best round of each is kept, so a burst of load from
+ * elsewhere on the machine does not decide the ratio.
  */
 export const benchmark: Benchmark = {
   name: 'small-slices',
@@ -175,39 +177,40 @@ export const benchmark: Benchmark = {
       const twoPostgresBest = best(twoPostgresRuns);
       const twoPostgresRatio = twoPostgresBest.perSecond / onePostgresBest.perSecond;
       const sizeNote = `${count.toLocaleString('en-US')} index slices × ${RECORDS_PER_SLICE} records (JSON), concurrency ${CONCURRENCY}, SQLite, simulator in its own process; best of ${rounds}`;
-      const inProcessRatio = inProcessBest.perSecond / rawBest.perSecond;
-      const oneRatio = oneBest.perSecond / rawBest.perSecond;
-      // On a shared machine a side's slices/s depends on what else ran at that moment; CPU time per
-      // slice does not. A row passes only when both ratios meet the target, so a baseline that was
-      // unlucky in every round cannot make the product look good.
+      // Judged by CPU time per slice against the script that keeps the guarantees and nothing else
+      // (guaranteed-json-slices.ts), measured in the same run: on a shared machine a side's slices/s
+      // depends on what else ran at that moment, its CPU per slice much less. Slices/s and the raw
+      // baseline's figures stay beside it, as a report.
       const rawCpu = leastCpu(rawRuns);
-      const inProcessCpuRatio = rawCpu / leastCpu(inProcessRuns);
-      // The floor under both rows: how close to raw a loader keeping the issue's guarantees, and nothing else, gets here.
       const guaranteedCpu = leastCpu(guaranteedRuns);
-      const floorNote = `A script keeping the guarantees and nothing else (guaranteed-json-slices.ts): ${rate(guaranteedBest)}, ${(guaranteedBest.perSecond / rawBest.perSecond).toFixed(2)} × raw, CPU ${guaranteedCpu.toFixed(2)} ms a slice (CPU ratio ${(rawCpu / guaranteedCpu).toFixed(2)})`;
-      const ofFloor = (measured: Measured) => `${(measured.perSecond / guaranteedBest.perSecond).toFixed(2)} × that script`;
-      const oneCpuRatio = rawCpu / leastCpu(oneWorkerRuns);
+      const inProcessCpu = leastCpu(inProcessRuns);
+      const oneCpu = leastCpu(oneWorkerRuns);
+      const inProcessFloorRatio = guaranteedCpu / inProcessCpu;
+      const oneFloorRatio = guaranteedCpu / oneCpu;
+      const floor = `${ms(guaranteedCpu)} CPU a slice, ${rate(guaranteedBest)} (guarantees script)`;
+      const asReport = (measured: Measured, cpuMs: number) =>
+        `Raw baseline, as a report: ${ms(rawCpu)} CPU a slice, ${rate(rawBest)}; the product ${(rawCpu / cpuMs).toFixed(2)} × raw by CPU, ${(measured.perSecond / rawBest.perSecond).toFixed(2)} by slices/s; the guarantees script ${(rawCpu / guaranteedCpu).toFixed(2)} and ${(guaranteedBest.perSecond / rawBest.perSecond).toFixed(2)}`;
       const twoRatio = twoBest.perSecond / oneBest.perSecond;
       return [
         {
           benchmark: 'small slices: run, in-process',
-          product: rate(inProcessBest),
-          baseline: `${rate(rawBest)} (raw)`,
-          ratio: inProcessRatio,
-          target: '≥ 0.7 × raw',
-          pass: inProcessRatio >= 0.7 && inProcessCpuRatio >= 0.7,
+          product: `${ms(inProcessCpu)} CPU a slice, ${rate(inProcessBest)}`,
+          baseline: floor,
+          ratio: inProcessFloorRatio,
+          target: '≥ 0.9 × the guarantees script (CPU a slice)',
+          pass: inProcessFloorRatio >= 0.9,
           facts: { ...inProcessBest.facts, baselineRows: { raw: rawBest.facts.rowsLoaded ?? 0, guaranteed: guaranteedBest.facts.rowsLoaded ?? 0 } },
-          note: `${sizeNote}. CPU per slice: product ${leastCpu(inProcessRuns).toFixed(2)} ms, raw ${rawCpu.toFixed(2)} ms (CPU ratio ${inProcessCpuRatio.toFixed(2)}; the row needs both ratios); simulator busy ${load(inProcessBest)} of a core (raw run: ${load(rawBest)}). ${floorNote}; the product runs at ${ofFloor(inProcessBest)}`,
+          note: `${sizeNote}. Ratio: the guarantees script's CPU per slice over the product's (least of the rounds, each side); by slices/s ${(inProcessBest.perSecond / guaranteedBest.perSecond).toFixed(2)}; simulator busy ${load(inProcessBest)} of a core (script's run: ${load(guaranteedBest)}). ${asReport(inProcessBest, inProcessCpu)}`,
         },
         {
           benchmark: 'small slices: BullMQ, 1 worker',
-          product: rate(oneBest),
-          baseline: `${rate(rawBest)} (raw)`,
-          ratio: oneRatio,
-          target: '≥ 0.5 × raw',
-          pass: oneRatio >= 0.5 && oneCpuRatio >= 0.5,
+          product: `${ms(oneCpu)} CPU a slice, ${rate(oneBest)}`,
+          baseline: floor,
+          ratio: oneFloorRatio,
+          target: '≥ 0.75 × the guarantees script (CPU a slice)',
+          pass: oneFloorRatio >= 0.75,
           facts: oneBest.facts,
-          note: `worker process, concurrency ${CONCURRENCY}, SQLite; first job started to last finished (BullMQ timestamps). Worker CPU per slice ${leastCpu(oneWorkerRuns).toFixed(2)} ms (CPU ratio to raw ${oneCpuRatio.toFixed(2)}; the row needs both ratios); simulator busy ${load(oneBest)}; ${ofFloor(oneBest)} (the script of the row above)`,
+          note: `worker process, concurrency ${CONCURRENCY}, SQLite; the worker process's CPU over the batch, slices/s from first job started to last finished (BullMQ timestamps). By slices/s ${(oneBest.perSecond / guaranteedBest.perSecond).toFixed(2)} × the script; simulator busy ${load(oneBest)}. ${asReport(oneBest, oneCpu)}`,
         },
         {
           benchmark: 'small slices: BullMQ, 2 workers',
@@ -250,7 +253,11 @@ function rate(measured: Measured): string {
 }
 
 function cpu(measured: Measured): string {
-  return `${measured.cpuPerSlice.toFixed(2)} ms`;
+  return ms(measured.cpuPerSlice);
+}
+
+function ms(value: number): string {
+  return `${value.toFixed(2)} ms`;
 }
 
 function load(measured: Measured): string {
