@@ -33,7 +33,7 @@ export class LedgerWriter {
   readonly #selectWithPrevious: ReusableStatement<SliceKey>;
   readonly #deleteChecks: ReusableStatement<SliceKey>;
   /** The INSERT of a slice's check results, per number of results (a report table's checks are a fixed few). */
-  readonly #insertChecks = new Map<number, ReusableStatement<Record<string, unknown>>>();
+  readonly #insertChecks = new Map<number, CheckInsert>();
   readonly #db: Kysely<Warehouse>;
 
   constructor(db: Kysely<Warehouse>) {
@@ -226,8 +226,12 @@ export class LedgerWriter {
     // `replace: false` when the slice has no ledger row, so no results either: one statement less.
     if (options.replace !== false) await trx.executeQuery(this.#deleteChecks.with(key));
     if (results.length === 0) return;
+    const { statement, names } = this.#insertChecksOf(results.length);
+    // The value names come from the list made with the statement: a name built anew per slice
+    // (`${column}${i}`) is a fresh string V8 must look up before it can be a key, thirty a slice.
     const values: Record<string, unknown> = {};
-    results.forEach((result, i) => {
+    let at = 0;
+    for (const result of results) {
       const row: SliceChecksRow = {
         ...key,
         check_name: result.check,
@@ -238,17 +242,17 @@ export class LedgerWriter {
         message: result.message,
         checked_at: now,
       };
-      for (const column of SLICE_CHECK_COLUMNS) values[`${column}${i}`] = row[column];
-    });
-    await trx.executeQuery(this.#insertChecksOf(results.length).with(values));
+      for (const column of SLICE_CHECK_COLUMNS) values[names[at++]!] = row[column];
+    }
+    await trx.executeQuery(statement.with(values));
   }
 
   /** The INSERT of `count` check results, compiled on first use (its values are named `<column><index>`). */
-  #insertChecksOf(count: number): ReusableStatement<Record<string, unknown>> {
-    let statement = this.#insertChecks.get(count);
-    if (statement === undefined) {
+  #insertChecksOf(count: number): CheckInsert {
+    let insert = this.#insertChecks.get(count);
+    if (insert === undefined) {
       const names = Array.from({ length: count }, (_, i) => SLICE_CHECK_COLUMNS.map((column) => `${column}${i}`)).flat();
-      statement = ReusableStatement.compile<Record<string, unknown>>(names, (values) =>
+      const statement = ReusableStatement.compile<Record<string, unknown>>(names, (values) =>
         this.#db
           .insertInto('slice_checks')
           .values(Array.from({ length: count }, (_, i) => Object.fromEntries(SLICE_CHECK_COLUMNS.map((column) => [column, values[`${column}${i}`]])) as unknown as SliceChecksRow))
@@ -264,9 +268,10 @@ export class LedgerWriter {
             })),
           ),
       );
-      this.#insertChecks.set(count, statement);
+      insert = { statement, names };
+      this.#insertChecks.set(count, insert);
     }
-    return statement;
+    return insert;
   }
 
   /** Upserts the slice's ledger row for a new outcome with rows (or none): no error, checked and changed now. */
@@ -295,6 +300,12 @@ export interface LedgerStamp {
 
 /** A slice as the warehouse's columns name it. */
 type SliceKey = Pick<ReportLoadsRow, 'portfolio_id' | 'report_type' | 'report_date'>;
+
+/** The INSERT of a number of check results, and its value names in the order `recordChecks` fills them (row by row, column by column). */
+interface CheckInsert {
+  readonly statement: ReusableStatement<Record<string, unknown>>;
+  readonly names: readonly string[];
+}
 
 const SLICE_KEY: readonly (keyof SliceKey)[] = ['portfolio_id', 'report_type', 'report_date'];
 

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { SliceCheckResult } from '../../../../src/quality/slice-check-result.js';
 import type { Slice } from '../../../../src/slice/slice.js';
 import { Ledger } from '../../../../src/warehouse/ledger/ledger.js';
 import { ledgerRow } from '../../../helpers/ledger-row.js';
@@ -41,5 +42,52 @@ describe.each(DIALECTS)('LedgerWriter.readWithPrevious on %s', (dialect) => {
     expect(together.previous).toEqual(previous);
     expect(together.row).toEqual(await writer.read(warehouse.db, slice(date)));
     expect(together.previous).toEqual(await writer.previousLoad(warehouse.db, slice(date)));
+  });
+});
+
+describe.each(DIALECTS)('LedgerWriter.recordChecks on %s', (dialect) => {
+  let warehouse: Awaited<ReturnType<typeof createTempWarehouse>>;
+  beforeEach(async () => {
+    warehouse = await createTempWarehouse(dialect);
+  });
+  afterEach(async () => {
+    await warehouse.close();
+  });
+
+  const result = (check: SliceCheckResult['check'], outcome: SliceCheckResult['outcome'], measured: number): SliceCheckResult => ({
+    check,
+    severity: 'fail',
+    outcome,
+    measured,
+    threshold: measured + 1,
+    message: `${check}: ${outcome}`,
+  });
+  const checksOf = async (slice: Slice) =>
+    (
+      await warehouse.db
+        .selectFrom('slice_checks')
+        .select(['check_name', 'severity', 'outcome', 'measured', 'threshold', 'message', 'checked_at'])
+        .where('portfolio_id', '=', slice.portfolioId)
+        .where('report_date', '=', slice.reportDate)
+        .orderBy('check_name')
+        .execute()
+    ).map((row) => ({ ...row, measured: Number(row.measured), threshold: Number(row.threshold), checked_at: new Date(String(row.checked_at)).toISOString() }));
+
+  it('writes each result to its own row, for each slice, and replaces them with the next file’s (of another count)', async () => {
+    const writer = new Ledger(warehouse).writer;
+    const first: Slice = { portfolioId: 1001, reportType: 'index', reportDate: '2024-03-04' };
+    const second: Slice = { portfolioId: 1002, reportType: 'index', reportDate: '2024-03-05' };
+    const three = [result('rowCountDrop', 'pass', 0.1), result('effectiveDate', 'fail', 2), result('positiveValues', 'pass', 0)];
+    await writer.recordChecks(warehouse.db, { slice: first, now: '2024-03-04T10:00:00.000Z' }, three, { replace: false });
+    await writer.recordChecks(warehouse.db, { slice: second, now: '2024-03-05T10:00:00.000Z' }, three.slice(1), { replace: false });
+    const expected = (results: readonly SliceCheckResult[], now: string) =>
+      results.map(({ check, ...rest }) => ({ check_name: check, ...rest, checked_at: now })).sort((a, b) => a.check_name.localeCompare(b.check_name));
+    expect(await checksOf(first)).toEqual(expected(three, '2024-03-04T10:00:00.000Z'));
+    expect(await checksOf(second)).toEqual(expected(three.slice(1), '2024-03-05T10:00:00.000Z'));
+
+    const one = [result('rowCountDrop', 'fail', 0.5)];
+    await writer.recordChecks(warehouse.db, { slice: first, now: '2024-03-06T10:00:00.000Z' }, one);
+    expect(await checksOf(first)).toEqual(expected(one, '2024-03-06T10:00:00.000Z'));
+    expect(await checksOf(second)).toEqual(expected(three.slice(1), '2024-03-05T10:00:00.000Z'));
   });
 });
