@@ -49,6 +49,11 @@ export interface SliceCheckTallied {
   readonly firstNotPositive: { readonly column: string; readonly value: string; readonly line: number } | undefined;
 }
 
+/** A tally's hashes before its first unique value (never written to: it has no room). */
+const NO_HASHES = new Float64Array(0);
+/** Room for the first unique values' hashes; doubled when full. */
+const FIRST_HASHES = 1024;
+
 /**
  * A file's data-quality checks, tallied as its rows stream in ({@link SliceCheckTally.observe}, no
  * second pass) and judged after the last row, before the commit ({@link SliceCheckTally.evaluate}).
@@ -74,7 +79,7 @@ export class SliceCheckTally {
    * than typing the rows and kept every string (and the CSV text it was cut from) alive. Sorted
    * once at the end; a repeated hash only makes the database count the real repeats.
    */
-  #hashes = new Float64Array(1024);
+  #hashes = NO_HASHES;
   #hashed = 0;
   #mayRepeat: boolean | undefined;
   #oldestDate: string | undefined;
@@ -128,7 +133,7 @@ export class SliceCheckTally {
           break;
         }
       }
-      this.#hashes = new Float64Array(0);
+      this.#hashes = NO_HASHES;
     }
     return this.#mayRepeat;
   }
@@ -157,7 +162,7 @@ export class SliceCheckTally {
     this.#adoptedWeightSum = parseExactDecimal(seen.weightSum);
     this.#weightsGiven = seen.weightsGiven;
     this.#mayRepeat = seen.mayRepeat;
-    this.#hashes = new Float64Array(0);
+    this.#hashes = NO_HASHES;
     this.#oldestDate = seen.oldestDate;
     this.#newestDate = seen.newestDate;
     this.#notPositive = seen.notPositive;
@@ -176,7 +181,9 @@ export class SliceCheckTally {
     }
     if (this.#uniqueIndex >= 0) {
       if (this.#hashed === this.#hashes.length) {
-        const grown = new Float64Array(this.#hashes.length * 2);
+        // Made on the first row that has a unique value: a table without that check (or a slice
+        // with no rows) makes none, and a typed array's store costs more than a small file's checks.
+        const grown = new Float64Array(Math.max(FIRST_HASHES, this.#hashes.length * 2));
         grown.set(this.#hashes);
         this.#hashes = grown;
       }

@@ -74,6 +74,11 @@ describe('SliceCheckTally', () => {
     expect(mayRepeat([' XS0000000001', 'XS0000000001'])).toBe(true);
     expect(mayRepeat(['\u00c9X0000000001', 'E\u0301X0000000001'])).toBe(true);
     expect(mayRepeat(['XS0000000001', 'XS0000000002 '])).toBe(false);
+    // The hashes' room grows as rows come: a repeat far apart is still seen, and a file of no rows has none.
+    const many = Array.from({ length: 3_000 }, (_, i) => `XS${String(i).padStart(10, '0')}`);
+    expect(mayRepeat(many)).toBe(false);
+    expect(mayRepeat([...many, many[0]!])).toBe(true);
+    expect(mayRepeat([])).toBe(false);
   });
 
   it('measures the drop in rows against the previous loaded date, and passes with none to compare with', () => {
