@@ -220,12 +220,6 @@ const ALLOWED: readonly Allowed[] = [
   },
   { file: 'src/warehouse/postgres/postgres-engine.ts', kind: 'raw-sql', code: "CompiledQuery.raw('select now() as now')", reason: 'constant text: the warehouse clock' },
   {
-    file: 'src/warehouse/sqlite/sqlite-now.ts',
-    kind: 'raw-sql',
-    code: "CompiledQuery.raw(`select strftime('%Y-%m-%dT%H:%M:%fZ', 'now') as now`)",
-    reason: 'constant text: the warehouse clock',
-  },
-  {
     file: 'src/warehouse/sqlite/open-sqlite.ts',
     kind: 'driver-import',
     code: 'better-sqlite3',

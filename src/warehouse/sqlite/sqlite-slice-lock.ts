@@ -68,7 +68,8 @@ export class SqliteSliceLock implements SliceLock {
     }
   }
 
-  async lock(connection: Kysely<Warehouse>): Promise<string> {
-    return sqliteNow(connection);
+  async lock(): Promise<string> {
+    // The write lock is the transaction's (BEGIN IMMEDIATE); the clock is read once it is held.
+    return sqliteNow();
   }
 }

@@ -55,6 +55,21 @@ describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
     expect(ledger?.first_loaded_at).toBeTruthy();
   });
 
+  it('stamps the ledger row with the warehouse clock, as ISO 8601 UTC with milliseconds, when the slice is written', async () => {
+    const before = Date.now();
+    await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '10.5')), file, attempts: 1 });
+    const after = Date.now();
+    const ledger = await new Ledger(warehouse).row(slice);
+    const stamps = [ledger?.updated_at, ledger?.checked_at, ledger?.loaded_at, ledger?.first_loaded_at].map(String);
+    for (const stamp of stamps) {
+      expect(stamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      // The Postgres server on this machine shares its clock; a millisecond either side for rounding.
+      expect(Date.parse(stamp)).toBeGreaterThanOrEqual(before - 1);
+      expect(Date.parse(stamp)).toBeLessThanOrEqual(after + 1);
+    }
+    expect(new Set(stamps).size).toBe(1);
+  });
+
   it('stores decimals so that SQL compares and sums them as numbers', async () => {
     await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '10.5'), row(2, '2'), row(3, '300')), file, attempts: 1 });
     const result = await sql<{ total: number; top: number; bigger: number }>`
