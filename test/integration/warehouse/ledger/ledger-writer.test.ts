@@ -45,7 +45,7 @@ describe.each(DIALECTS)('LedgerWriter.readWithPrevious on %s', (dialect) => {
   });
 });
 
-describe.each(DIALECTS)('LedgerWriter.recordChecks on %s', (dialect) => {
+describe.each(DIALECTS)('LedgerWriter’s per-slice writes on %s', (dialect) => {
   let warehouse: Awaited<ReturnType<typeof createTempWarehouse>>;
   beforeEach(async () => {
     warehouse = await createTempWarehouse(dialect);
@@ -72,6 +72,44 @@ describe.each(DIALECTS)('LedgerWriter.recordChecks on %s', (dialect) => {
         .orderBy('check_name')
         .execute()
     ).map((row) => ({ ...row, measured: Number(row.measured), threshold: Number(row.threshold), checked_at: new Date(String(row.checked_at)).toISOString() }));
+
+  it('records a load with every fact in its column, and a touch moves only checked_at, attempts and duration_ms', async () => {
+    const writer = new Ledger(warehouse).writer;
+    const slice: Slice = { portfolioId: 1003, reportType: 'index', reportDate: '2024-03-07' };
+    const file = { format: 'json' as const, fileName: 'f.json', bytes: 120, sha256: 'ab'.repeat(32) };
+    await writer.recordLoaded(
+      warehouse.db,
+      { slice, now: '2024-03-07T10:00:00.000Z', attempts: 2, durationMs: 15 },
+      { file, rowCount: 50, loadId: '0b6f3f7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b' },
+    );
+    const loaded = {
+      portfolio_id: 1003,
+      report_type: 'index',
+      report_date: '2024-03-07',
+      status: 'loaded',
+      row_count: 50,
+      format: 'json',
+      file_name: 'f.json',
+      bytes: 120,
+      content_sha256: file.sha256,
+      attempts: 2,
+      error: null,
+      error_code: null,
+      first_loaded_at: '2024-03-07T10:00:00.000Z',
+      updated_at: '2024-03-07T10:00:00.000Z',
+      checked_at: '2024-03-07T10:00:00.000Z',
+      duration_ms: 15,
+      load_id: '0b6f3f7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
+      loaded_at: '2024-03-07T10:00:00.000Z',
+    };
+    const row = async () => {
+      const found = await new Ledger(warehouse).row(slice);
+      return found && { ...found, row_count: Number(found.row_count), bytes: Number(found.bytes), report_date: String(found.report_date) };
+    };
+    expect(await row()).toMatchObject(loaded);
+    await writer.touch(warehouse.db, { slice, now: '2024-03-08T09:00:00.000Z', attempts: 1, durationMs: 7 });
+    expect(await row()).toMatchObject({ ...loaded, checked_at: '2024-03-08T09:00:00.000Z', attempts: 1, duration_ms: 7 });
+  });
 
   it('writes each result to its own row, for each slice, and replaces them with the next file’s (of another count)', async () => {
     const writer = new Ledger(warehouse).writer;
