@@ -20,7 +20,7 @@ export async function exportSlice(slice: Slice, attempt: SliceAttempt, deps: Exp
 
 async function attemptExport(slice: Slice, attempt: SliceAttempt, deps: ExportSliceDeps, options: ExportSliceOptions): Promise<SliceOutcome> {
   const startedAt = performance.now();
-  const log = deps.logger.child({ ...sliceLogFields(slice), attempt: attempt.number });
+  const log = deps.logger.child(Object.assign(sliceLogFields(slice), { attempt: attempt.number }));
   const elapsed = () => Math.round(performance.now() - startedAt);
   try {
     const outcome = await fetchAndLoad({ slice, attempt, deps, elapsed, log }, options);
