@@ -28,6 +28,8 @@ export interface SimulatorProcess {
   reset(): Promise<void>;
   /** What it did since the last reset. */
   usage(): Promise<SimulatorUsage>;
+  /** When each export request since the last reset arrived (ms since the epoch, the simulator's clock), oldest first. */
+  exportRequestTimes(): Promise<number[]>;
   /** Stops the process; resolves with what it did since the last reset. */
   close(): Promise<SimulatorUsage>;
 }
@@ -44,10 +46,10 @@ export async function startSimulatorProcess(options: GatewaySimulatorOptions): P
   });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const nextLine = async (): Promise<Record<string, unknown>> => {
+  const nextLine = async (): Promise<unknown> => {
     const line = await Promise.race([lines.next(), exited.then(() => ({ done: true as const, value: undefined }))]);
     if (line.done) throw new Error('the simulator process ended before answering');
-    return JSON.parse(line.value) as Record<string, unknown>;
+    return JSON.parse(line.value) as unknown;
   };
   let started: { url: string; authUrl: string; realm: string; credentials: SimulatorCredentials };
   try {
@@ -85,6 +87,10 @@ export async function startSimulatorProcess(options: GatewaySimulatorOptions): P
     async usage() {
       child.stdin!.write('usage\n');
       return (await nextLine()) as unknown as SimulatorUsage;
+    },
+    async exportRequestTimes() {
+      child.stdin!.write('times\n');
+      return (await nextLine()) as number[];
     },
     async close() {
       if (child.exitCode !== null || child.signalCode !== null) throw new Error('the simulator process had already ended');

@@ -1,7 +1,8 @@
 // Entry point of a simulator process of its own (see bench-simulator-process.ts): serves the
 // bundled gateway simulator with the options given as JSON in argv[2] and prints where it listens
 // as one JSON line. Commands on standard input, one per line: "reset" zeroes the counters and the
-// CPU clock, "usage" prints the CPU time and counters since; when standard input closes it exits.
+// CPU clock, "usage" prints the CPU time and counters since, "times" when each export request
+// since arrived (ms since the epoch); when standard input closes it exits.
 import { createGatewaySimulator, type GatewaySimulatorOptions } from '../../src/simulator/gateway-simulator.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as GatewaySimulatorOptions;
@@ -26,6 +27,8 @@ process.stdin.on('data', (data: Buffer) => {
       process.stdout.write('{"reset":true}\n');
     } else if (command === 'usage') {
       process.stdout.write(usage());
+    } else if (command === 'times') {
+      process.stdout.write(`${JSON.stringify(simulator.exportRequestTimes)}\n`);
     }
     newline = pending.indexOf('\n');
   }
