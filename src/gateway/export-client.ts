@@ -177,6 +177,7 @@ export class ExportClient {
     try {
       const token = await tokenOf();
       const startedAt = performance.now();
+      permit?.sending();
       try {
         const response = await request(url, {
           dispatcher: this.#options.dispatcher,
