@@ -104,6 +104,12 @@ interface FleetRun {
   /** CPU ms of each part over the run, and the machine's busy and idle ms (all of its cores, other load included). */
   readonly cpu: Readonly<Record<'workers' | 'simulator' | 'postgres' | 'redis' | 'postgresAll', number>>;
   readonly machine: { readonly busyMs: number; readonly idleMs: number; readonly wallMs: number };
+  /** The workers' Postgres connections, sampled every 250 ms: open and busy (not idle) on average, and the most busy at once. */
+  readonly connections: { readonly open: number; readonly busy: number; readonly mostBusy: number };
+  /** Mean time a worker waited for an export's answer (its own histogram), in s. */
+  readonly requestSeconds: number;
+  /** The worst worker's event-loop delay p99 (prom-client's), in ms. */
+  readonly loopLagP99Ms: number;
   readonly facts: BenchFacts;
   /** Every slice recorded once and every command exited 0. */
   readonly clean: boolean;
@@ -171,9 +177,11 @@ async function runFleet(options: FleetRunOptions): Promise<FleetRun> {
     // A full run takes about slices / 640 s; a fleet a tenth as fast still finishes well inside this.
     const runDeadline = Date.now() + 60_000 + slices * 20;
     let backends = backendsAtStart;
+    const connectionSamples: { open: number; busy: number }[] = [];
     for (;;) {
       // Read while the workers' connections are open: a backend's CPU is gone once it ends.
       backends = await backendCpuMs(admin, backends);
+      connectionSamples.push(await workerConnections(admin));
       const { rows } = await admin.query<{ n: string }>('select count(*) as n from report_loads');
       if (Number(rows[0]!.n) >= slices) break;
       if (Date.now() > runDeadline) throw new Error(`the fleet did not finish in time: ${rows[0]!.n} of ${slices} slices recorded`);
@@ -185,6 +193,7 @@ async function runFleet(options: FleetRunOptions): Promise<FleetRun> {
     const redisCpuMs = (await redis.cpuMs()) - redisCpuAtStart;
     const usage = await simulator.usage();
     const times = await simulator.exportRequestTimes();
+    const scraped = await Promise.all(workers.map((worker) => scrapeWorker(worker.log())));
 
     for (const { child } of workers) child.kill('SIGTERM');
     const exits = await Promise.all(workers.map(({ exited }) => exited));
@@ -237,6 +246,13 @@ async function runFleet(options: FleetRunOptions): Promise<FleetRun> {
         postgresAll: censusAfter.groups.postgres! - census.groups.postgres!,
       },
       machine: { busyMs: censusAfter.machineBusyMs - census.machineBusyMs, idleMs: censusAfter.machineIdleMs - census.machineIdleMs, wallMs },
+      connections: {
+        open: mean(connectionSamples.map((sample) => sample.open)),
+        busy: mean(connectionSamples.map((sample) => sample.busy)),
+        mostBusy: Math.max(0, ...connectionSamples.map((sample) => sample.busy)),
+      },
+      requestSeconds: sumOf(scraped.map((one) => one.requestSeconds)) / Math.max(1, sumOf(scraped.map((one) => one.requests))),
+      loopLagP99Ms: Math.max(...scraped.map((one) => one.loopLagP99Ms)),
       facts,
       clean,
     };
@@ -248,6 +264,14 @@ async function runFleet(options: FleetRunOptions): Promise<FleetRun> {
     await redis.flush().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function sumOf(values: readonly number[]): number {
+  return values.reduce((sum, value) => sum + value, 0);
+}
+
+function mean(values: readonly number[]): number {
+  return values.length === 0 ? 0 : sumOf(values) / values.length;
 }
 
 /** The slices `backfill` plans for the range: every date, every portfolio, `index` only. */
@@ -275,11 +299,35 @@ function describeRun(run: FleetRun): string {
     `${slices.toLocaleString('en-US')} index slices × ${RECORDS_PER_SLICE} records (${run.weekdaySlices.toLocaleString('en-US')} weekdays loaded, weekends no_data), ` +
     `one backfill, simulator latency ${LATENCY_MS} ms in its own process, private Redis; steady window ${(run.steady.durationMs / 1000).toFixed(1)} s ` +
     `(${(run.steady.fromMs / 1000).toFixed(1)}–${(run.steady.toMs / 1000).toFixed(1)} s of ${(run.spanMs / 1000).toFixed(1)}; first and last tenth of the requests left out), ` +
-    `whole run ${((slices * 1000) / run.spanMs).toFixed(0)} slices/s. CPU per slice: workers ${perSlice(cpu.workers)} ms, simulator ${perSlice(cpu.simulator)}, ` +
+    `whole run ${((slices * 1000) / run.spanMs).toFixed(0)} slices/s. A job's slot per slice (Little's law: ${WORKERS * CONCURRENCY} / steady rate) ` +
+    `${((WORKERS * CONCURRENCY * 1000) / run.steady.perSecond).toFixed(0)} ms, of which waiting for the answer ${(run.requestSeconds * 1000).toFixed(0)} ms (the workers' histogram); ` +
+    `worst worker's event-loop delay p99 ${run.loopLagP99Ms.toFixed(0)} ms; the workers' Postgres connections (sampled every 250 ms) ${run.connections.open.toFixed(1)} open, ` +
+    `${run.connections.busy.toFixed(1)} busy on average, at most ${run.connections.mostBusy} (pools of 10 each, 2 transactions at once each). CPU per slice: workers ${perSlice(cpu.workers)} ms, simulator ${perSlice(cpu.simulator)}, ` +
     `Postgres (the run's backends) ${perSlice(cpu.postgres)}, Redis ${perSlice(cpu.redis)}: ${perSlice(total)} ms, so ${cpus().length} cores allow about ${Math.round((cpus().length * 1000 * slices) / total)} slices/s. ` +
     `Cores busy ${cores(machine.busyMs)} of ${cpus().length} over the run (workers ${cores(cpu.workers)}, simulator ${cores(cpu.simulator)}, ` +
     `Postgres ${cores(cpu.postgres)} (all Postgres processes ${cores(cpu.postgresAll)}), Redis ${cores(cpu.redis)}; the rest is other load on the machine)`
   );
+}
+
+/** From a worker's /metrics (where its log says it serves them): its export requests' time, and its event-loop delay. */
+async function scrapeWorker(log: string): Promise<{ requests: number; requestSeconds: number; loopLagP99Ms: number }> {
+  const url = /"metrics":"(http:\/\/[^"]+)"/.exec(log)?.[1];
+  if (url === undefined) throw new Error(`a worker did not say where it serves metrics:\n${log.slice(0, 2_000)}`);
+  const text = await (await fetch(url)).text();
+  const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
+  return {
+    requests: value(/^report_sync_export_request_duration_seconds_count\{status_class="2xx"\} (\S+)$/m),
+    requestSeconds: value(/^report_sync_export_request_duration_seconds_sum\{status_class="2xx"\} (\S+)$/m),
+    loopLagP99Ms: value(/^nodejs_eventloop_lag_p99_seconds (\S+)$/m) * 1000,
+  };
+}
+
+/** The connections to the run's database other than this one: how many, and how many are not idle. */
+async function workerConnections(admin: pg.Client): Promise<{ open: number; busy: number }> {
+  const { rows } = await admin.query<{ open: string; busy: string }>(
+    "select count(*) as open, count(*) filter (where state <> 'idle') as busy from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()",
+  );
+  return { open: Number(rows[0]!.open), busy: Number(rows[0]!.busy) };
 }
 
 /** CPU ms so far of each backend of the connection's database, by pid; `seen` keeps the last reading of backends since gone. */
