@@ -12,6 +12,8 @@ export interface SimulatorUsage {
   /** CPU time the simulator process spent (user + system). */
   readonly cpuMs: number;
   readonly counters: SimulatorCounters;
+  /** How late the simulator's event loop ran (p99 and worst), in ms: how late an arrival may have been stamped. */
+  readonly loopDelayMs: { readonly p99: number; readonly max: number };
 }
 
 /** The bundled simulator running in a process of its own. */

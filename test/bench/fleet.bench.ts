@@ -108,6 +108,8 @@ interface FleetRun {
   readonly connections: { readonly open: number; readonly busy: number; readonly mostBusy: number };
   /** Mean time a worker waited for an export's answer (its own histogram), in s. */
   readonly requestSeconds: number;
+  /** How late the simulator's event loop ran, in ms. */
+  readonly simulatorLoopDelayMs: { readonly p99: number; readonly max: number };
   /** The worst worker's event-loop delay p99 (prom-client's), in ms. */
   readonly loopLagP99Ms: number;
   readonly facts: BenchFacts;
@@ -252,6 +254,7 @@ async function runFleet(options: FleetRunOptions): Promise<FleetRun> {
         mostBusy: Math.max(0, ...connectionSamples.map((sample) => sample.busy)),
       },
       requestSeconds: sumOf(scraped.map((one) => one.requestSeconds)) / Math.max(1, sumOf(scraped.map((one) => one.requests))),
+      simulatorLoopDelayMs: usage.loopDelayMs,
       loopLagP99Ms: Math.max(...scraped.map((one) => one.loopLagP99Ms)),
       facts,
       clean,
@@ -305,7 +308,8 @@ function describeRun(run: FleetRun): string {
     `${run.connections.busy.toFixed(1)} busy on average, at most ${run.connections.mostBusy} (pools of 10 each, 2 transactions at once each). CPU per slice: workers ${perSlice(cpu.workers)} ms, simulator ${perSlice(cpu.simulator)}, ` +
     `Postgres (the run's backends) ${perSlice(cpu.postgres)}, Redis ${perSlice(cpu.redis)}: ${perSlice(total)} ms, so ${cpus().length} cores allow about ${Math.round((cpus().length * 1000 * slices) / total)} slices/s. ` +
     `Cores busy ${cores(machine.busyMs)} of ${cpus().length} over the run (workers ${cores(cpu.workers)}, simulator ${cores(cpu.simulator)}, ` +
-    `Postgres ${cores(cpu.postgres)} (all Postgres processes ${cores(cpu.postgresAll)}), Redis ${cores(cpu.redis)}; the rest is other load on the machine)`
+    `Postgres ${cores(cpu.postgres)} (all Postgres processes ${cores(cpu.postgresAll)}), Redis ${cores(cpu.redis)}; the rest is other load on the machine). ` +
+    `The simulator's event loop ran late by up to ${run.simulatorLoopDelayMs.max.toFixed(0)} ms (p99 ${run.simulatorLoopDelayMs.p99.toFixed(0)} ms), stamping arrivals that late`
   );
 }
 

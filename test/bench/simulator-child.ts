@@ -3,6 +3,7 @@
 // as one JSON line. Commands on standard input, one per line: "reset" zeroes the counters and the
 // CPU clock, "usage" prints the CPU time and counters since, "times" when each export request
 // since arrived (ms since the epoch); when standard input closes it exits.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createGatewaySimulator, type GatewaySimulatorOptions } from '../../src/simulator/gateway-simulator.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as GatewaySimulatorOptions;
@@ -10,9 +11,13 @@ const simulator = await createGatewaySimulator({ ...options, port: 0 });
 const cpuAtStart = process.cpuUsage();
 process.stdout.write(`${JSON.stringify({ url: simulator.url, authUrl: simulator.authUrl, realm: simulator.realm, credentials: simulator.credentials })}\n`);
 let cpuBase = cpuAtStart;
+// How late the simulator's own event loop ran: a request's arrival is stamped when its handler runs.
+const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+loopDelay.enable();
 const usage = () => {
   const cpu = process.cpuUsage(cpuBase);
-  return `${JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, counters: simulator.counters })}\n`;
+  const loop = { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };
+  return `${JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, counters: simulator.counters, loopDelayMs: loop })}\n`;
 };
 let pending = '';
 process.stdin.on('data', (data: Buffer) => {
@@ -24,6 +29,7 @@ process.stdin.on('data', (data: Buffer) => {
     if (command === 'reset') {
       simulator.resetCounters();
       cpuBase = process.cpuUsage();
+      loopDelay.reset();
       process.stdout.write('{"reset":true}\n');
     } else if (command === 'usage') {
       process.stdout.write(usage());
