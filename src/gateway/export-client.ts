@@ -177,7 +177,6 @@ export class ExportClient {
     try {
       const token = await tokenOf();
       const startedAt = performance.now();
-      permit?.sending();
       try {
         const response = await request(url, {
           dispatcher: this.#options.dispatcher,

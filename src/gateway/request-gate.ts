@@ -9,14 +9,10 @@ export interface RequestGate {
 
 /** One admitted request. */
 export interface RequestPermit {
-  /** The request is being handed to its connection now: from here on the service may see it. */
-  sending(): void;
   /**
-   * The request has certainly reached the service by now: its place in the rate window moves from
-   * admission to the moment it was sent (the time since `sending()` is taken off the answer's), so
-   * a sender delayed between admission and sending (a busy event loop, a slow token) cannot make
-   * the service see more than the limit in any window, and the service's time to answer does not
-   * keep the place taken. Without `sending()` the place counts from the answer.
+   * The request has certainly reached the service by now: its place in the rate window counts from
+   * this moment rather than from admission, so a sender delayed between the two (a busy event loop,
+   * a slow connect) cannot make the service see more than the limit in any window.
    */
   answered(): Promise<void>;
 }

@@ -30,19 +30,13 @@ end
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return tonumber(oldest[2]) + window - nowMs + 1`;
 
-/**
- * Moves an admitted request's stamp to when it was sent: now (Redis's clock) less the time since
- * sending (ARGV[3], measured by the sender), never earlier than its admission, and only if it is
- * still in the log. Now is read after the sender measured, so the stamp errs late: the safe side.
- */
+/** Moves an admitted request's stamp to now (Redis's clock), keeping it only if it is still in the log. */
 const RESTAMP = `
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-local admitted = redis.call('ZSCORE', KEYS[1], ARGV[2])
-if not admitted then return 0 end
-local sentMs = math.max(tonumber(admitted), nowMs - tonumber(ARGV[3]))
-redis.call('ZADD', KEYS[1], 'XX', sentMs, ARGV[2])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]))
+if redis.call('ZADD', KEYS[1], 'XX', 'CH', nowMs, ARGV[2]) == 1 then
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]))
+end
 return 0`;
 
 const ARRIVAL_SLACK_MS = 30;
@@ -72,19 +66,13 @@ export class RedisRateGate implements RequestGate {
       if (waitMs <= 0) break;
       await sleep(waitMs + Math.random() * 10);
     }
-    let sentAt: number | undefined;
     return {
-      sending: () => {
-        sentAt = performance.now();
-      },
       // With busy workers the delay between admission and arrival let extra requests into one window
-      // at the service. Counting the window from the send closes that gap. Counting it from the
-      // answer closed it too, but the window then also held the service's time to answer, and the
-      // fleet ran under the limit by that share of the window.
+      // at the service. Counting the window from the answer closes that gap; the cost is that the
+      // window also holds the service's time to answer, so the fleet runs a little under the limit.
       answered: async () => {
-        const sinceSentMs = sentAt === undefined ? 0 : Math.floor(performance.now() - sentAt);
         try {
-          await this.#redis.eval(RESTAMP, 1, this.#key, this.#windowMs, member, sinceSentMs);
+          await this.#redis.eval(RESTAMP, 1, this.#key, this.#windowMs, member);
         } catch {
           // The request is done either way; a Redis hiccup here only leaves the admission stamp.
         }
