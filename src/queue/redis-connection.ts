@@ -97,6 +97,7 @@ export function createRedisConnector(redisUrl: string, logger: Logger, options: 
     // A cluster's duplicate takes (nodes, options), a server's (options): every argument passes on.
     const duplicate = redis.duplicate.bind(redis) as (...args: unknown[]) => T;
     (redis as unknown as { duplicate: (...args: unknown[]) => T }).duplicate = (...args) => track(duplicate(...args));
+    if (redis instanceof Cluster) endWhenDisconnected(redis);
     return redis;
   };
 
@@ -192,6 +193,37 @@ export function createRedisConnector(redisUrl: string, logger: Logger, options: 
       }
       connections.clear();
     },
+  };
+}
+
+/**
+ * Makes a cluster told to disconnect always reach 'end', which BullMQ waits for when it closes a
+ * worker. After a master's crash, BullMQ's reconnects of its blocking connection can leave the
+ * cluster without ioredis's handler for its next 'close' (armed once per connect), or with no node
+ * left to close: it would stay 'close' or 'disconnecting' for good, and the worker's close (a
+ * shutdown with it) would wait forever.
+ */
+function endWhenDisconnected(cluster: Cluster): void {
+  const internals = cluster as unknown as { reconnectTimeout?: unknown; setStatus(status: string): void };
+  // Told to disconnect and not to connect since: BullMQ's own reconnect is a disconnect, then a
+  // connect at once, which must be left to run.
+  let leaving = false;
+  const endIfLeftClosed = () => {
+    if (leaving && !internals.reconnectTimeout && (cluster.status === 'close' || cluster.status === 'disconnecting')) internals.setStatus('end');
+  };
+  // Looked at after ioredis's handler, if one is armed: it has moved on by then.
+  cluster.on('close', () => setImmediate(endIfLeftClosed));
+  const disconnect = cluster.disconnect.bind(cluster);
+  cluster.disconnect = (reconnect = false) => {
+    leaving = !reconnect;
+    disconnect(reconnect);
+    // No node to wait for: no 'close' will come.
+    if (!reconnect && cluster.nodes().length === 0) setImmediate(endIfLeftClosed);
+  };
+  const connect = cluster.connect.bind(cluster);
+  cluster.connect = () => {
+    leaving = false;
+    return connect();
   };
 }
 

@@ -33,6 +33,25 @@ export interface ClusterNodeInfo {
  * all six servers and removes their folder.
  */
 export async function startRedisCluster(): Promise<RedisCluster> {
+  try {
+    return await startOnce();
+  } catch (error) {
+    // A port picked free can be taken by another process before its server binds it: once more.
+    if (!(error instanceof PortTaken)) throw error;
+    return startOnce();
+  }
+}
+
+class PortTaken extends Error {}
+
+/** Free loopback ports, none twice (the OS may hand a port out again once it was closed). */
+async function distinctFreePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePort());
+  return [...ports];
+}
+
+async function startOnce(): Promise<RedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'report-sync-redis-cluster-'));
   const children: ChildProcess[] = [];
   const byPort = new Map<number, { child: ChildProcess; exited: Promise<void> }>();
@@ -45,9 +64,10 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   };
   try {
     const nodes: ClusterNode[] = [];
+    const ports = await distinctFreePorts(12);
     for (let i = 0; i < 6; i++) {
-      const port = await freePort();
-      const busPort = await freePort();
+      const port = ports[2 * i]!;
+      const busPort = ports[2 * i + 1]!;
       // A folder each: a replica's full sync goes through an RDB file, named alike on every node.
       const nodeDir = join(dir, String(port));
       mkdirSync(nodeDir);
@@ -66,7 +86,14 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
       nodes.push({ port, address: `127.0.0.1:${port}` });
     }
-    for (const node of nodes) await waitFor(async () => (await cli(node, 'PING')).trim() === 'PONG', `redis-server on ${node.address} did not start:\n${output}`);
+    for (const node of nodes) {
+      await waitFor(
+        async () => (await cli(node, 'PING')).trim() === 'PONG',
+        `redis-server on ${node.address} did not start:\n${output}`,
+        20_000,
+        () => (output.includes('Address already in use') ? new PortTaken(output) : undefined),
+      );
+    }
     await run('redis-cli', ['--cluster', 'create', ...nodes.map((node) => node.address), '--cluster-replicas', '1', '--cluster-yes']);
     for (const node of nodes) {
       await waitFor(async () => (await cli(node, 'CLUSTER', 'INFO')).includes('cluster_state:ok'), `${node.address} never reached cluster_state:ok`);
@@ -186,7 +213,7 @@ async function cli(node: ClusterNode, ...args: string[]): Promise<string> {
   return stdout;
 }
 
-async function waitFor(condition: () => Promise<boolean>, failure: string, timeoutMs = 20_000): Promise<void> {
+async function waitFor(condition: () => Promise<boolean>, failure: string, timeoutMs = 20_000, hopeless?: () => Error | undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -194,6 +221,8 @@ async function waitFor(condition: () => Promise<boolean>, failure: string, timeo
     } catch {
       // Not answering yet: ask again.
     }
+    const reason = hopeless?.();
+    if (reason) throw reason;
     if (Date.now() > deadline) throw new Error(failure);
     await sleep(50);
   }

@@ -234,6 +234,7 @@ describe('report-sync on a Redis Cluster (three masters with a replica each)', (
       expect(new Set(attempted).size).toBe(60);
       expect(errors).toEqual([]);
     } finally {
+      // Also a check: after the crash, the worker's close must end (a shutdown waits for it).
       await worker?.close();
       await exportQueue.close();
     }
