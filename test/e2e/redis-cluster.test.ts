@@ -55,6 +55,10 @@ describe('queue mode on a Redis Cluster (three masters with a replica each)', ()
     // The schedule's next firing is still there, on the new master.
     expect(await rig.withQueue((queue) => queue.getJobSchedulers())).toHaveLength(1);
 
+    // Health and metrics read the cluster too: ready, and the queue's depths from the new master.
+    const base = rig.metricsUrl(workers[0]!);
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^report_sync_queue_jobs\{state="failed"\} 0$/m);
     for (const worker of workers) {
       expect(worker.child.exitCode).toBeNull();
       expect(worker.output()).not.toMatch(/"code":"EXPORT_|"level":(50|60)/);
