@@ -23,8 +23,9 @@ describe('queue mode on a Redis Cluster (three masters with a replica each)', ()
     cluster = await startRedisCluster();
     rig = await startQueueRig({
       simulator: { latencyMs: 100 },
-      // The fleet-wide rate gate runs its scripts on every request, through the failover too.
-      settings: { concurrency: 4, queue: { rateLimit: { max: 500, durationMs: 1_000 } } },
+      // The fleet-wide rate gate runs its scripts on every request, and the backfill plan refills
+      // its window of jobs, through the failover too.
+      settings: { concurrency: 4, queue: { rateLimit: { max: 500, durationMs: 1_000 }, backfillWindow: 100 } },
       redisEnv: cluster.env,
     });
     expect((await rig.cli(['scheduler'])).code).toBe(0);
@@ -42,7 +43,9 @@ describe('queue mode on a Redis Cluster (three masters with a replica each)', ()
 
     const result = await backfill;
     expect(result.code, result.stdout + result.stderr).toBe(0);
-    expect(result.stdout).toContain(`Queued ${SLICES} slices`);
+    expect(result.stdout).toContain(`the workers queue the rest of the range's ${SLICES} slices 100 at a time`);
+    expect(result.stdout).toContain(`Run finished`);
+    expect(result.stdout).toContain(`${SLICES} slices planned, 0 retries`);
     expect(result.stdout).toMatch(/loaded\s+300/);
     expect(result.stdout).toMatch(/no_data\s+120/);
     // Every slice once in the ledger, each loaded by one attempt: 15 weekdays × 10 portfolios of
