@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { AuthError } from '../errors/sync-error.js';
 import type { IdentityProviderWaitOptions } from './identity-provider-wait-options.js';
 import type { IdentityProviderOutage, OutageStore } from './identity-provider-outage.js';
@@ -8,7 +8,7 @@ import { scheduleToken, type TokenSchedule } from './token-schedule.js';
 import type { IssuedToken, TokenSource } from './token-source.js';
 
 export interface RedisTokenSourceOptions extends IdentityProviderWaitOptions {
-  readonly redis: Redis;
+  readonly redis: Redis | Cluster;
   /** Key prefix shared by the fleet (the queue's prefix). */
   readonly prefix: string;
   readonly issue: () => Promise<IssuedToken>;
@@ -45,7 +45,7 @@ return 1`;
  * so all judge alike). Through an outage the lock's holder waits and shares the backoff via Redis.
  */
 export class RedisTokenSource implements TokenSource {
-  readonly #redis: Redis;
+  readonly #redis: Redis | Cluster;
   readonly #tokenKey: string;
   readonly #lockKey: string;
   readonly #issue: () => Promise<IssuedToken>;

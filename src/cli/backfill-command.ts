@@ -59,7 +59,7 @@ export async function backfillCommand(options: BackfillOptions, io: CliIo): Prom
   const { from, to } = range;
   const logger = createCliLogger(config, io, { progressBar: false });
   const webhook = options.wait ? alertWebhookFromEnvironment(config.env, { logger, signal: io.signal }) : undefined;
-  const connector = createRedisConnector(config.redisUrl, logger);
+  const connector = createRedisConnector(config.redisUrl, logger, { clusterNodes: config.redisClusterNodes, prefix: settings.queue.prefix });
   const redis = connector.connect();
   let exportQueue: ExportQueue | undefined;
   let warehouse: Awaited<ReturnType<typeof connectWarehouse>> | undefined;

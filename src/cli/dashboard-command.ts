@@ -18,7 +18,7 @@ const version = packageVersion();
 
 /**
  * `report-sync dashboard`: serves the coverage dashboard (read-only) until Ctrl-C / SIGTERM. The
- * warehouse must exist; the queue is shown when `REDIS_URL` is set, and said to be unreachable
+ * warehouse must exist; the queue is shown when `REDIS_URL` (or `REDIS_CLUSTER_NODES`) is set, and said to be unreachable
  * (not waited for) while Redis is down.
  */
 export async function dashboardCommand(options: DashboardOptions, io: CliIo): Promise<number> {
@@ -34,8 +34,8 @@ export async function dashboardCommand(options: DashboardOptions, io: CliIo): Pr
   try {
     for (const damage of warehouse.damage) io.stderr.write(`report-sync: warning: ${damage}\n`);
     let queue: QueueView | undefined;
-    if (config.env.REDIS_URL?.trim()) {
-      connector = createRedisConnector(config.redisUrl, logger);
+    if (config.env.REDIS_URL?.trim() || config.redisClusterNodes) {
+      connector = createRedisConnector(config.redisUrl, logger, { clusterNodes: config.redisClusterNodes, prefix: settings.queue.prefix });
       const redis = connector.connect();
       exportQueue = new ExportQueue({ connection: redis, settings });
       const down = connector;
@@ -61,7 +61,7 @@ export async function dashboardCommand(options: DashboardOptions, io: CliIo): Pr
     });
     try {
       const lines = [`Dashboard of ${warehouse.location} at ${server.url}`];
-      lines.push(queue ? `Queue: ${connector!.location} (Bull Board at ${server.url}queues)` : 'Queue: not shown (REDIS_URL is not set)');
+      lines.push(queue ? `Queue: ${connector!.location} (Bull Board at ${server.url}queues)` : 'Queue: not shown (neither REDIS_URL nor REDIS_CLUSTER_NODES is set)');
       // Beyond loopback the server refuses to start without a token, so no warning is left to give.
       if (settings.dashboard.token) lines.push('Login: the token of dashboard.token (Authorization: Bearer, or any user name with the token as password).');
       lines.push('Read-only. Press Ctrl-C to stop.');

@@ -13,7 +13,7 @@ export async function schedulerCommand(options: CommonOptions, io: CliIo): Promi
   const config = loadCliConfig(io, options);
   const { settings } = config;
   const logger = createCliLogger(config, io, { progressBar: false });
-  const connector = createRedisConnector(config.redisUrl, logger);
+  const connector = createRedisConnector(config.redisUrl, logger, { clusterNodes: config.redisClusterNodes, prefix: settings.queue.prefix });
   const redis = connector.connect();
   let exportQueue: ExportQueue | undefined;
   try {

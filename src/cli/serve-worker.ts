@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { hostname } from 'node:os';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/redis-connection.js';
 import { exportSliceJob } from '../../jobs/export-slice/export-slice-job.js';
 import { attemptExportSlice, deadSliceRecorder, probeExportEndpoint } from '../../jobs/export-slice/handler.js';
 import { planNightJob } from '../../jobs/plan-night/plan-night-job.js';
@@ -30,8 +30,8 @@ import type { CliIo } from './cli-io.js';
 
 /** What a worker has opened so far: its readiness checks look here, and its close closes all of it. */
 export interface WorkerParts {
-  redis?: Redis;
-  workerRedis?: Redis;
+  redis?: RedisClient;
+  workerRedis?: RedisClient;
   services?: SyncServices;
   credentials?: CredentialsPause;
   exportQueue?: ExportQueue;

@@ -14,7 +14,7 @@ export async function workerCommand(options: CommonOptions & { concurrency?: num
   const { settings } = config;
   const upstream = resolveUpstreamConfig(config.env);
   const logger = createCliLogger(config, io, { progressBar: false });
-  const connector = createRedisConnector(config.redisUrl, logger);
+  const connector = createRedisConnector(config.redisUrl, logger, { clusterNodes: config.redisClusterNodes, prefix: settings.queue.prefix });
   const opened: WorkerParts = {};
   // Up before anything else: a port another worker on this host holds stops this one before a
   // connection is made or the rest of the worker is loaded, and /readyz says what it waits for.

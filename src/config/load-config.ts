@@ -20,8 +20,13 @@ export interface AppConfig {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** `DATABASE_URL`, default `sqlite:./data/warehouse.sqlite`. */
   readonly databaseUrl: string;
-  /** `REDIS_URL`, default `redis://127.0.0.1:6379` (queue mode only). */
+  /**
+   * `REDIS_URL`, default `redis://127.0.0.1:6379` (queue mode only); with `REDIS_CLUSTER_NODES` set,
+   * its first node.
+   */
   readonly redisUrl: string;
+  /** `REDIS_CLUSTER_NODES`: when set, Redis is a cluster starting from these nodes and REDIS_URL's. */
+  readonly redisClusterNodes: string | undefined;
   /** The files that were layered, in order, for messages and `--help`. */
   readonly sources: readonly string[];
   /** The working directory relative paths (a `sqlite:` file) are resolved against. */
@@ -108,7 +113,8 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     settings: parsed.data,
     env,
     databaseUrl: env.DATABASE_URL?.trim() || DEFAULT_DATABASE_URL,
-    redisUrl: env.REDIS_URL?.trim() || 'redis://127.0.0.1:6379',
+    redisUrl: env.REDIS_URL?.trim() || defaultRedisUrl(env.REDIS_CLUSTER_NODES),
+    redisClusterNodes: env.REDIS_CLUSTER_NODES?.trim() || undefined,
     sources: layers.map((layer) => layer.source),
     cwd,
     dotEnvNotes,
@@ -116,6 +122,18 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     dotEnvVariables,
     variableSource,
   };
+}
+
+/**
+ * REDIS_URL when unset: the local Redis, or the first node of REDIS_CLUSTER_NODES, so that a
+ * cluster without a password or TLS needs no REDIS_URL (nor starts from a Redis it is not).
+ */
+function defaultRedisUrl(clusterNodes: string | undefined): string {
+  const first = clusterNodes
+    ?.split(',')
+    .map((entry) => entry.trim())
+    .find((entry) => entry !== '');
+  return first ? `redis://${first}` : 'redis://127.0.0.1:6379';
 }
 
 /** The operator's configuration folder: `REPORT_SYNC_CONFIG_DIR` (from the real environment: `.env` may live in it), or `./config`. */

@@ -37,6 +37,8 @@ export function secretValues(env: Readonly<Record<string, string | undefined>> =
     if (!raw) continue;
     values.push(...urlPasswords(raw));
   }
+  // Addresses only, but a node pasted as a URL may carry a password: censored like one in REDIS_URL.
+  for (const entry of env.REDIS_CLUSTER_NODES?.split(',') ?? []) if (entry.trim()) values.push(...urlPasswords(entry.trim()));
   return [...new Set(values.filter((value) => value !== ''))];
 }
 

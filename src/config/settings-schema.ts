@@ -269,7 +269,7 @@ export const settingsSchema = z
           .string()
           .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only')
           .default('report-exports'),
-        /** Redis key prefix; the braces make it a Redis Cluster hash tag, so all keys of the queue share a slot. */
+        /** Redis key prefix of every key report-sync keeps; the braces make it a Redis Cluster hash tag, so all of them share a slot (required on a cluster: a prefix without one is refused there). */
         prefix: z.string().min(1).default('{report-sync}'),
         /** Priority of nightly slices (lower runs first): nightly slices run before backfill slices. */
         nightlyPriority: positiveInt.max(2_097_152).default(1),

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { z } from 'zod';
 import { isIsoDate } from '../dates/is-iso-date.js';
 import { UsageError } from '../errors/sync-error.js';
@@ -79,10 +79,10 @@ export function backfillPlanId(request: { readonly queueName: string; readonly r
 
 /** Where backfill plans live: beside the queue's own keys, so a Redis Cluster keeps them in its slot. */
 export class BackfillPlans {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keyOf: (name: string) => string;
 
-  constructor(options: { readonly redis: Redis; readonly keyOf: (name: string) => string }) {
+  constructor(options: { readonly redis: RedisClient; readonly keyOf: (name: string) => string }) {
     this.#redis = options.redis;
     this.#keyOf = options.keyOf;
   }

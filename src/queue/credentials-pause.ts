@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { TokenSource } from '../auth/token-source.js';
 import { SyncError } from '../errors/sync-error.js';
 import type { Logger } from '../logging/logger.js';
@@ -18,7 +18,7 @@ export interface CredentialsPauseOptions {
    */
   readonly probeExport: (slice: Slice) => Promise<void>;
   /** Where the fleet shares a token refusal and the pace of its probes. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** The queue's key prefix, shared by the fleet. */
   readonly prefix: string;
   /** `token.rejectedRetryMs`: the fleet asks again at most once per this. */
@@ -66,7 +66,7 @@ export class CredentialsPause {
    * credentials or the tenant were fixed: it asks once more now instead of waiting out the pace.
    * @returns how many were forgotten
    */
-  static async forgetRefusals(redis: Redis, prefix: string): Promise<number> {
+  static async forgetRefusals(redis: RedisClient, prefix: string): Promise<number> {
     return redis.del(`${prefix}:token:credentials-refused`, exportRefusalKey(prefix), nextProbeKey(prefix));
   }
 

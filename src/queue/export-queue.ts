@@ -1,5 +1,5 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { Settings } from '../config/settings-schema.js';
 import type { Slice } from '../slice/slice.js';
 import { BackfillPlans } from './backfill-plan.js';
@@ -10,7 +10,7 @@ import { EXPORT_SLICE_JOB, NIGHTLY_SCHEDULER_ID, sliceJobId, type SliceJobData }
 export const SLICE_BACKOFF = 'report-sync';
 
 export interface ExportQueueOptions {
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   readonly settings: Pick<Settings, 'queue' | 'retry'>;
 }
 
@@ -52,7 +52,7 @@ export class ExportQueue {
   /** The backfill plans of this queue, kept beside its jobs. */
   readonly plans: BackfillPlans;
   readonly #settings: ExportQueueOptions['settings'];
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
 
   constructor(options: ExportQueueOptions) {
     this.#settings = options.settings;
@@ -157,6 +157,8 @@ export class ExportQueue {
   /**
    * One batch: which of its jobs exist (one pipelined round trip of EXISTS, cheap on a fresh
    * range), which of those have finished, those removed, then everything but the pending ones added.
+   * On a Redis Cluster a pipeline must stay within one slot: every key here is under the prefix's
+   * hash tag.
    */
   async #send(jobs: { name: string; data: SliceJobData; opts: JobsOptions }[], finishedSinceMs = Number.POSITIVE_INFINITY): Promise<Sent> {
     const client = this.#redis;

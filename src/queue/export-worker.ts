@@ -1,5 +1,5 @@
 import { DelayedError, MetricsTime, UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { Settings } from '../config/settings-schema.js';
 import { SyncError } from '../errors/sync-error.js';
 import type { Logger } from '../logging/logger.js';
@@ -9,7 +9,7 @@ import { SLICE_BACKOFF, type ExportQueue } from './export-queue.js';
 import type { QueueAction, QueueJob } from './queue-job.js';
 
 export interface ExportWorkerOptions {
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   readonly settings: Pick<Settings, 'queue' | 'retry'>;
   /**
    * Who this worker is, kept with each job it takes (BullMQ's `processedBy`, shown by Bull Board),

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { AlertWebhook } from '../alerts/alert-webhook.js';
 import { runAlert } from '../alerts/run-alert.js';
 import type { Logger } from '../logging/logger.js';
@@ -27,7 +27,7 @@ export interface FollowNightOptions {
   readonly night: NightInProgress;
   readonly ledger: Ledger;
   readonly exportQueue: ExportQueue;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly prefix: string;
   readonly logger: Logger;
   readonly webhook?: AlertWebhook;

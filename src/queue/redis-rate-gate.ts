@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { RequestGate, RequestPermit } from '../gateway/request-gate.js';
 
 export interface RedisRateGateOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** Key prefix shared by the fleet (the queue's prefix). */
   readonly prefix: string;
   /** Requests admitted per window. */
@@ -47,7 +47,7 @@ const ARRIVAL_SLACK_MS = 30;
  * limit through across a boundary; this gate keeps the promise to the service.
  */
 export class RedisRateGate implements RequestGate {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #key: string;
   readonly #max: number;
   readonly #windowMs: number;

@@ -2,9 +2,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { main } from '../../src/cli/main.js';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
+import { createLogger } from '../../src/logging/logger.js';
+import { createRedisConnector } from '../../src/queue/redis-connection.js';
 import { createGatewaySimulator, simulatorEnvironment, type GatewaySimulatorOptions } from '../../src/simulator/gateway-simulator.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
 import type { WarehouseHandle } from '../../src/warehouse/engine/warehouse-engine.js';
@@ -21,7 +22,17 @@ export type WorkerProcess = CliProcess;
  * The distributed shape on one machine: the simulator in this process, a Postgres database and a
  * Redis key prefix of their own, worker processes started by hand, and the CLI for the rest.
  */
-export async function startQueueRig(options: { simulator?: GatewaySimulatorOptions; settings?: SettingsInput } = {}) {
+export async function startQueueRig(
+  options: {
+    simulator?: GatewaySimulatorOptions;
+    settings?: SettingsInput;
+    /**
+     * REDIS_URL (and REDIS_CLUSTER_NODES) of a Redis of the test's own, a cluster say, which its
+     * owner empties or destroys. @defaultValue the shared test Redis, under a prefix of the rig's
+     */
+    redisEnv?: Record<string, string>;
+  } = {},
+) {
   const simulator = await createGatewaySimulator({ port: 0, ...options.simulator });
   const database = await createTempDatabase('postgres');
   const redisScope = testPrefix();
@@ -38,7 +49,18 @@ export async function startQueueRig(options: { simulator?: GatewaySimulatorOptio
   const env: Record<string, string> = {
     ...simulatorEnvironment(simulator),
     DATABASE_URL: database.databaseUrl,
-    REDIS_URL: TEST_REDIS_URL,
+    ...(options.redisEnv ?? { REDIS_URL: TEST_REDIS_URL }),
+  };
+  /** The queue, on a connection made as the product makes it (to a cluster too). */
+  const withQueue = async <T>(use: (queue: Queue) => Promise<T>): Promise<T> => {
+    const connector = createRedisConnector(env.REDIS_URL!, createLogger({ level: 'silent' }), { clusterNodes: env.REDIS_CLUSTER_NODES, prefix: redisScope.prefix });
+    const queue = new Queue('report-exports', { connection: connector.connect(), prefix: redisScope.prefix });
+    try {
+      return await use(queue);
+    } finally {
+      await queue.close();
+      connector.disconnectAll();
+    }
   };
   const workers: WorkerProcess[] = [];
   const warehouses: WarehouseHandle[] = [];
@@ -48,6 +70,7 @@ export async function startQueueRig(options: { simulator?: GatewaySimulatorOptio
     dir,
     env,
     prefix: redisScope.prefix,
+    withQueue,
     /** Starts a worker process; `extraEnv` adds variables to the rig's (NODE_OPTIONS, say). */
     startWorker(args: string[] = [], extraEnv: Record<string, string> = {}): WorkerProcess {
       const worker = startCliProcess(['worker', ...args], { cwd: dir, env: { ...env, ...extraEnv } });
@@ -75,29 +98,17 @@ export async function startQueueRig(options: { simulator?: GatewaySimulatorOptio
     },
     /** The queue's jobs by state. */
     async queueCounts(): Promise<Record<'waiting' | 'prioritized' | 'delayed' | 'active' | 'completed' | 'failed', number>> {
-      const connection = new Redis(env.REDIS_URL!, { maxRetriesPerRequest: null });
-      const queue = new Queue('report-exports', { connection, prefix: redisScope.prefix });
-      try {
-        const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
-        return { waiting: 0, prioritized: 0, delayed: 0, active: 0, completed: 0, failed: 0, ...counts };
-      } finally {
-        await queue.close();
-        connection.disconnect();
-      }
+      const counts = await withQueue((queue) => queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed'));
+      return { waiting: 0, prioritized: 0, delayed: 0, active: 0, completed: 0, failed: 0, ...counts };
     },
     /** Fires the nightly job now, as the job scheduler would at its cron time: its delayed job is promoted. */
     async promoteNightly(): Promise<void> {
-      const connection = new Redis(env.REDIS_URL!, { maxRetriesPerRequest: null });
-      const queue = new Queue('report-exports', { connection, prefix: redisScope.prefix });
-      try {
+      await withQueue(async (queue) => {
         const delayed = await queue.getDelayed();
         const nightly = delayed.find((job) => job.name === 'nightly-fan-out');
         if (!nightly) throw new Error(`no nightly job is scheduled (delayed: ${delayed.map((job) => job.name).join(', ')})`);
         await nightly.promote();
-      } finally {
-        await queue.close();
-        connection.disconnect();
-      }
+      });
     },
     async warehouse(): Promise<WarehouseHandle> {
       const warehouse = await openWarehouse(database.databaseUrl);
@@ -110,7 +121,7 @@ export async function startQueueRig(options: { simulator?: GatewaySimulatorOptio
       for (const warehouse of warehouses) await warehouse.close();
       await simulator.close();
       await database.drop();
-      await redisScope.cleanup();
+      if (!options.redisEnv) await redisScope.cleanup();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -70,6 +70,18 @@ describe('describeEnvironment', () => {
     expect(entries.REDIS_URL!.value).toBe('redis://u@cache:6379/1');
   });
 
+  it('shows REDIS_CLUSTER_NODES as set, and the REDIS_URL its first node gives by default', () => {
+    const env = { REDIS_CLUSTER_NODES: '10.0.0.5:7000,10.0.0.6:7000' };
+    const entries = Object.fromEntries(
+      describeEnvironment({ env, dotEnvVariables: new Set(), databaseUrl: 'sqlite:./data/warehouse.sqlite', redisUrl: 'redis://10.0.0.5:7000' }).map((entry) => [
+        entry.name,
+        entry,
+      ]),
+    );
+    expect(entries.REDIS_CLUSTER_NODES).toMatchObject({ value: '10.0.0.5:7000,10.0.0.6:7000', secret: false, source: 'environment' });
+    expect(entries.REDIS_URL).toMatchObject({ value: 'redis://10.0.0.5:7000', source: 'default' });
+  });
+
   it('censors a credential that turns up in another variable', () => {
     const entries = describeOnly({ REPORT_PASSWORD: 'pasted-twice-pw', REPORT_REALM: 'pasted-twice-pw' });
     expect(entries.REPORT_REALM!.value).not.toContain('pasted-twice-pw');

@@ -37,6 +37,16 @@ describe('loadConfig', () => {
     expect(config.databaseUrl).toBe('sqlite:./data/warehouse.sqlite');
   });
 
+  it('defaults REDIS_URL to the local Redis, or to the first node of REDIS_CLUSTER_NODES when that is set', () => {
+    const cwd = project({});
+    expect(loadConfig({ cwd, env: {} })).toMatchObject({ redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: undefined });
+    expect(loadConfig({ cwd, env: { REDIS_CLUSTER_NODES: ' , 10.0.0.5:7000,10.0.0.6:7000 ' } })).toMatchObject({
+      redisUrl: 'redis://10.0.0.5:7000',
+      redisClusterNodes: ', 10.0.0.5:7000,10.0.0.6:7000',
+    });
+    expect(loadConfig({ cwd, env: { REDIS_URL: 'rediss://:pw@10.0.0.9:7000', REDIS_CLUSTER_NODES: '10.0.0.5:7000' } }).redisUrl).toBe('rediss://:pw@10.0.0.9:7000');
+  });
+
   it('names the bad key and the file it came from', () => {
     const cwd = project({
       'config/default.json': JSON.stringify({ retry: { attempts: 0 } }),

@@ -30,3 +30,26 @@ describe('createRedisConnector', () => {
     expect(connector.location).toMatch(/^rediss?:\/\/.*cache/);
   });
 });
+
+describe('createRedisConnector with REDIS_CLUSTER_NODES', () => {
+  it('refuses a queue.prefix without a hash tag: the queue’s keys would land in different slots', () => {
+    expect(() => createRedisConnector('redis://127.0.0.1:7000', logger, { clusterNodes: '127.0.0.1:7001', prefix: 'report-sync' })).toThrow(
+      new ConfigError(
+        "queue.prefix (report-sync) holds no hash tag, so on a Redis Cluster the queue's keys would land in different slots and BullMQ's scripts would fail: " +
+          'put braces around it, e.g. {report-sync} (REPORT_SYNC_QUEUE__PREFIX or queue.prefix in the settings file)',
+      ),
+    );
+  });
+
+  it('refuses a database other than 0, which a cluster does not have', () => {
+    expect(() => createRedisConnector('redis://:pw@127.0.0.1:7000/3', logger, { clusterNodes: '127.0.0.1:7001', prefix: '{report-sync}' })).toThrow(
+      new ConfigError('REDIS_URL (redis://127.0.0.1:7000/3) selects database 3, but a Redis Cluster has only database 0: remove /3 from REDIS_URL'),
+    );
+  });
+
+  it('says what is wrong with REDIS_CLUSTER_NODES before REDIS_URL, whose default is its first node', () => {
+    expect(() => createRedisConnector('redis://redis://cache:7000', logger, { clusterNodes: 'redis://cache:7000', prefix: '{report-sync}' })).toThrow(
+      /^REDIS_CLUSTER_NODES holds an entry that is not host:port/,
+    );
+  });
+});

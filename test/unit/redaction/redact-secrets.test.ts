@@ -38,6 +38,11 @@ describe('secretValues', () => {
     expect(values).not.toContain('tenant-not-secret');
   });
 
+  it('finds a password pasted into REDIS_CLUSTER_NODES, which holds addresses only', () => {
+    expect(secretValues({ REDIS_CLUSTER_NODES: '10.0.0.5:7000, redis://:pw-in-node@10.0.0.6:7000' })).toContain('pw-in-node');
+    expect(secretValues({ REDIS_CLUSTER_NODES: '10.0.0.5:7000,10.0.0.6:7000' })).toEqual([]);
+  });
+
   it('finds the password of a URL typed with one slash, no scheme, or a user where the scheme goes', () => {
     expect(secretValues({ DATABASE_URL: 'postgres:/u:pw-one@host/db' })).toContain('pw-one');
     expect(secretValues({ DATABASE_URL: 'u:pw-two@host:5432/db' })).toContain('pw-two');
