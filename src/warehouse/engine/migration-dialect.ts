@@ -15,4 +15,6 @@ export interface MigrationDialect {
   readonly indexReportLineNumber: Migration;
   /** The steps of 0005-lineage-and-analytics (see `lineageAndAnalytics`). */
   readonly lineageAndAnalytics: Migration;
+  /** The steps of 0007-ledger-rollup (see `ledgerRollup`): `report_loads_monthly` and the triggers that keep it. */
+  readonly ledgerRollup: Migration;
 }

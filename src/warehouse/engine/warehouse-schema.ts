@@ -68,6 +68,20 @@ export interface SliceChecksRow {
 }
 
 /**
+ * A row of `report_loads_monthly`: ledger rows of one portfolio, report type, month and status,
+ * counted by triggers on the ledger (migration 0007). Postgres may hold several rows of a key
+ * until it folds them: always sum `slices` per key.
+ */
+export interface ReportLoadsMonthlyRow {
+  /** The month's first day. */
+  month: string;
+  portfolio_id: number;
+  report_type: string;
+  status: SliceStatus;
+  slices: number;
+}
+
+/**
  * The warehouse as Kysely sees it: every report table of the registry with the row type its
  * definition derives (`index_report: IndexReportRow`…), and the ledger. Decimal columns are
  * written as exact text.
@@ -75,4 +89,5 @@ export interface SliceChecksRow {
 export type Warehouse = { [Definition in RegisteredReport as Definition['table']]: ReportRow<Definition> } & {
   report_loads: ReportLoadsRow;
   slice_checks: SliceChecksRow;
+  report_loads_monthly: ReportLoadsMonthlyRow;
 };

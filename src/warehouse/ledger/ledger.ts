@@ -6,6 +6,7 @@ import type { ReportType } from '../../reports/report-types.js';
 import type { Slice } from '../../slice/slice.js';
 import { ledgerError } from '../schema/ledger-error.js';
 import { LedgerWriter } from './ledger-writer.js';
+import { splitWholeMonths, type DateSpan } from './split-whole-months.js';
 import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
 import type { LedgerPeriod } from '../engine/ledger-period.js';
 import type { WarehouseEngine, WarehouseHandle } from '../engine/warehouse-engine.js';
@@ -115,60 +116,132 @@ export class Ledger {
     return this.#writer;
   }
 
-  /** Slices per portfolio, report type and status; counted in SQL, so ten years stay cheap. */
+  /**
+   * Slices per portfolio, report type and status, counted in SQL: the whole months of the range
+   * from `report_loads_monthly`, only the days at its edges from the ledger, so ten years cost
+   * about what two months do. A question about error codes reads the ledger.
+   */
   async countByStatus(filter: LedgerFilter): Promise<LedgerCount[]> {
     try {
-      const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
-        .select(({ fn }) => ['portfolio_id', 'report_type', 'status', fn.countAll<number | string>().as('slices')])
-        .groupBy(['portfolio_id', 'report_type', 'status'])
-        .orderBy('portfolio_id')
-        .orderBy('report_type')
-        .execute();
-      return rows.map((row) => ({ portfolioId: Number(row.portfolio_id), reportType: row.report_type, status: row.status, slices: Number(row.slices) }));
+      if (filter.errorCodes?.length) return mergeStatusCounts(await this.#countByStatusInLedger(filter));
+      const { months, edges } = splitWholeMonths(filter);
+      const counts: LedgerCount[] = [];
+      for (const edge of edges) counts.push(...(await this.#countByStatusInLedger({ ...filter, ...edge })));
+      if (months) {
+        const rows = await this.#monthly(filter, months)
+          .select(({ fn }) => ['portfolio_id', 'report_type', 'status', fn.sum<number | string>('slices').as('slices')])
+          .groupBy(['portfolio_id', 'report_type', 'status'])
+          .execute();
+        counts.push(...rows.map((row) => ({ portfolioId: Number(row.portfolio_id), reportType: row.report_type, status: row.status, slices: Number(row.slices) })));
+      }
+      return mergeStatusCounts(counts);
     } catch (error) {
       throw classifyWarehouseError(error, 'counting the ledger');
     }
   }
 
+  async #countByStatusInLedger(filter: LedgerFilter): Promise<LedgerCount[]> {
+    const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
+      .select(({ fn }) => ['portfolio_id', 'report_type', 'status', fn.countAll<number | string>().as('slices')])
+      .groupBy(['portfolio_id', 'report_type', 'status'])
+      .execute();
+    return rows.map((row) => ({ portfolioId: Number(row.portfolio_id), reportType: row.report_type, status: row.status, slices: Number(row.slices) }));
+  }
+
   /**
    * Slices per pair and day, ISO week (from Monday) or month, by outcome: what a coverage grid
    * draws. Bucketed, counted and pivoted in SQL, so a ten-year range of hundreds of pairs returns
-   * one small row per pair and period and never reads the ledger into memory.
+   * one small row per pair and period and never reads the ledger into memory; by month, the whole
+   * months come from `report_loads_monthly` and only the range's edges from the ledger.
    */
   async countByPeriod(filter: LedgerFilter, period: LedgerPeriod): Promise<LedgerPeriodCount[]> {
     try {
-      const periodStart = this.#engine.periodStart(period);
-      const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
-        .select(({ fn, eb }) => {
-          const count = (status: SliceStatus) => fn.sum<number | string>(eb.case().when('status', '=', status).then(1).else(0).end());
-          return ['portfolio_id', 'report_type', periodStart.as('period_start'), count('loaded').as('loaded'), count('no_data').as('no_data'), count('failed').as('failed')];
-        })
-        .groupBy(['portfolio_id', 'report_type', 'period_start'])
-        .orderBy('portfolio_id')
-        .orderBy('report_type')
-        .orderBy('period_start')
-        .execute();
-      return rows.map((row) => ({
-        portfolioId: Number(row.portfolio_id),
-        reportType: row.report_type,
-        periodStart: String(row.period_start),
-        loaded: Number(row.loaded),
-        noData: Number(row.no_data),
-        failed: Number(row.failed),
-      }));
+      if (period !== 'month' || filter.errorCodes?.length) return await this.#countByPeriodInLedger(filter, period);
+      const { months, edges } = splitWholeMonths(filter);
+      const counts: LedgerPeriodCount[] = [];
+      for (const edge of edges) counts.push(...(await this.#countByPeriodInLedger({ ...filter, ...edge }, period)));
+      if (months) {
+        const rows = await this.#monthly(filter, months)
+          .select(({ fn, eb }) => {
+            const count = (status: SliceStatus) => fn.sum<number | string>(eb.case().when('status', '=', status).then(eb.ref('slices')).else(0).end());
+            return ['portfolio_id', 'report_type', 'month', count('loaded').as('loaded'), count('no_data').as('no_data'), count('failed').as('failed')];
+          })
+          .groupBy(['portfolio_id', 'report_type', 'month'])
+          .having(({ fn }) => fn.sum('slices'), '>', 0)
+          .execute();
+        counts.push(
+          ...rows.map((row) => ({
+            portfolioId: Number(row.portfolio_id),
+            reportType: row.report_type,
+            periodStart: String(row.month),
+            loaded: Number(row.loaded),
+            noData: Number(row.no_data),
+            failed: Number(row.failed),
+          })),
+        );
+      }
+      return counts.sort((a, b) => a.portfolioId - b.portfolioId || byText(a.reportType, b.reportType) || byText(a.periodStart, b.periodStart));
     } catch (error) {
       throw classifyWarehouseError(error, 'counting the ledger by period');
     }
   }
 
+  async #countByPeriodInLedger(filter: LedgerFilter, period: LedgerPeriod): Promise<LedgerPeriodCount[]> {
+    const periodStart = this.#engine.periodStart(period);
+    const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
+      .select(({ fn, eb }) => {
+        const count = (status: SliceStatus) => fn.sum<number | string>(eb.case().when('status', '=', status).then(1).else(0).end());
+        return ['portfolio_id', 'report_type', periodStart.as('period_start'), count('loaded').as('loaded'), count('no_data').as('no_data'), count('failed').as('failed')];
+      })
+      .groupBy(['portfolio_id', 'report_type', 'period_start'])
+      .orderBy('portfolio_id')
+      .orderBy('report_type')
+      .orderBy('period_start')
+      .execute();
+    return rows.map((row) => ({
+      portfolioId: Number(row.portfolio_id),
+      reportType: row.report_type,
+      periodStart: String(row.period_start),
+      loaded: Number(row.loaded),
+      noData: Number(row.no_data),
+      failed: Number(row.failed),
+    }));
+  }
+
   /**
    * The portfolio and report type pairs the ledger holds inside the filter, at most `limit` of
-   * them: how many rows a coverage grid would have, asked before its cells are counted.
+   * them: how many rows a coverage grid would have, asked before its cells are counted. Whole
+   * months are asked of `report_loads_monthly`, the range's edges of the ledger.
    */
   async pairs(filter: LedgerFilter, limit: number): Promise<{ portfolioId: number; reportType: string }[]> {
     try {
-      const rows = await this.#where(this.#db.selectFrom('report_loads'), filter).select(['portfolio_id', 'report_type']).distinct().limit(limit).execute();
-      return rows.map((row) => ({ portfolioId: Number(row.portfolio_id), reportType: row.report_type }));
+      const split = filter.errorCodes?.length ? { edges: [filter] } : splitWholeMonths(filter);
+      const found = new Map<string, { portfolioId: number; reportType: string }>();
+      const add = (rows: readonly { portfolio_id: number; report_type: string }[]) => {
+        for (const row of rows)
+          if (found.size < limit) found.set(`${row.portfolio_id}\u0000${row.report_type}`, { portfolioId: Number(row.portfolio_id), reportType: row.report_type });
+      };
+      if (split.months) {
+        add(
+          await this.#monthly(filter, split.months)
+            .select(['portfolio_id', 'report_type'])
+            .groupBy(['portfolio_id', 'report_type'])
+            .having(({ fn }) => fn.sum('slices'), '>', 0)
+            .limit(limit)
+            .execute(),
+        );
+      }
+      for (const edge of split.edges) {
+        if (found.size >= limit) break;
+        add(
+          await this.#where(this.#db.selectFrom('report_loads'), { ...filter, ...edge })
+            .select(['portfolio_id', 'report_type'])
+            .distinct()
+            .limit(limit)
+            .execute(),
+        );
+      }
+      return [...found.values()];
     } catch (error) {
       throw classifyWarehouseError(error, 'reading the ledger');
     }
@@ -546,6 +619,14 @@ export class Ledger {
     }
   }
 
+  /** The monthly counts of the filter's pairs in `months` (the first days of its first and last whole months). */
+  #monthly(filter: LedgerFilter, months: DateSpan): SelectQueryBuilder<Warehouse, 'report_loads_monthly', object> {
+    let query = this.#db.selectFrom('report_loads_monthly').where('month', '>=', months.from).where('month', '<=', months.to);
+    if (filter.portfolios?.length) query = query.where('portfolio_id', 'in', [...filter.portfolios]);
+    if (filter.reportTypes?.length) query = query.where('report_type', 'in', [...filter.reportTypes]);
+    return query;
+  }
+
   #where<O>(query: SelectQueryBuilder<Warehouse, 'report_loads', O>, filter: LedgerFilter): SelectQueryBuilder<Warehouse, 'report_loads', O> {
     let scoped = query.where('report_date', '>=', filter.from).where('report_date', '<=', filter.to);
     if (filter.portfolios?.length) scoped = scoped.where('portfolio_id', 'in', [...filter.portfolios]);
@@ -553,6 +634,22 @@ export class Ledger {
     if (filter.errorCodes?.length) scoped = scoped.where('error_code', 'in', [...filter.errorCodes]);
     return scoped;
   }
+}
+
+/** Text compared as SQL compares the ledger's keys (code point by code point), not by locale. */
+function byText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Counts of the same pair and status (from the ledger and the monthly counts) added up, in pair order. */
+function mergeStatusCounts(counts: readonly LedgerCount[]): LedgerCount[] {
+  const merged = new Map<string, LedgerCount>();
+  for (const count of counts) {
+    const key = `${count.portfolioId}\u0000${count.reportType}\u0000${count.status}`;
+    const before = merged.get(key);
+    merged.set(key, before ? { ...before, slices: before.slices + count.slices } : count);
+  }
+  return [...merged.values()].filter((count) => count.slices > 0).sort((a, b) => a.portfolioId - b.portfolioId || byText(a.reportType, b.reportType) || byText(a.status, b.status));
 }
 
 function checkEntry(row: SliceChecksRow): SliceCheckEntry {

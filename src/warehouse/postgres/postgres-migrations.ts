@@ -69,10 +69,87 @@ async function upPostgres(db: Kysely<unknown>): Promise<void> {
   await createIndexesAndViews(db);
 }
 
+/**
+ * Postgres's steps of 0007-ledger-rollup (see `ledgerRollup`). Many processes write slices at once,
+ * in transactions of many slices each: counting in place would make each wait for the others'
+ * COMMIT on a shared count, and two that reach two counts in opposite orders would deadlock. So a
+ * statement's trigger only appends its net change per key (`pending`), which waits for no one;
+ * then, if it can take the fold's advisory lock without waiting, it folds every appended row it
+ * sees into one row per key. Only the lock's holder deletes, so folds never wait on each other
+ * either. Readers sum `slices` per key: the same answer folded or not.
+ */
+export const postgresLedgerRollup: Migration = {
+  async up(db: Kysely<unknown>) {
+    for (const statement of [
+      sql`create table report_loads_monthly (
+            month date not null, portfolio_id integer not null, report_type text not null, status text not null,
+            slices bigint not null, pending boolean not null default true
+          )`,
+      sql`create index report_loads_monthly_key on report_loads_monthly (month, portfolio_id, report_type, status) include (slices)`,
+      sql`create index report_loads_monthly_pending on report_loads_monthly (month, portfolio_id, report_type) where pending`,
+      sql`insert into report_loads_monthly (month, portfolio_id, report_type, status, slices, pending)
+          select date_trunc('month', report_date)::date, portfolio_id, report_type, status, count(*), false from report_loads group by 1, 2, 3, 4`,
+      sql`
+        create function report_loads_monthly_count() returns trigger language plpgsql as $$
+        declare
+          appended bigint;
+        begin
+          if tg_op = 'INSERT' then
+            insert into report_loads_monthly (month, portfolio_id, report_type, status, slices)
+            select date_trunc('month', report_date)::date, portfolio_id, report_type, status, count(*) from new_rows group by 1, 2, 3, 4;
+          elsif tg_op = 'DELETE' then
+            insert into report_loads_monthly (month, portfolio_id, report_type, status, slices)
+            select date_trunc('month', report_date)::date, portfolio_id, report_type, status, -count(*) from old_rows group by 1, 2, 3, 4;
+          else
+            -- A re-check updates the row without changing its status: nothing to append.
+            insert into report_loads_monthly (month, portfolio_id, report_type, status, slices)
+            select month, portfolio_id, report_type, status, sum(change) from (
+              select date_trunc('month', report_date)::date as month, portfolio_id, report_type, status, 1 as change from new_rows
+              union all
+              select date_trunc('month', report_date)::date, portfolio_id, report_type, status, -1 from old_rows
+            ) as changes group by 1, 2, 3, 4 having sum(change) <> 0;
+          end if;
+          get diagnostics appended = row_count;
+          if appended > 0 and pg_try_advisory_xact_lock(hashtextextended('report-sync:report_loads_monthly:fold', 0)) then
+            with folded_keys as (
+              select distinct month, portfolio_id, report_type from report_loads_monthly where pending
+            ), gone as (
+              delete from report_loads_monthly as counted using folded_keys as k
+              where counted.month = k.month and counted.portfolio_id = k.portfolio_id and counted.report_type = k.report_type
+              returning counted.month, counted.portfolio_id, counted.report_type, counted.status, counted.slices
+            )
+            insert into report_loads_monthly (month, portfolio_id, report_type, status, slices, pending)
+            select month, portfolio_id, report_type, status, sum(slices), false from gone group by 1, 2, 3, 4 having sum(slices) <> 0;
+          end if;
+          return null;
+        end $$`,
+      sql`create function report_loads_monthly_clear() returns trigger language plpgsql as $$
+          begin
+            delete from report_loads_monthly;
+            return null;
+          end $$`,
+      sql`create trigger report_loads_monthly_insert after insert on report_loads
+          referencing new table as new_rows for each statement execute function report_loads_monthly_count()`,
+      sql`create trigger report_loads_monthly_update after update on report_loads
+          referencing old table as old_rows new table as new_rows for each statement execute function report_loads_monthly_count()`,
+      sql`create trigger report_loads_monthly_delete after delete on report_loads
+          referencing old table as old_rows for each statement execute function report_loads_monthly_count()`,
+      sql`create trigger report_loads_monthly_truncate after truncate on report_loads for each statement execute function report_loads_monthly_clear()`,
+    ])
+      await statement.execute(db);
+  },
+  async down(db: Kysely<unknown>) {
+    await sql`drop table report_loads_monthly`.execute(db);
+    await sql`drop function report_loads_monthly_count() cascade`.execute(db);
+    await sql`drop function report_loads_monthly_clear() cascade`.execute(db);
+  },
+};
+
 /** What the migrations need of Postgres: its own types, and its steps of 0003 and 0005. */
 export const POSTGRES_MIGRATIONS: MigrationDialect = {
   timestampType: 'timestamptz',
   realType: 'double precision',
   indexReportLineNumber: postgresIndexReportLineNumber,
   lineageAndAnalytics: postgresLineageAndAnalytics,
+  ledgerRollup: postgresLedgerRollup,
 };

@@ -8,6 +8,7 @@ import { indexReportLineNumber } from './migrations/0003-index-report-line-numbe
 import { ledgerDuration } from './migrations/0004-ledger-duration.js';
 import { lineageAndAnalytics } from './migrations/0005-lineage-and-analytics.js';
 import { sliceChecks } from './migrations/0006-slice-checks.js';
+import { ledgerRollup } from './migrations/0007-ledger-rollup.js';
 import type { WarehouseHandle } from '../engine/warehouse-engine.js';
 import type { MigrationDialect } from '../engine/migration-dialect.js';
 import { readMigrationHistory } from './read-migration-history.js';
@@ -26,6 +27,7 @@ function migrationsFor(dialect: MigrationDialect): Record<string, Migration> {
     '0004-ledger-duration': ledgerDuration(),
     '0005-lineage-and-analytics': lineageAndAnalytics(dialect),
     '0006-slice-checks': sliceChecks(dialect),
+    '0007-ledger-rollup': ledgerRollup(dialect),
   };
 }
 

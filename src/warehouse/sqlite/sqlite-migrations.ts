@@ -1,4 +1,4 @@
-import { sql, type CreateTableBuilder, type Kysely, type Migration } from 'kysely';
+import { sql, type CreateTableBuilder, type Kysely, type Migration, type RawBuilder } from 'kysely';
 import { createIndexesAndViews, dropViewsAndIndexes, fillRowsLoadId } from '../schema/migrations/0005-lineage-and-analytics.js';
 import type { MigrationDialect } from '../engine/migration-dialect.js';
 
@@ -96,6 +96,7 @@ async function upSqlite(db: Kysely<unknown>): Promise<void> {
  * commits a transaction itself. What the migration makes is unchanged.
  */
 async function inSqliteTransaction(db: Kysely<unknown>, work: () => Promise<void>): Promise<void> {
+  // The savepoint's name is 0005's, where it began; it names no more than a savepoint.
   await sql`savepoint migration_0005`.execute(db);
   try {
     await work();
@@ -107,10 +108,67 @@ async function inSqliteTransaction(db: Kysely<unknown>, work: () => Promise<void
   }
 }
 
+/** A ledger row's month, as `report_loads_monthly.month` holds it (`old` or `new` in a trigger). */
+const sqliteMonthOf = (row: 'old' | 'new') => `substr(${row}.report_date, 1, 7) || '-01'`;
+
+/** Counts one ledger row out of its month (`old`), dropping a count that reaches nought. */
+const sqliteCountOut = `
+  update report_loads_monthly set slices = slices - 1
+    where month = ${sqliteMonthOf('old')} and portfolio_id = old.portfolio_id and report_type = old.report_type and status = old.status;
+  delete from report_loads_monthly
+    where month = ${sqliteMonthOf('old')} and portfolio_id = old.portfolio_id and report_type = old.report_type and status = old.status and slices <= 0;`;
+
+/** Counts one ledger row into its month (`new`). */
+const sqliteCountIn = `
+  insert into report_loads_monthly (month, portfolio_id, report_type, status, slices)
+    values (${sqliteMonthOf('new')}, new.portfolio_id, new.report_type, new.status, 1)
+    on conflict (month, portfolio_id, report_type, status) do update set slices = slices + 1;`;
+
+/**
+ * SQLite's steps of 0007-ledger-rollup (see `ledgerRollup`): one writer at a time, so each row
+ * trigger counts its slice in place. An update that changes neither the status nor the slice's
+ * month (a re-check: `checked_at`, `attempts`) fires nothing.
+ */
+export const sqliteLedgerRollup: Migration = {
+  async up(db: Kysely<unknown>) {
+    await inSqliteTransaction(db, () =>
+      runAll(db, [
+        sql`create table report_loads_monthly (
+            month date not null, portfolio_id integer not null, report_type text not null, status text not null, slices integer not null,
+            constraint report_loads_monthly_pk primary key (month, portfolio_id, report_type, status)
+          ) without rowid`,
+        sql`insert into report_loads_monthly (month, portfolio_id, report_type, status, slices)
+          select substr(report_date, 1, 7) || '-01', portfolio_id, report_type, status, count(*) from report_loads group by 1, 2, 3, 4`,
+        sql.raw(`create trigger report_loads_monthly_insert after insert on report_loads begin ${sqliteCountIn} end`),
+        sql.raw(`create trigger report_loads_monthly_update after update of portfolio_id, report_type, report_date, status on report_loads
+          when old.status is not new.status or old.portfolio_id is not new.portfolio_id or old.report_type is not new.report_type
+            or ${sqliteMonthOf('old')} is not ${sqliteMonthOf('new')}
+          begin ${sqliteCountOut} ${sqliteCountIn} end`),
+        sql.raw(`create trigger report_loads_monthly_delete after delete on report_loads begin ${sqliteCountOut} end`),
+      ]),
+    );
+  },
+  async down(db: Kysely<unknown>) {
+    await inSqliteTransaction(db, () =>
+      runAll(db, [
+        sql`drop trigger report_loads_monthly_insert`,
+        sql`drop trigger report_loads_monthly_update`,
+        sql`drop trigger report_loads_monthly_delete`,
+        sql`drop table report_loads_monthly`,
+      ]),
+    );
+  },
+};
+
+async function runAll(db: Kysely<unknown>, statements: readonly RawBuilder<unknown>[]): Promise<void> {
+  for (const statement of statements) await statement.execute(db);
+}
+
 /** What the migrations need of SQLite: times as ISO 8601 text, and its own steps of 0003 and 0005. */
 export const SQLITE_MIGRATIONS: MigrationDialect = {
   timestampType: 'text',
   realType: 'real',
   indexReportLineNumber: sqliteIndexReportLineNumber,
   lineageAndAnalytics: sqliteLineageAndAnalytics,
+  ledgerRollup: sqliteLedgerRollup,
 };

@@ -92,7 +92,7 @@ describe('the report registry', () => {
     }>();
     expectTypeOf<'index_report' | 'constituent_report'>().toExtend<ReportTableName>();
     expectTypeOf<ReportTableName>().toEqualTypeOf<(typeof REPORT_TABLES)[number]['table']>();
-    expectTypeOf<keyof Warehouse>().toEqualTypeOf<ReportTableName | 'report_loads' | 'slice_checks'>();
+    expectTypeOf<keyof Warehouse>().toEqualTypeOf<ReportTableName | 'report_loads' | 'slice_checks' | 'report_loads_monthly'>();
     expectTypeOf<Warehouse['index_report']>().toEqualTypeOf<IndexReportRow>();
     expectTypeOf<Warehouse['constituent_report']>().toEqualTypeOf<ConstituentReportRow>();
     expect(REPORT_TABLES.length).toBeGreaterThanOrEqual(2);

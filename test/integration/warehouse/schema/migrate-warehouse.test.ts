@@ -45,7 +45,14 @@ describe.each(DIALECTS)('migrating a warehouse made by the previous release (%s)
     await db.insertInto('report_loads').values(rows).execute();
 
     const { applied } = await migrateWarehouse(warehouse);
-    expect(applied).toEqual(['0002-ledger-error-code', '0003-index-report-line-number', '0004-ledger-duration', '0005-lineage-and-analytics', '0006-slice-checks']);
+    expect(applied).toEqual([
+      '0002-ledger-error-code',
+      '0003-index-report-line-number',
+      '0004-ledger-duration',
+      '0005-lineage-and-analytics',
+      '0006-slice-checks',
+      '0007-ledger-rollup',
+    ]);
     const after = await warehouse.db.selectFrom('report_loads').select(['portfolio_id', 'status', 'row_count', 'error', 'error_code']).orderBy('portfolio_id').execute();
     expect(after).toEqual([
       { portfolio_id: 1, status: 'loaded', row_count: 3, error: null, error_code: null },
@@ -93,7 +100,7 @@ describe.each(DIALECTS)('migrating a warehouse made by the previous release (%s)
       .execute();
 
     const { applied } = await migrateWarehouse(warehouse);
-    expect(applied).toEqual(['0003-index-report-line-number', '0004-ledger-duration', '0005-lineage-and-analytics', '0006-slice-checks']);
+    expect(applied).toEqual(['0003-index-report-line-number', '0004-ledger-duration', '0005-lineage-and-analytics', '0006-slice-checks', '0007-ledger-rollup']);
     const after = await db
       .selectFrom('index_report')
       .select(['portfolio_id', 'report_date', 'line_number', 'index_id'])
@@ -138,9 +145,9 @@ describe.each(DIALECTS)('a migration that fails (%s)', (dialect) => {
     drop = database.drop;
     warehouse = await openWarehouse(database.databaseUrl);
     await migrateWarehouse(warehouse);
-    // Its history loses its last two rows while the tables stay: 0005 finds what it adds already there.
+    // Its history loses its rows from 0005 on while the tables stay: 0005 finds what it adds already there.
     const history = warehouse.db as unknown as Kysely<{ kysely_migration: { name: string } }>;
-    await history.deleteFrom('kysely_migration').where('name', 'in', ['0005-lineage-and-analytics', '0006-slice-checks']).execute();
+    await history.deleteFrom('kysely_migration').where('name', 'in', ['0005-lineage-and-analytics', '0006-slice-checks', '0007-ledger-rollup']).execute();
     const failure = await migrateWarehouse(warehouse).then(
       () => undefined,
       (error: unknown) => error as Error & { code?: string },

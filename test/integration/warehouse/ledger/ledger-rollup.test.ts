@@ -1,0 +1,242 @@
+import { sql, type Kysely } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Slice } from '../../../../src/slice/slice.js';
+import { Ledger, type LedgerCount, type LedgerFilter, type LedgerPeriodCount } from '../../../../src/warehouse/ledger/ledger.js';
+import type { LedgerStamp } from '../../../../src/warehouse/ledger/ledger-writer.js';
+import type { Warehouse } from '../../../../src/warehouse/engine/warehouse-schema.js';
+import { openWarehouse } from '../../../../src/warehouse/open-warehouse.js';
+import { migrateWarehouse } from '../../../../src/warehouse/schema/migrate-warehouse.js';
+import { ledgerRow } from '../../../helpers/ledger-row.js';
+import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
+
+/*
+ * report_loads_monthly (migration 0007) counts the ledger per pair, month and status in the
+ * transaction of every write, whoever writes: the ledger writer's outcomes, a re-check, rows
+ * inserted, changed or deleted by hand. The ledger's counts answer from it for whole months and
+ * must equal what counting the ledger itself gives, for any range.
+ */
+
+/** The monthly counts, summed per key (Postgres may hold several rows of one until it folds them). */
+async function monthly(db: Kysely<Warehouse>): Promise<string[]> {
+  const rows = await db
+    .selectFrom('report_loads_monthly')
+    .select(({ fn }) => ['month', 'portfolio_id', 'report_type', 'status', fn.sum<number | string>('slices').as('slices')])
+    .groupBy(['month', 'portfolio_id', 'report_type', 'status'])
+    .having(({ fn }) => fn.sum('slices'), '<>', 0)
+    .execute();
+  return rows.map((row) => `${String(row.month)} ${row.portfolio_id} ${row.report_type} ${row.status} ${Number(row.slices)}`).sort();
+}
+
+/** The same counts, as counting the ledger gives them. */
+async function countedFromLedger(db: Kysely<Warehouse>): Promise<string[]> {
+  const rows = await db.selectFrom('report_loads').select(['portfolio_id', 'report_type', 'report_date', 'status']).execute();
+  const counts = new Map<string, number>();
+  for (const row of rows) {
+    const key = `${String(row.report_date).slice(0, 7)}-01 ${row.portfolio_id} ${row.report_type} ${row.status}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].map(([key, slices]) => `${key} ${slices}`).sort();
+}
+
+/** countByStatus as the ledger's rows alone give it. */
+async function statusFromRows(db: Kysely<Warehouse>, filter: LedgerFilter): Promise<LedgerCount[]> {
+  const rows = await db.selectFrom('report_loads').select(['portfolio_id', 'report_type', 'report_date', 'status']).execute();
+  const counts = new Map<string, LedgerCount>();
+  for (const row of rows) {
+    const date = String(row.report_date);
+    if (date < filter.from || date > filter.to) continue;
+    if (filter.portfolios && !filter.portfolios.includes(Number(row.portfolio_id))) continue;
+    const key = `${row.portfolio_id} ${row.report_type} ${row.status}`;
+    const before = counts.get(key);
+    counts.set(key, { portfolioId: Number(row.portfolio_id), reportType: row.report_type, status: row.status, slices: (before?.slices ?? 0) + 1 });
+  }
+  return [...counts.values()];
+}
+
+/** countByPeriod by month as the ledger's rows alone give it. */
+async function monthsFromRows(db: Kysely<Warehouse>, filter: LedgerFilter): Promise<LedgerPeriodCount[]> {
+  const rows = await db.selectFrom('report_loads').select(['portfolio_id', 'report_type', 'report_date', 'status']).execute();
+  const counts = new Map<string, { portfolioId: number; reportType: string; periodStart: string; loaded: number; noData: number; failed: number }>();
+  for (const row of rows) {
+    const date = String(row.report_date);
+    if (date < filter.from || date > filter.to) continue;
+    if (filter.portfolios && !filter.portfolios.includes(Number(row.portfolio_id))) continue;
+    const periodStart = `${date.slice(0, 7)}-01`;
+    const key = `${row.portfolio_id} ${row.report_type} ${periodStart}`;
+    const cell = counts.get(key) ?? { portfolioId: Number(row.portfolio_id), reportType: row.report_type, periodStart, loaded: 0, noData: 0, failed: 0 };
+    if (row.status === 'loaded') cell.loaded += 1;
+    else if (row.status === 'no_data') cell.noData += 1;
+    else cell.failed += 1;
+    counts.set(key, cell);
+  }
+  return [...counts.values()];
+}
+
+const byKey = <T extends { portfolioId: number; reportType: string }>(rows: readonly T[], extra: (row: T) => string) =>
+  [...rows].sort((a, b) => `${a.portfolioId} ${a.reportType} ${extra(a)}`.localeCompare(`${b.portfolioId} ${b.reportType} ${extra(b)}`));
+
+describe.each(DIALECTS)('the monthly counts of the ledger on %s', (dialect) => {
+  let warehouse: Awaited<ReturnType<typeof createTempWarehouse>>;
+  beforeEach(async () => {
+    warehouse = await createTempWarehouse(dialect);
+  });
+  afterEach(async () => {
+    await warehouse.close();
+  });
+
+  const slice = (portfolioId: number, reportDate: string, reportType = 'index'): Slice => ({ portfolioId, reportType: reportType as Slice['reportType'], reportDate });
+  const stamp = (s: Slice): LedgerStamp => ({ slice: s, now: '2024-04-01T00:00:00.000Z', attempts: 1, durationMs: 10 });
+  const file = { format: 'json' as const, fileName: null, bytes: 10, sha256: 'a'.repeat(64) };
+
+  it('follow every write of the ledger writer: new outcomes, changed outcomes and re-checks', async () => {
+    const writer = new Ledger(warehouse).writer;
+    await warehouse.db.transaction().execute(async (trx) => {
+      await writer.recordLoaded(trx, stamp(slice(1001, '2024-01-31')), { file, rowCount: 3, loadId: '00000000-0000-4000-8000-000000000001' });
+      await writer.recordNoData(trx, stamp(slice(1001, '2024-02-01')), 'json');
+      await writer.recordFailure(trx, stamp(slice(1002, '2024-02-10')), 'EXPORT_FORBIDDEN: no entitlement');
+      await writer.recordFailure(trx, stamp(slice(1001, '2024-02-11', 'constituent.close')), 'EXPORT_UNAVAILABLE: 503');
+    });
+    expect(await monthly(warehouse.db)).toEqual(await countedFromLedger(warehouse.db));
+    await warehouse.db.transaction().execute(async (trx) => {
+      // failed → loaded, loaded → failed, no_data → no_data (a re-check), then a touch
+      await writer.recordLoaded(trx, stamp(slice(1002, '2024-02-10')), { file, rowCount: 3, loadId: '00000000-0000-4000-8000-000000000002' });
+      await writer.recordFailure(trx, stamp(slice(1001, '2024-01-31')), 'EXPORT_UNAVAILABLE: 503');
+      await writer.recordNoData(trx, stamp(slice(1001, '2024-02-01')), 'json');
+      await writer.touch(trx, { ...stamp(slice(1001, '2024-02-11', 'constituent.close')), attempts: 2 });
+    });
+    const counts = await monthly(warehouse.db);
+    expect(counts).toEqual(await countedFromLedger(warehouse.db));
+    expect(counts).toEqual(['2024-01-01 1001 index failed 1', '2024-02-01 1001 constituent.close failed 1', '2024-02-01 1001 index no_data 1', '2024-02-01 1002 index loaded 1']);
+  });
+
+  it('follow rows inserted, changed and deleted by hand, and a write rolled back', async () => {
+    await warehouse.db
+      .insertInto('report_loads')
+      .values([
+        ledgerRow(1001, 'index', '2024-03-01', 'loaded'),
+        ledgerRow(1001, 'index', '2024-03-02', 'loaded'),
+        ledgerRow(1001, 'index', '2024-04-02', 'failed'),
+        ledgerRow(1003, 'index', '2024-04-03', 'no_data'),
+      ])
+      .execute();
+    await warehouse.db.updateTable('report_loads').set({ status: 'no_data' }).where('report_date', '=', '2024-03-02').execute();
+    // A slice moved to another month by hand.
+    await warehouse.db.updateTable('report_loads').set({ report_date: '2024-05-02' }).where('report_date', '=', '2024-04-02').execute();
+    await warehouse.db.deleteFrom('report_loads').where('portfolio_id', '=', 1003).execute();
+    await warehouse.db
+      .transaction()
+      .execute(async (trx) => {
+        await trx
+          .insertInto('report_loads')
+          .values(ledgerRow(1009, 'index', '2024-03-09', 'loaded'))
+          .execute();
+        throw new Error('rolled back');
+      })
+      .catch(() => undefined);
+    const counts = await monthly(warehouse.db);
+    expect(counts).toEqual(await countedFromLedger(warehouse.db));
+    expect(counts).toEqual(['2024-03-01 1001 index loaded 1', '2024-03-01 1001 index no_data 1', '2024-05-01 1001 index failed 1']);
+    await warehouse.db.deleteFrom('report_loads').execute();
+    expect(await monthly(warehouse.db)).toEqual([]);
+  });
+
+  it('give countByStatus, countByPeriod and pairs the answers counting the ledger gives, for ranges of whole and partial months', async () => {
+    const statuses = ['loaded', 'loaded', 'no_data', 'failed', 'loaded'] as const;
+    const rows = [];
+    for (const portfolioId of [1001, 1002, 1003]) {
+      for (const reportType of ['index', 'constituent.close']) {
+        for (let day = 0; day < 130; day += 3) {
+          const date = new Date(Date.UTC(2024, 0, 20 + day)).toISOString().slice(0, 10);
+          rows.push(ledgerRow(portfolioId, reportType, date, statuses[(portfolioId + day) % statuses.length]!));
+        }
+      }
+    }
+    await warehouse.db.insertInto('report_loads').values(rows).execute();
+    const ledger = new Ledger(warehouse);
+    const ranges: LedgerFilter[] = [
+      { from: '2024-01-01', to: '2024-12-31' },
+      { from: '2024-02-01', to: '2024-04-30' },
+      { from: '2024-01-25', to: '2024-05-14' },
+      { from: '2024-02-10', to: '2024-02-20' },
+      { from: '2024-02-15', to: '2024-03-31', portfolios: [1002] },
+      { from: '2024-03-01', to: '2024-03-01' },
+      { from: '2025-01-01', to: '2025-03-31' },
+    ];
+    for (const filter of ranges) {
+      const status = await ledger.countByStatus(filter);
+      expect(
+        byKey(status, (row) => row.status),
+        JSON.stringify(filter),
+      ).toEqual(byKey(await statusFromRows(warehouse.db, filter), (row) => row.status));
+      const months = await ledger.countByPeriod(filter, 'month');
+      expect(months, JSON.stringify(filter)).toEqual(byKey(await monthsFromRows(warehouse.db, filter), (row) => row.periodStart));
+      const pairs = await ledger.pairs(filter, 100);
+      const expectedPairs = new Set((await statusFromRows(warehouse.db, filter)).map((row) => `${row.portfolioId} ${row.reportType}`));
+      expect(new Set(pairs.map((pair) => `${pair.portfolioId} ${pair.reportType}`)), JSON.stringify(filter)).toEqual(expectedPairs);
+    }
+    expect(await ledger.pairs({ from: '2024-01-01', to: '2024-12-31' }, 4)).toHaveLength(4);
+  });
+
+  it('are filled from the ledger by the migration', async () => {
+    await warehouse.db
+      .insertInto('report_loads')
+      .values([ledgerRow(1001, 'index', '2024-03-01', 'loaded'), ledgerRow(1001, 'index', '2024-03-20', 'failed')])
+      .execute();
+    // What 0007 found: the ledger as it was, counted again from nothing.
+    await sql`delete from kysely_migration where name = '0007-ledger-rollup'`.execute(warehouse.db);
+    await sql.raw(dialect === 'sqlite' ? 'drop trigger report_loads_monthly_insert' : 'drop function report_loads_monthly_count() cascade').execute(warehouse.db);
+    if (dialect === 'sqlite') for (const name of ['update', 'delete']) await sql.raw(`drop trigger report_loads_monthly_${name}`).execute(warehouse.db);
+    else await sql`drop function report_loads_monthly_clear() cascade`.execute(warehouse.db);
+    await sql`drop table report_loads_monthly`.execute(warehouse.db);
+    const reopened = await openWarehouse(warehouse.databaseUrl);
+    try {
+      expect((await migrateWarehouse(reopened)).applied).toEqual(['0007-ledger-rollup']);
+      expect(await monthly(reopened.db)).toEqual(['2024-03-01 1001 index failed 1', '2024-03-01 1001 index loaded 1']);
+    } finally {
+      await reopened.close();
+    }
+  });
+});
+
+describe('the monthly counts under many Postgres writers', () => {
+  let warehouse: Awaited<ReturnType<typeof createTempWarehouse>>;
+  beforeEach(async () => {
+    warehouse = await createTempWarehouse('postgres');
+  });
+  afterEach(async () => {
+    await warehouse.close();
+  });
+
+  it('never make two transactions wait for each other, and are folded to one row per key once they commit', async () => {
+    const other = await openWarehouse(warehouse.databaseUrl);
+    try {
+      const row = (portfolioId: number, date: string) => ledgerRow(portfolioId, 'index', date, 'loaded');
+      // Two transactions that write the same two months in opposite orders: counting in place would deadlock.
+      let secondWrote!: () => void;
+      const secondHasWritten = new Promise<void>((resolve) => (secondWrote = resolve));
+      let firstWrote!: () => void;
+      const firstHasWritten = new Promise<void>((resolve) => (firstWrote = resolve));
+      await Promise.all([
+        warehouse.db.transaction().execute(async (trx) => {
+          await trx.insertInto('report_loads').values(row(1001, '2024-03-01')).execute();
+          firstWrote();
+          await secondHasWritten;
+          await trx.insertInto('report_loads').values(row(1002, '2024-03-02')).execute();
+        }),
+        other.db.transaction().execute(async (trx) => {
+          await firstHasWritten;
+          await trx.insertInto('report_loads').values(row(1002, '2024-03-01')).execute();
+          secondWrote();
+          await trx.insertInto('report_loads').values(row(1001, '2024-03-02')).execute();
+        }),
+      ]);
+      expect(await monthly(warehouse.db)).toEqual(['2024-03-01 1001 index loaded 2', '2024-03-01 1002 index loaded 2']);
+      // The next write folds what the others appended: one row per key.
+      await warehouse.db.insertInto('report_loads').values(row(1003, '2024-03-03')).execute();
+      const stored = await warehouse.db.selectFrom('report_loads_monthly').select(['portfolio_id', 'slices']).orderBy('portfolio_id').execute();
+      expect(stored.map((r) => `${r.portfolio_id}:${Number(r.slices)}`)).toEqual(['1001:2', '1002:2', '1003:1']);
+    } finally {
+      await other.close();
+    }
+  });
+});
