@@ -1,4 +1,4 @@
-import { countIsoDates, eachIsoDate, shiftIsoDate } from '../dates/report-date.js';
+import { countIsoDates, eachIsoDate, monthEnd, shiftIsoDate } from '../dates/report-date.js';
 import type { ReportType } from '../reports/report-types.js';
 import type { Slice } from './slice.js';
 
@@ -27,6 +27,14 @@ export function countSlices(range: SliceRange): number {
 
 /** Days of ledger read at a time by the questions that walk a range: bounds memory on a ten-year range. */
 export const LEDGER_WINDOW_DAYS = 31;
+
+/** The range cut at the months' ends: one window per calendar month it touches, lazily. */
+export function* rangeMonths(range: SliceRange): Generator<SliceRange> {
+  for (let from = range.from; from <= range.to; from = shiftIsoDate(monthEnd(from), 1)) {
+    const lastDay = monthEnd(from);
+    yield { ...range, from, to: lastDay < range.to ? lastDay : range.to };
+  }
+}
 
 /** The range cut into consecutive windows of at most `days` days (the last one shorter), lazily. */
 export function* rangeWindows(range: SliceRange, days = LEDGER_WINDOW_DAYS): Generator<SliceRange> {

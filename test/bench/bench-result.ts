@@ -60,8 +60,25 @@ export interface BenchFacts {
   /** Distinct jobs a worker attempted while draining the queue, and the most attempts of one job. */
   readonly jobsAttempted?: number;
   readonly attemptsPerJob?: number;
+  /** Rows of other slices the report table held while the row's slices were loaded (counted afterwards), and how many were seeded. */
+  readonly reportRowsBeside?: number;
+  readonly reportRowsBesidePlanned?: number;
+  /** The slices per outcome a command answered over a seeded ledger, and what the seed holds. */
+  readonly slicesByOutcome?: OutcomeCounts;
+  readonly slicesByOutcomeExpected?: OutcomeCounts;
+  /** The same, as the dashboard's coverage view totalled them for the portfolios it was asked about. */
+  readonly monthViewByOutcome?: OutcomeCounts;
+  readonly monthViewByOutcomeExpected?: OutcomeCounts;
   /** Exit codes of the commands the row ran, that are not 0. */
   readonly nonZeroExits?: number;
+}
+
+/** Slices per outcome, `missing` being never attempted. */
+export interface OutcomeCounts {
+  readonly loaded: number;
+  readonly noData: number;
+  readonly failed: number;
+  readonly missing: number;
 }
 
 /** A benchmark module: runs the product and its raw baseline in this process run, one after the other. */

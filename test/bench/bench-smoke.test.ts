@@ -145,11 +145,26 @@ const INVARIANTS: Record<string, (rows: readonly BenchResult[]) => void> = {
   'start-up': (rows) => {
     for (const row of rows) expect(row.facts?.nonZeroExits).toBe(0);
   },
+  'warehouse-growth': (rows) => {
+    for (const dialect of ['SQLite', 'Postgres']) {
+      const loads = factsOf(rows, `warehouse growth: load a slice, ${dialect}`);
+      expectEverySliceLoadedOnce(loads);
+      // The slices were loaded beside the seeded table, which they left as it was.
+      expect(loads.reportRowsBeside).toBe(loads.reportRowsBesidePlanned);
+      const ledger = rows.find((row) => row.benchmark.startsWith('ledger of') && row.benchmark.endsWith(dialect))?.facts;
+      expect(ledger, `the ledger row of ${dialect}`).toBeDefined();
+      // check and the month view answered what the seed holds, from the monthly counts and the ledger.
+      expect(ledger!.slicesByOutcome).toEqual(ledger!.slicesByOutcomeExpected);
+      expect(ledger!.monthViewByOutcome).toEqual(ledger!.monthViewByOutcomeExpected);
+      expect(ledger!.slicesRecorded).toBe(ledger!.slicesPlanned);
+      expect(ledger!.nonZeroExits).toBe(0);
+    }
+  },
 };
 
 describe('benchmarks at smoke size', () => {
-  it('finds the five benchmarks of the issue, the start-up one and the fleet', () => {
-    expect(benchmarks.map((bench) => bench.order)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  it('finds the five benchmarks of the issue, the start-up one, the fleet and the warehouse growth one', () => {
+    expect(benchmarks.map((bench) => bench.order)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
   it('knows what every benchmark can vouch for', () => {

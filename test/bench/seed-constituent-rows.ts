@@ -1,0 +1,63 @@
+import { sql, type Kysely } from 'kysely';
+import type { Warehouse } from '../../src/warehouse/engine/warehouse-schema.js';
+
+/** What {@link seedConstituentRows} writes: `rows` rows in slices of `rowsPerSlice`, portfolios from `firstPortfolio` on. */
+export interface ConstituentSeed {
+  readonly dialect: string;
+  readonly rows: number;
+  readonly rowsPerSlice: number;
+  readonly firstPortfolio: number;
+  /** Days of each portfolio's history, from 2015-01-01. */
+  readonly days: number;
+}
+
+/** Rows per statement: each is its own transaction, so none grows without bound. */
+const CHUNK_ROWS = 1_000_000;
+
+/**
+ * Fills `constituent_report` with years of `constituent.close` slices of other portfolios, as a
+ * warehouse grown over time holds them: each portfolio's same securities every day (so the ISIN
+ * index grows at as many places as a real one), and a `loaded` ledger row per slice. Generated
+ * inside the database (a recursive CTE in SQLite, generate_series in Postgres), in the key's order.
+ */
+export async function seedConstituentRows(db: Kysely<Warehouse>, seed: ConstituentSeed): Promise<void> {
+  const { rows, rowsPerSlice: per, firstPortfolio: first, days } = seed;
+  for (let lo = 0; lo < rows; lo += CHUNK_ROWS) {
+    const hi = Math.min(rows, lo + CHUNK_ROWS) - 1;
+    if (seed.dialect === 'sqlite') {
+      await sql`
+        with recursive n(i) as (select ${lo} union all select i + 1 from n where i < ${hi}),
+          r as (select ${first} + (i / ${per}) / ${days} as p, date('2015-01-01', '+' || ((i / ${per}) % ${days}) || ' days') as d, i % ${per} + 1 as line from n)
+        insert into constituent_report (portfolio_id, report_type, report_date, line_number, effective_date, isin, security_name, security_ticker,
+          exchange_code, closing_price, currency, closing_fx, index_shares, index_weighting, extra, load_id)
+        select p, 'constituent.close', d, line, d, printf('XS%010d', p * 1000 + line), 'Security ' || line, 'T' || line, 'XLON',
+          '101.25', 'GBP', '1.0', '1500', '0.002', null, null
+        from r`.execute(db);
+    } else {
+      await sql`
+        insert into constituent_report (portfolio_id, report_type, report_date, line_number, effective_date, isin, security_name, security_ticker,
+          exchange_code, closing_price, currency, closing_fx, index_shares, index_weighting, extra, load_id)
+        select p, 'constituent.close', d, line, d, 'XS' || lpad((p * 1000 + line)::text, 10, '0'), 'Security ' || line, 'T' || line, 'XLON',
+          101.25, 'GBP', 1.0, 1500, 0.002, null, null
+        from (select ${first}::int + (i / ${per}) / ${days} as p, date '2015-01-01' + ((i / ${per}) % ${days})::int as d, (i % ${per} + 1)::int as line
+              from generate_series(${lo}::bigint, ${hi}::bigint) as g(i)) as r`.execute(db);
+    }
+  }
+  const slices = Math.ceil(rows / per);
+  if (seed.dialect === 'sqlite') {
+    await sql`
+      with recursive s(k) as (select 0 union all select k + 1 from s where k < ${slices - 1})
+      insert into report_loads (portfolio_id, report_type, report_date, status, row_count, attempts, updated_at, checked_at)
+      select ${first} + k / ${days}, 'constituent.close', date('2015-01-01', '+' || (k % ${days}) || ' days'), 'loaded', ${per}, 1,
+        '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z'
+      from s`.execute(db);
+  } else {
+    await sql`
+      insert into report_loads (portfolio_id, report_type, report_date, status, row_count, attempts, updated_at, checked_at)
+      select ${first}::int + k / ${days}, 'constituent.close', date '2015-01-01' + (k % ${days})::int, 'loaded', ${per}, 1,
+        '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z'
+      from generate_series(0, ${slices - 1}) as s(k)`.execute(db);
+    await sql`analyze constituent_report`.execute(db);
+    await sql`analyze report_loads`.execute(db);
+  }
+}

@@ -1,0 +1,62 @@
+import { sql, type Kysely } from 'kysely';
+import { REPORT_TYPES } from '../../src/reports/report-types.js';
+import type { Warehouse } from '../../src/warehouse/engine/warehouse-schema.js';
+
+/** A team's ledger after years: `portfolios` portfolios from 1 × every report type × `days` days from `from`. */
+export interface LedgerSeed {
+  readonly dialect: string;
+  readonly portfolios: number;
+  readonly days: number;
+  readonly from: string;
+}
+
+/** Portfolios per statement: each is its own transaction (and, in Postgres, one batch of its triggers' work). */
+const CHUNK_PORTFOLIOS = 25;
+
+/**
+ * The state of a seeded slice, in SQL over `p` (portfolio) and `day` (from 0), and in TypeScript
+ * for counting what a seed holds: a month of 1% of the portfolios never attempted (a portfolio
+ * added late), a failure every 97th day for 2% of them, no data at weekends, loaded otherwise.
+ */
+export function seededStatus(seed: Pick<LedgerSeed, 'days'>, p: number, day: number): 'missing' | 'failed' | 'no_data' | 'loaded' {
+  if (p % 100 === 1 && day >= seed.days - 400 && day < seed.days - 370) return 'missing';
+  if (p % 50 === 0 && day % 97 === 0) return 'failed';
+  if (day % 7 === 5 || day % 7 === 6) return 'no_data';
+  return 'loaded';
+}
+
+/**
+ * Fills the ledger with the slices of {@link LedgerSeed} (see {@link seededStatus}), generated in
+ * the database. The monthly counts follow from the ledger's triggers, as they do for any write.
+ */
+export async function seedLedgerSlices(db: Kysely<Warehouse>, seed: LedgerSeed): Promise<void> {
+  const { days } = seed;
+  const types = sql.join(REPORT_TYPES.map((type) => sql`(${type})`));
+  const status = sql`case when p % 50 = 0 and day % 97 = 0 then 'failed' when day % 7 in (5, 6) then 'no_data' else 'loaded' end`;
+  const kept = sql`not (p % 100 = 1 and day >= ${days - 400} and day < ${days - 370})`;
+  for (let lo = 1; lo <= seed.portfolios; lo += CHUNK_PORTFOLIOS) {
+    const hi = Math.min(seed.portfolios, lo + CHUNK_PORTFOLIOS - 1);
+    if (seed.dialect === 'sqlite') {
+      await sql`
+        with recursive d(day) as (select 0 union all select day + 1 from d where day < ${days - 1}),
+          pf(p) as (select ${lo} union all select p + 1 from pf where p < ${hi}),
+          t(name) as (values ${types})
+        insert into report_loads (portfolio_id, report_type, report_date, status, row_count, attempts, error, error_code, updated_at, checked_at)
+        select p, name, date(${seed.from}, '+' || day || ' days'), ${status}, case when ${status} = 'loaded' then 25 else 0 end, 1,
+          case when ${status} = 'failed' then 'EXPORT_UNAVAILABLE: 503' end, case when ${status} = 'failed' then 'EXPORT_UNAVAILABLE' end,
+          '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z'
+        from pf, t, d where ${kept}
+        order by p, name, day`.execute(db);
+    } else {
+      await sql`
+        insert into report_loads (portfolio_id, report_type, report_date, status, row_count, attempts, error, error_code, updated_at, checked_at)
+        select p, name, cast(${seed.from} as date) + day, ${status}, case when ${status} = 'loaded' then 25 else 0 end, 1,
+          case when ${status} = 'failed' then 'EXPORT_UNAVAILABLE: 503' end, case when ${status} = 'failed' then 'EXPORT_UNAVAILABLE' end,
+          '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z'
+        from generate_series(${lo}::int, ${hi}::int) as pf(p), (values ${types}) as t(name), generate_series(0, ${days - 1}) as d(day)
+        where ${kept}
+        order by p, name, day`.execute(db);
+    }
+  }
+  if (seed.dialect !== 'sqlite') await sql`analyze report_loads`.execute(db);
+}
