@@ -1,6 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { REPORT_TYPES } from '../../src/reports/report-types.js';
-import type { Warehouse } from '../../src/warehouse/engine/warehouse-schema.js';
+import type { WarehouseHandle } from '../../src/warehouse/engine/warehouse-engine.js';
+import { restoreAnalyticsObjects } from '../../src/warehouse/schema/analytics-objects.js';
 
 /** A team's ledger after years: `portfolios` portfolios from 1 × every report type × `days` days from `from`. */
 export interface LedgerSeed {
@@ -27,10 +28,14 @@ export function seededStatus(seed: Pick<LedgerSeed, 'days'>, p: number, day: num
 
 /**
  * Fills the ledger with the slices of {@link LedgerSeed} (see {@link seededStatus}), generated in
- * the database. The monthly counts follow from the ledger's triggers, as they do for any write.
+ * the database, with the ledger's secondary indexes dropped and then re-created as `migrate`
+ * re-creates them. The monthly counts follow from the ledger's triggers, as for any write.
  */
-export async function seedLedgerSlices(db: Kysely<Warehouse>, seed: LedgerSeed): Promise<void> {
+export async function seedLedgerSlices(warehouse: WarehouseHandle, seed: LedgerSeed): Promise<void> {
+  const { db } = warehouse;
   const { days } = seed;
+  await sql`drop index report_loads_date`.execute(db);
+  await sql`drop index report_loads_loaded`.execute(db);
   const types = sql.join(REPORT_TYPES.map((type) => sql`(${type})`));
   const status = sql`case when p % 50 = 0 and day % 97 = 0 then 'failed' when day % 7 in (5, 6) then 'no_data' else 'loaded' end`;
   const kept = sql`not (p % 100 = 1 and day >= ${days - 400} and day < ${days - 370})`;
@@ -58,5 +63,6 @@ export async function seedLedgerSlices(db: Kysely<Warehouse>, seed: LedgerSeed):
         order by p, name, day`.execute(db);
     }
   }
+  await restoreAnalyticsObjects(warehouse);
   if (seed.dialect !== 'sqlite') await sql`analyze report_loads`.execute(db);
 }

@@ -99,7 +99,7 @@ async function tableGrowth(dialect: (typeof DIALECTS)[number], size: BenchSize):
     await warehouse.db.deleteFrom('constituent_report').where('portfolio_id', '=', MEASURED_PORTFOLIO).execute();
     await warehouse.db.deleteFrom('report_loads').where('portfolio_id', '=', MEASURED_PORTFOLIO).execute();
     const seedStarted = performance.now();
-    await seedConstituentRows(warehouse.db, { dialect, rows: tableRows, rowsPerSlice: 500, firstPortfolio: MEASURED_PORTFOLIO + 1, days: 3650 });
+    await seedConstituentRows(warehouse, { dialect, rows: tableRows, rowsPerSlice: 500, firstPortfolio: MEASURED_PORTFOLIO + 1, days: 3650 });
     const seedSeconds = (performance.now() - seedStarted) / 1000;
     const grown = await measure();
 
@@ -176,7 +176,7 @@ async function ledgerGrowth(dialect: (typeof DIALECTS)[number], size: BenchSize)
   const dir = mkdtempSync(join(tmpdir(), 'report-sync-bench-growth-'));
   try {
     const seedStarted = performance.now();
-    await seedLedgerSlices(warehouse.db, { dialect, portfolios, days, from });
+    await seedLedgerSlices(warehouse, { dialect, portfolios, days, from });
     const seedSeconds = (performance.now() - seedStarted) / 1000;
     const expectedOf = (last: number): OutcomeCounts => {
       const counts = { loaded: 0, noData: 0, failed: 0, missing: 0 };

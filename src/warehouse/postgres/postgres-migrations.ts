@@ -72,11 +72,14 @@ async function upPostgres(db: Kysely<unknown>): Promise<void> {
 /**
  * Postgres's steps of 0007-ledger-rollup (see `ledgerRollup`). Many processes write slices at once,
  * in transactions of many slices each: counting in place would make each wait for the others'
- * COMMIT on a shared count, and two that reach two counts in opposite orders would deadlock. So a
- * statement's trigger only appends its net change per key (`pending`), which waits for no one;
- * then, if it can take the fold's advisory lock without waiting, it folds every appended row it
- * sees into one row per key. Only the lock's holder deletes, so folds never wait on each other
- * either. Readers sum `slices` per key: the same answer folded or not.
+ * COMMIT on a shared count, and two that reach two counts in opposite orders would deadlock. So the
+ * triggers only append each change as a row of its own (`pending`), which waits for no one, and
+ * now and then (one write in 64) fold every appended row they see into one row per key, if they
+ * can take the fold's advisory lock without waiting: only its holder deletes, so folds never wait
+ * on each other either. Readers sum `slices` per key: the same answer folded or not.
+ *
+ * Inserts and deletes are counted per statement (a bulk insert is one grouped append); updates
+ * per row, and only those that change a status or move a slice: a re-check fires nothing.
  */
 export const postgresLedgerRollup: Migration = {
   async up(db: Kysely<unknown>) {
@@ -90,27 +93,9 @@ export const postgresLedgerRollup: Migration = {
       sql`insert into report_loads_monthly (month, portfolio_id, report_type, status, slices, pending)
           select date_trunc('month', report_date)::date, portfolio_id, report_type, status, count(*), false from report_loads group by 1, 2, 3, 4`,
       sql`
-        create function report_loads_monthly_count() returns trigger language plpgsql as $$
-        declare
-          appended bigint;
+        create function report_loads_monthly_fold() returns void language plpgsql as $$
         begin
-          if tg_op = 'INSERT' then
-            insert into report_loads_monthly (month, portfolio_id, report_type, status, slices)
-            select date_trunc('month', report_date)::date, portfolio_id, report_type, status, count(*) from new_rows group by 1, 2, 3, 4;
-          elsif tg_op = 'DELETE' then
-            insert into report_loads_monthly (month, portfolio_id, report_type, status, slices)
-            select date_trunc('month', report_date)::date, portfolio_id, report_type, status, -count(*) from old_rows group by 1, 2, 3, 4;
-          else
-            -- A re-check updates the row without changing its status: nothing to append.
-            insert into report_loads_monthly (month, portfolio_id, report_type, status, slices)
-            select month, portfolio_id, report_type, status, sum(change) from (
-              select date_trunc('month', report_date)::date as month, portfolio_id, report_type, status, 1 as change from new_rows
-              union all
-              select date_trunc('month', report_date)::date, portfolio_id, report_type, status, -1 from old_rows
-            ) as changes group by 1, 2, 3, 4 having sum(change) <> 0;
-          end if;
-          get diagnostics appended = row_count;
-          if appended > 0 and pg_try_advisory_xact_lock(hashtextextended('report-sync:report_loads_monthly:fold', 0)) then
+          if pg_try_advisory_xact_lock(hashtextextended('report-sync:report_loads_monthly:fold', 0)) then
             with folded_keys as (
               select distinct month, portfolio_id, report_type from report_loads_monthly where pending
             ), gone as (
@@ -121,6 +106,31 @@ export const postgresLedgerRollup: Migration = {
             insert into report_loads_monthly (month, portfolio_id, report_type, status, slices, pending)
             select month, portfolio_id, report_type, status, sum(slices), false from gone group by 1, 2, 3, 4 having sum(slices) <> 0;
           end if;
+        end $$`,
+      sql`
+        create function report_loads_monthly_count_rows() returns trigger language plpgsql as $$
+        begin
+          if tg_op = 'INSERT' then
+            insert into report_loads_monthly (month, portfolio_id, report_type, status, slices)
+            select date_trunc('month', report_date)::date, portfolio_id, report_type, status, count(*) from new_rows group by 1, 2, 3, 4;
+          else
+            insert into report_loads_monthly (month, portfolio_id, report_type, status, slices)
+            select date_trunc('month', report_date)::date, portfolio_id, report_type, status, -count(*) from old_rows group by 1, 2, 3, 4;
+          end if;
+          if random() < 1.0 / 64 then
+            perform report_loads_monthly_fold();
+          end if;
+          return null;
+        end $$`,
+      sql`
+        create function report_loads_monthly_count_change() returns trigger language plpgsql as $$
+        begin
+          insert into report_loads_monthly (month, portfolio_id, report_type, status, slices) values
+            (date_trunc('month', old.report_date)::date, old.portfolio_id, old.report_type, old.status, -1),
+            (date_trunc('month', new.report_date)::date, new.portfolio_id, new.report_type, new.status, 1);
+          if random() < 1.0 / 64 then
+            perform report_loads_monthly_fold();
+          end if;
           return null;
         end $$`,
       sql`create function report_loads_monthly_clear() returns trigger language plpgsql as $$
@@ -129,19 +139,21 @@ export const postgresLedgerRollup: Migration = {
             return null;
           end $$`,
       sql`create trigger report_loads_monthly_insert after insert on report_loads
-          referencing new table as new_rows for each statement execute function report_loads_monthly_count()`,
-      sql`create trigger report_loads_monthly_update after update on report_loads
-          referencing old table as old_rows new table as new_rows for each statement execute function report_loads_monthly_count()`,
+          referencing new table as new_rows for each statement execute function report_loads_monthly_count_rows()`,
       sql`create trigger report_loads_monthly_delete after delete on report_loads
-          referencing old table as old_rows for each statement execute function report_loads_monthly_count()`,
+          referencing old table as old_rows for each statement execute function report_loads_monthly_count_rows()`,
+      sql`create trigger report_loads_monthly_update after update of portfolio_id, report_type, report_date, status on report_loads
+          for each row when (old.status is distinct from new.status or old.portfolio_id <> new.portfolio_id or old.report_type <> new.report_type
+            or date_trunc('month', old.report_date) <> date_trunc('month', new.report_date))
+          execute function report_loads_monthly_count_change()`,
       sql`create trigger report_loads_monthly_truncate after truncate on report_loads for each statement execute function report_loads_monthly_clear()`,
     ])
       await statement.execute(db);
   },
   async down(db: Kysely<unknown>) {
     await sql`drop table report_loads_monthly`.execute(db);
-    await sql`drop function report_loads_monthly_count() cascade`.execute(db);
-    await sql`drop function report_loads_monthly_clear() cascade`.execute(db);
+    for (const name of ['report_loads_monthly_count_rows', 'report_loads_monthly_count_change', 'report_loads_monthly_clear', 'report_loads_monthly_fold'])
+      await sql`drop function ${sql.id(name)}() cascade`.execute(db);
   },
 };
 
