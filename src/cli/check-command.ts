@@ -6,7 +6,7 @@ import { shiftIsoDate, todayIn } from '../dates/report-date.js';
 import { retryCommand } from '../outcomes/retry-command.js';
 import { describeSlice } from '../slice/slice.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
-import { Ledger, type SliceCheckEntry } from '../warehouse/ledger/ledger.js';
+import { Ledger, type MonthlyCountDifference, type SliceCheckEntry } from '../warehouse/ledger/ledger.js';
 import { rowCountDifferences, type RowCountDifference } from '../warehouse/ledger/row-count-differences.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 import { formatFailures } from './format-failures.js';
@@ -23,7 +23,7 @@ export interface CheckOptions extends CommonOptions {
   readonly grace?: number;
   readonly portfolios?: number[];
   readonly reportTypes?: ReportType[];
-  /** Also compare every slice's ledger row count with the rows its table holds. */
+  /** Also compare every slice's ledger row count with the rows its table holds, and the monthly counts with the ledger. */
   readonly deep?: boolean;
   readonly json?: boolean;
   /** Commander's `--no-alert`: false when given. */
@@ -67,22 +67,25 @@ export async function checkCommand(options: CheckOptions, io: CliIo): Promise<nu
     // Loaded with warnings is loaded (the exit code is the same); counted so it is seen. A warehouse without slice_checks was said above.
     const warned = (await ledger.countWarned(range).catch(() => [])).reduce((total, count) => total + count.slices, 0);
     const differences = options.deep ? await rowCountDifferences(warehouse.db, range) : undefined;
-    const failing = result.status === 'failed' || (differences?.length ?? 0) > 0;
+    const monthly = options.deep ? await ledger.monthlyCountDifferences(range) : undefined;
+    const failing = result.status === 'failed' || (differences?.length ?? 0) > 0 || (monthly?.length ?? 0) > 0;
     const retry = retrySpan(result);
     if (options.json) {
       io.stdout.write(
-        `${JSON.stringify({ ...result, warned, warehouse: warehouse.location, checks, rowCountDifferences: differences, retryCommand: retry && retryCommand('run', retry, options.config) }, null, 2)}\n`,
+        `${JSON.stringify({ ...result, warned, warehouse: warehouse.location, checks, rowCountDifferences: differences, monthlyCountDifferences: monthly, retryCommand: retry && retryCommand('run', retry, options.config) }, null, 2)}\n`,
       );
     } else {
-      io.stdout.write(`${[...formatCheck(result, { warned, location: warehouse.location, differences, configFile: options.config }), ...checkLines(checks)].join('\n')}\n`);
+      io.stdout.write(
+        `${[...formatCheck(result, { warned, location: warehouse.location, differences, monthly, configFile: options.config }), ...checkLines(checks)].join('\n')}\n`,
+      );
     }
     if (failing && webhook) {
       await webhook.send({
         kind: 'check',
-        title: `report-sync check of ${range.from === range.to ? range.to : `${range.from} to ${range.to}`}: ${headline(result, differences)}`,
+        title: `report-sync check of ${range.from === range.to ? range.to : `${range.from} to ${range.to}`}: ${headline(result, differences, monthly)}`,
         counts: { loaded: result.loaded, ...(warned > 0 ? { warned } : {}), noData: result.noData, failed: result.failed, missing: result.missing },
         failures: result.failures,
-        details: [...missingLines(result), ...differenceLines(differences ?? [])].slice(0, 20),
+        details: [...missingLines(result), ...differenceLines(differences ?? []), ...monthlyLines(monthly ?? [])].slice(0, 20),
         retryCommand: retry && retryCommand('backfill', retry, options.config),
         at: new Date(),
       });
@@ -101,11 +104,12 @@ function retrySpan(result: FreshnessResult): SliceRange | undefined {
   return result.range;
 }
 
-function headline(result: FreshnessResult, differences: readonly RowCountDifference[] | undefined): string {
+function headline(result: FreshnessResult, differences: readonly RowCountDifference[] | undefined, monthly: readonly MonthlyCountDifference[] | undefined): string {
   const parts: string[] = [];
   if (result.missing > 0) parts.push(`${result.missing} of ${result.expected} slices have no outcome${result.status === 'pending' ? ' yet' : ' (did the night run?)'}`);
   if (result.failed > 0) parts.push(`${result.failed} failed`);
   if (differences && differences.length > 0) parts.push(`${differences.length} hold other row counts than the ledger says`);
+  if (monthly && monthly.length > 0) parts.push(`the monthly counts differ from the ledger in ${countOf(monthly.length, 'place')}`);
   return parts.length > 0 ? parts.join(', ') : `all ${countOf(result.expected, 'slice')} loaded or no_data`;
 }
 
@@ -117,11 +121,13 @@ interface CheckExtras {
   readonly location: string;
   /** With --deep: the slices whose row counts differ from their ledger rows. */
   readonly differences: readonly RowCountDifference[] | undefined;
+  /** With --deep: where the monthly counts (`report_loads_monthly`) differ from the ledger. */
+  readonly monthly: readonly MonthlyCountDifference[] | undefined;
   /** The --config file, repeated in the retry commands. */
   readonly configFile: string | undefined;
 }
 
-function formatCheck(result: FreshnessResult, { warned, location, differences, configFile }: CheckExtras): string[] {
+function formatCheck(result: FreshnessResult, { warned, location, differences, monthly, configFile }: CheckExtras): string[] {
   const { range } = result;
   const days = range.from === range.to ? range.to : `${range.from} to ${range.to}`;
   const lines = [
@@ -134,7 +140,7 @@ function formatCheck(result: FreshnessResult, { warned, location, differences, c
     lines.push(
       `PENDING: the night of ${range.to} may still be running (grace until ${result.graceUntil!.toISOString()}): ${countOf(result.missing, 'slice')} ${result.missing === 1 ? 'has' : 'have'} no outcome yet.`,
     );
-  } else lines.push(`FAILED: ${headline(result, undefined)}.`);
+  } else lines.push(`FAILED: ${headline(result, undefined, undefined)}.`);
   const missing = missingLines(result);
   if (missing.length > 0) lines.push('', 'Missing (no outcome at all):', ...missing.map((line) => `  ${line}`));
   const failures = formatFailures(result.failures);
@@ -148,6 +154,13 @@ function formatCheck(result: FreshnessResult, { warned, location, differences, c
       );
       lines.push(...differenceLines(differences).map((line) => `  ${line}`));
     }
+  }
+  if (monthly && monthly.length > 0) {
+    lines.push(
+      '',
+      `Monthly counts: report_loads_monthly differs from the ledger in ${countOf(monthly.length, 'place')} (changed by hand? rebuild it from the ledger as docs/warehouse.md, "Coverage counts", says):`,
+      ...monthlyLines(monthly).map((line) => `  ${line}`),
+    );
   }
   const retry = retrySpan(result);
   if (retry && result.status === 'failed') {
@@ -168,6 +181,17 @@ function differenceLines(differences: readonly RowCountDifference[]): string[] {
     .slice(0, DIFFERENCES_LISTED)
     .map((difference) => `${describeSlice(difference.slice)}: the ledger records ${difference.ledgerRows} rows, the table holds ${difference.tableRows}`);
   if (differences.length > DIFFERENCES_LISTED) lines.push(`… ${differences.length - DIFFERENCES_LISTED} more`);
+  return lines;
+}
+
+function monthlyLines(monthly: readonly MonthlyCountDifference[]): string[] {
+  const lines = monthly
+    .slice(0, DIFFERENCES_LISTED)
+    .map(
+      (difference) =>
+        `${difference.month.slice(0, 7)}, portfolio ${difference.portfolioId}, ${difference.reportType}, ${difference.status}: counted ${difference.counted}, the ledger holds ${difference.ledger}`,
+    );
+  if (monthly.length > DIFFERENCES_LISTED) lines.push(`… ${monthly.length - DIFFERENCES_LISTED} more`);
   return lines;
 }
 

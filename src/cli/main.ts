@@ -132,7 +132,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     )
     .addOption(portfoliosOption())
     .addOption(reportTypesOption())
-    .option('--deep', "also compare every slice's ledger row count with the rows its table holds")
+    .option('--deep', "also compare every slice's ledger row count with the rows its table holds, and the monthly counts with the ledger")
     .option('--json', 'print JSON instead of text')
     .option('--no-alert', 'do not send the alert webhook, even when the check fails')
     .addOption(configOption())

@@ -7,6 +7,7 @@ import type { Slice } from '../../slice/slice.js';
 import { ledgerError } from '../schema/ledger-error.js';
 import { LedgerWriter } from './ledger-writer.js';
 import { splitWholeMonths, type DateSpan } from './split-whole-months.js';
+import { monthEnd } from '../../dates/report-date.js';
 import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
 import type { LedgerPeriod } from '../engine/ledger-period.js';
 import type { WarehouseEngine, WarehouseHandle } from '../engine/warehouse-engine.js';
@@ -85,6 +86,19 @@ export interface LedgerWarnedCount {
   /** The first day of the period, when counted by period. */
   readonly periodStart?: string;
   readonly slices: number;
+}
+
+/** A month, pair and status whose monthly count is not what counting the ledger gives (see {@link Ledger.monthlyCountDifferences}). */
+export interface MonthlyCountDifference {
+  /** The month's first day. */
+  readonly month: string;
+  readonly portfolioId: number;
+  readonly reportType: string;
+  readonly status: string;
+  /** What `report_loads_monthly` says. */
+  readonly counted: number;
+  /** What the ledger holds. */
+  readonly ledger: number;
 }
 
 /** Failure groups whose example slices are read; the rest are counted only. */
@@ -206,6 +220,52 @@ export class Ledger {
       noData: Number(row.no_data),
       failed: Number(row.failed),
     }));
+  }
+
+  /**
+   * Compares the monthly counts of the filter's whole months with what counting the ledger's rows
+   * gives (`check --deep`): a difference means `report_loads_monthly` was changed by hand or its
+   * triggers were dropped, and the counts `status`, `check` and the dashboard show are wrong.
+   * Reads every ledger row of those months.
+   */
+  async monthlyCountDifferences(filter: LedgerFilter): Promise<MonthlyCountDifference[]> {
+    try {
+      const { months } = splitWholeMonths(filter);
+      if (!months) return [];
+      const key = (month: string, portfolioId: number, reportType: string, status: string) => `${month}\u0000${portfolioId}\u0000${reportType}\u0000${status}`;
+      const found = new Map<string, MonthlyCountDifference>();
+      const month = this.#engine.periodStart('month');
+      const ledgerRows = await this.#where(this.#db.selectFrom('report_loads'), { ...filter, from: months.from, to: monthEnd(months.to), errorCodes: undefined })
+        .select(({ fn }) => [month.as('month'), 'portfolio_id', 'report_type', 'status', fn.countAll<number | string>().as('slices')])
+        .groupBy(['month', 'portfolio_id', 'report_type', 'status'])
+        .execute();
+      for (const row of ledgerRows) {
+        const portfolioId = Number(row.portfolio_id);
+        found.set(key(String(row.month), portfolioId, row.report_type, row.status), {
+          month: String(row.month),
+          portfolioId,
+          reportType: row.report_type,
+          status: row.status,
+          counted: 0,
+          ledger: Number(row.slices),
+        });
+      }
+      const counted = await this.#monthly(filter, months)
+        .select(({ fn }) => ['month', 'portfolio_id', 'report_type', 'status', fn.sum<number | string>('slices').as('slices')])
+        .groupBy(['month', 'portfolio_id', 'report_type', 'status'])
+        .execute();
+      for (const row of counted) {
+        const portfolioId = Number(row.portfolio_id);
+        const at = key(String(row.month), portfolioId, row.report_type, row.status);
+        const before = found.get(at) ?? { month: String(row.month), portfolioId, reportType: row.report_type, status: row.status, counted: 0, ledger: 0 };
+        found.set(at, { ...before, counted: Number(row.slices) });
+      }
+      return [...found.values()]
+        .filter((difference) => difference.counted !== difference.ledger)
+        .sort((a, b) => byText(a.month, b.month) || a.portfolioId - b.portfolioId || byText(a.reportType, b.reportType) || byText(a.status, b.status));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'comparing the monthly counts with the ledger');
+    }
   }
 
   /**

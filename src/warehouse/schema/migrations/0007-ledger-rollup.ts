@@ -10,9 +10,9 @@ import type { MigrationDialect } from '../../engine/migration-dialect.js';
  *
  * The triggers differ in kind between the dialects (`MigrationDialect.ledgerRollup`): SQLite has
  * one writer, and counts each row in place. Postgres has many, whose group transactions would
- * wait for (and deadlock on) one another's counts: each statement appends its changes as rows
- * of its own, and a transaction that can take an advisory lock folds the appended rows into one
- * per key. Readers sum `slices` per key in both.
+ * wait for (and deadlock on) one another's counts: each write appends its change as a row of its
+ * own, and now and then one that can take an advisory lock folds the appended rows into one per
+ * key. Readers sum `slices` per key in both. A re-check that changes no status counts nothing.
  */
 export function ledgerRollup(dialect: MigrationDialect): Migration {
   return dialect.ledgerRollup;

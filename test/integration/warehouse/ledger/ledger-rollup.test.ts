@@ -193,6 +193,25 @@ describe.each(DIALECTS)('the monthly counts of the ledger on %s', (dialect) => {
     expect(await ledger.pairs({ from: '2024-01-01', to: '2024-12-31' }, 4)).toHaveLength(4);
   });
 
+  it('are compared with the ledger for the whole months of a range (check --deep): none differ unless changed by hand', async () => {
+    await warehouse.db
+      .insertInto('report_loads')
+      .values([ledgerRow(1001, 'index', '2024-02-10', 'loaded'), ledgerRow(1001, 'index', '2024-03-05', 'failed'), ledgerRow(1002, 'index', '2024-04-02', 'no_data')])
+      .execute();
+    const ledger = new Ledger(warehouse);
+    const range = { from: '2024-02-15', to: '2024-04-30' };
+    expect(await ledger.monthlyCountDifferences(range)).toEqual([]);
+    // A count changed by hand, and one of a month outside the range's whole months (February is partial).
+    await warehouse.db.updateTable('report_loads_monthly').set({ slices: 5 }).where('status', '=', 'failed').execute();
+    await warehouse.db.deleteFrom('report_loads_monthly').where('month', '=', '2024-02-01').execute();
+    expect(await ledger.monthlyCountDifferences(range)).toEqual([{ month: '2024-03-01', portfolioId: 1001, reportType: 'index', status: 'failed', counted: 5, ledger: 1 }]);
+    await warehouse.db.deleteFrom('report_loads_monthly').where('month', '=', '2024-04-01').execute();
+    expect((await ledger.monthlyCountDifferences(range)).map((difference) => `${difference.month} ${difference.counted} ${difference.ledger}`)).toEqual([
+      '2024-03-01 5 1',
+      '2024-04-01 0 1',
+    ]);
+  });
+
   it('are filled from the ledger by the migration', async () => {
     await warehouse.db
       .insertInto('report_loads')
