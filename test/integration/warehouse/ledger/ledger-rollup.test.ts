@@ -276,3 +276,23 @@ describe('the monthly counts under many Postgres writers', () => {
     }
   });
 });
+
+describe('the monthly counts of a big ledger', () => {
+  it('answer hundreds of thousands of pairs and months in one piece', async () => {
+    const warehouse = await createTempWarehouse('sqlite');
+    try {
+      // 2,500 portfolios × 100 months: more rows than a function call takes arguments.
+      await sql`
+        with recursive p(id) as (select 1 union all select id + 1 from p where id < 2500),
+          m(k) as (select 0 union all select k + 1 from m where k < 99)
+        insert into report_loads_monthly (month, portfolio_id, report_type, status, slices)
+        select date('2015-01-01', '+' || k || ' months'), id, 'index', 'loaded', 20 from p, m`.execute(warehouse.db);
+      const ledger = new Ledger(warehouse);
+      const filter = { from: '2015-01-01', to: '2023-04-30' };
+      expect(await ledger.countByPeriod(filter, 'month')).toHaveLength(250_000);
+      expect(await ledger.countByStatus(filter)).toHaveLength(2_500);
+    } finally {
+      await warehouse.close();
+    }
+  });
+});
