@@ -36,6 +36,7 @@ export async function seedLedgerSlices(warehouse: WarehouseHandle, seed: LedgerS
   const { days } = seed;
   await sql`drop index report_loads_date`.execute(db);
   await sql`drop index report_loads_loaded`.execute(db);
+  await sql`drop index report_loads_failed`.execute(db);
   const types = sql.join(REPORT_TYPES.map((type) => sql`(${type})`));
   const status = sql`case when p % 50 = 0 and day % 97 = 0 then 'failed' when day % 7 in (5, 6) then 'no_data' else 'loaded' end`;
   const kept = sql`not (p % 100 = 1 and day >= ${days - 400} and day < ${days - 370})`;

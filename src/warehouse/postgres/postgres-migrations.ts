@@ -138,6 +138,8 @@ export const postgresLedgerRollup: Migration = {
             delete from report_loads_monthly;
             return null;
           end $$`,
+      // The failed slices of a range (status, check, the dashboard's failures): a few index rows, not every ledger row of the range.
+      sql`create index report_loads_failed on report_loads (report_date, portfolio_id, report_type) where status = 'failed'`,
       sql`create trigger report_loads_monthly_insert after insert on report_loads
           referencing new table as new_rows for each statement execute function report_loads_monthly_count_rows()`,
       sql`create trigger report_loads_monthly_delete after delete on report_loads
@@ -152,6 +154,7 @@ export const postgresLedgerRollup: Migration = {
   },
   async down(db: Kysely<unknown>) {
     await sql`drop table report_loads_monthly`.execute(db);
+    await sql`drop index report_loads_failed`.execute(db);
     for (const name of ['report_loads_monthly_count_rows', 'report_loads_monthly_count_change', 'report_loads_monthly_clear', 'report_loads_monthly_fold'])
       await sql`drop function ${sql.id(name)}() cascade`.execute(db);
   },

@@ -10,7 +10,7 @@ interface AnalyticsObject {
 }
 
 /**
- * Every index and view the migrations leave (0001, 0005, 0006), as they define them now, in an
+ * Every index and view the migrations leave (0001, 0005, 0006, 0007), as they define them now, in an
  * order that creates a view after the views it reads. A migration never changes once shipped:
  * one that changes an index or view must change its definition here too (the test that drops and
  * re-creates them compares the result with a freshly migrated warehouse).
@@ -20,6 +20,7 @@ const ANALYTICS_OBJECTS: readonly AnalyticsObject[] = [
   index('report_loads_date', sql`report_loads (report_date, status)`),
   { kind: 'index', name: 'report_loads_load_id', create: () => sql`create unique index if not exists report_loads_load_id on report_loads (load_id)` },
   index('report_loads_loaded', sql`report_loads (portfolio_id, report_type, report_date) where status = 'loaded'`),
+  index('report_loads_failed', sql`report_loads (report_date, portfolio_id, report_type) where status = 'failed'`),
   index('slice_checks_date', sql`slice_checks (report_date, outcome)`),
   view(
     'latest_loaded_day',

@@ -139,6 +139,8 @@ export const sqliteLedgerRollup: Migration = {
           ) without rowid`,
         sql`insert into report_loads_monthly (month, portfolio_id, report_type, status, slices)
           select substr(report_date, 1, 7) || '-01', portfolio_id, report_type, status, count(*) from report_loads group by 1, 2, 3, 4`,
+        // The failed slices of a range (status, check, the dashboard's failures): a few index rows, not every ledger row of the range.
+        sql`create index report_loads_failed on report_loads (report_date, portfolio_id, report_type) where status = 'failed'`,
         sql.raw(`create trigger report_loads_monthly_insert after insert on report_loads begin ${sqliteCountIn} end`),
         sql.raw(`create trigger report_loads_monthly_update after update of portfolio_id, report_type, report_date, status on report_loads
           when old.status is not new.status or old.portfolio_id is not new.portfolio_id or old.report_type is not new.report_type
@@ -155,6 +157,7 @@ export const sqliteLedgerRollup: Migration = {
         sql`drop trigger report_loads_monthly_update`,
         sql`drop trigger report_loads_monthly_delete`,
         sql`drop table report_loads_monthly`,
+        sql`drop index report_loads_failed`,
       ]),
     );
   },

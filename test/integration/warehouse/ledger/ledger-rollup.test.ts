@@ -222,6 +222,7 @@ describe.each(DIALECTS)('the monthly counts of the ledger on %s', (dialect) => {
     if (dialect === 'sqlite') for (const name of ['insert', 'update', 'delete']) await sql.raw(`drop trigger report_loads_monthly_${name}`).execute(warehouse.db);
     else for (const name of ['count_rows', 'count_change', 'clear', 'fold']) await sql.raw(`drop function report_loads_monthly_${name}() cascade`).execute(warehouse.db);
     await sql`drop table report_loads_monthly`.execute(warehouse.db);
+    await sql`drop index report_loads_failed`.execute(warehouse.db);
     const reopened = await openWarehouse(warehouse.databaseUrl);
     try {
       expect((await migrateWarehouse(reopened)).applied).toEqual(['0007-ledger-rollup']);
