@@ -41,6 +41,54 @@ interface Allowed {
 
 const ALLOWED: readonly Allowed[] = [
   {
+    file: 'src/warehouse/sqlite/sqlite-migrations.ts',
+    kind: 'raw-sql',
+    code: 'create trigger report_loads_monthly_insert',
+    reason: 'constant text: the insert trigger of the monthly ledger counts (migration 0007), assembled from the module’s own constant SQL fragments',
+  },
+  {
+    file: 'src/warehouse/sqlite/sqlite-migrations.ts',
+    kind: 'raw-sql',
+    code: 'create trigger report_loads_monthly_update',
+    reason: 'constant text: the update trigger of the monthly ledger counts (migration 0007), assembled from the module’s own constant SQL fragments',
+  },
+  {
+    file: 'src/warehouse/sqlite/sqlite-migrations.ts',
+    kind: 'raw-sql',
+    code: 'create trigger report_loads_monthly_delete',
+    reason: 'constant text: the delete trigger of the monthly ledger counts (migration 0007), assembled from the module’s own constant SQL fragments',
+  },
+  {
+    file: 'src/warehouse/sqlite/sqlite-migrations.ts',
+    kind: 'concatenated-sql',
+    code: 'create trigger report_loads_monthly_insert',
+    reason: 'constant text: the insert trigger of the monthly ledger counts (migration 0007), assembled from the module’s own constant SQL fragments',
+  },
+  {
+    file: 'src/warehouse/sqlite/sqlite-migrations.ts',
+    kind: 'concatenated-sql',
+    code: 'create trigger report_loads_monthly_update',
+    reason: 'constant text: the update trigger of the monthly ledger counts (migration 0007), assembled from the module’s own constant SQL fragments',
+  },
+  {
+    file: 'src/warehouse/sqlite/sqlite-migrations.ts',
+    kind: 'concatenated-sql',
+    code: 'create trigger report_loads_monthly_delete',
+    reason: 'constant text: the delete trigger of the monthly ledger counts (migration 0007), assembled from the module’s own constant SQL fragments',
+  },
+  {
+    file: 'src/warehouse/postgres/postgres-migrations.ts',
+    kind: 'sql-template',
+    code: 'drop function ${sql.id(name)}() cascade',
+    reason: 'a function name from the migration’s own constant list (undoing migration 0007), quoted as an identifier',
+  },
+  {
+    file: 'src/warehouse/postgres/postgres-migrations.ts',
+    kind: 'identifier',
+    code: 'sql.id(name)',
+    reason: 'a function name from the migration’s own constant list (undoing migration 0007), quoted as an identifier',
+  },
+  {
     file: 'src/queue/export-queue.ts',
     kind: 'driver-call',
     code: "['exists', queue.toKey(job.opts.jobId!)]",
