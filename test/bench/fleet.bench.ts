@@ -16,6 +16,7 @@ import { countSliceFacts } from './count-slice-facts.js';
 import { takeCpuCensus } from './cpu-census.js';
 import { startPrivateRedisServer, type PrivateRedisServer } from './private-redis-server.js';
 import { busiestWindow, steadyRate } from './request-rate.js';
+import { processCpuMs } from './run-product-workers.js';
 
 const WORKERS = 4;
 const CONCURRENCY = 16;
@@ -348,16 +349,4 @@ function sumChange(before: ReadonlyMap<number, number>, after: ReadonlyMap<numbe
   let sum = 0;
   for (const [pid, ms] of after) sum += ms - (before.get(pid) ?? 0);
   return sum;
-}
-
-/** utime + stime of a process from /proc (Linux), in ms; 0 where there is no /proc or the process is gone. */
-function processCpuMs(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
 }

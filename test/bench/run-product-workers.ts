@@ -169,7 +169,8 @@ async function stopWorkers(children: readonly { child: ChildProcess; exited: Pro
 }
 
 /** utime + stime of a process from /proc (Linux); 0 where there is no /proc. */
-function processCpuMs(pid: number | undefined): number {
+/** CPU a process has used so far (user + system, from /proc), in ms; 0 for one that is gone. */
+export function processCpuMs(pid: number | undefined): number {
   if (pid === undefined) return 0;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

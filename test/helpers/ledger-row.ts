@@ -1,4 +1,6 @@
-import type { ReportLoadsRow, SliceStatus } from '../../src/warehouse/engine/warehouse-schema.js';
+import type { Kysely } from 'kysely';
+import type { Slice } from '../../src/slice/slice.js';
+import type { ReportLoadsRow, SliceStatus, Warehouse } from '../../src/warehouse/engine/warehouse-schema.js';
 
 /**
  * A ledger row for seeding a warehouse in tests: 3 rows when loaded, a failure's `error` (its code
@@ -33,4 +35,21 @@ export function ledgerRow(
     load_id: null,
     loaded_at: null,
   };
+}
+
+/** A slice's ledger row as a transaction writes it in the commit-group tests: loaded, no rows, stamped `now`. */
+export async function insertLoadedLedgerRow(trx: Kysely<Warehouse>, slice: Slice, now: string): Promise<void> {
+  await trx
+    .insertInto('report_loads')
+    .values({
+      portfolio_id: slice.portfolioId,
+      report_type: slice.reportType,
+      report_date: slice.reportDate,
+      status: 'loaded',
+      row_count: 0,
+      attempts: 1,
+      updated_at: now,
+      checked_at: now,
+    })
+    .execute();
 }

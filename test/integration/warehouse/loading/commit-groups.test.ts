@@ -5,6 +5,7 @@ import type { Slice } from '../../../../src/slice/slice.js';
 import { CommitGroups, NotASmallSlice, type CommitGroupsOptions } from '../../../../src/warehouse/loading/commit-groups.js';
 import type { SliceLock } from '../../../../src/warehouse/engine/slice-lock.js';
 import type { Warehouse } from '../../../../src/warehouse/engine/warehouse-schema.js';
+import { insertLoadedLedgerRow } from '../../../helpers/ledger-row.js';
 import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
 import { until } from '../../../helpers/until.js';
 
@@ -12,19 +13,7 @@ const slices: Slice[] = Array.from({ length: 5 }, (_, i) => ({ portfolioId: 1001
 
 /** The slice's write: its ledger row, stamped with the clock read under its lock. */
 async function writeLedgerRow(trx: Kysely<Warehouse>, slice: Slice, now: string): Promise<string> {
-  await trx
-    .insertInto('report_loads')
-    .values({
-      portfolio_id: slice.portfolioId,
-      report_type: slice.reportType,
-      report_date: slice.reportDate,
-      status: 'loaded',
-      row_count: 0,
-      attempts: 1,
-      updated_at: now,
-      checked_at: now,
-    })
-    .execute();
+  await insertLoadedLedgerRow(trx, slice, now);
   return `${slice.portfolioId}`;
 }
 
