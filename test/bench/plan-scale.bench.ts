@@ -104,8 +104,12 @@ export const benchmark: Benchmark = {
         return { ...child, queued };
       };
 
-      /** Runs `queue` while the product's worker drains the queue, watching Redis's memory, until every slice was attempted. */
-      const workOff = async <T>(queue: () => Promise<T>): Promise<Worked & { readonly queued: T }> => {
+      /**
+       * Works the queue off with the product's worker, watching Redis's memory, until every slice
+       * was attempted: while `queue` runs (the plan: the workers queue most of it themselves), or
+       * after it finished (`queuedFirst`: today's full enqueue, then the workers' own pace).
+       */
+      const workOff = async <T>(queue: () => Promise<T>, options: { readonly queuedFirst?: boolean } = {}): Promise<Worked & { readonly queued: T }> => {
         await redis.flush();
         let peakMemory = await redis.usedMemory();
         let watching = true;
@@ -115,10 +119,11 @@ export const benchmark: Benchmark = {
             await sleep(100);
           }
         })();
-        const startedAt = performance.now();
         try {
+          const queuedFirst = options.queuedFirst ? await queue() : undefined;
+          const startedAt = performance.now();
           const draining = drainExportQueue({ redisUrl: redis.url, settings, concurrency: 100, timeoutMs: scale.timeoutMs, ledger, expected: planned });
-          const [queued, drain] = await Promise.all([queue(), draining]);
+          const [queued, drain] = await Promise.all([options.queuedFirst ? queuedFirst! : queue(), draining]);
           const ms = performance.now() - startedAt;
           return { ms, slicesPerSecond: (planned * 1000) / ms, peakMemory, drain, queued };
         } finally {
@@ -140,11 +145,14 @@ export const benchmark: Benchmark = {
         priority: settings.queue.backfillPriority,
         batchSize: settings.queue.addBatchSize,
       };
-      const full = await workOff(async () => {
-        const raw = await runMeasuredChild(['--import', 'tsx', RAW, JSON.stringify(rawOptions)], { cwd: PROJECT, timeoutMs: scale.timeoutMs });
-        if (raw.code !== 0 || raw.stdout.trim() !== `added ${planned}`) throw new Error(`raw addBulk failed (${raw.code}):\n${raw.stdout}${raw.stderr}`);
-        return raw;
-      });
+      const full = await workOff(
+        async () => {
+          const raw = await runMeasuredChild(['--import', 'tsx', RAW, JSON.stringify(rawOptions)], { cwd: PROJECT, timeoutMs: scale.timeoutMs });
+          if (raw.code !== 0 || raw.stdout.trim() !== `added ${planned}`) throw new Error(`raw addBulk failed (${raw.code}):\n${raw.stdout}${raw.stderr}`);
+          return raw;
+        },
+        { queuedFirst: true },
+      );
       const emptyMemory = (await redis.flush(), await redis.usedMemory());
       const plan = await workOff(() => backfill(scale.to));
       const product = plan.queued;
@@ -172,7 +180,7 @@ export const benchmark: Benchmark = {
         {
           benchmark: 'scale of the plan: backfill worked off',
           product: `${rate(plan.slicesPerSecond)} slices/s`,
-          baseline: `${rate(full.slicesPerSecond)} slices/s with every job queued at once`,
+          baseline: `${rate(full.slicesPerSecond)} slices/s with every job queued first`,
           ratio: plan.slicesPerSecond / full.slicesPerSecond,
           target: '≥ 0.9 × full enqueue',
           pass: plan.slicesPerSecond >= 0.9 * full.slicesPerSecond,
@@ -183,13 +191,13 @@ export const benchmark: Benchmark = {
             nonZeroExits: [product, full.queued].filter((child) => child.code !== 0).length,
           },
           note:
-            `${sizeNote}; a window of ${scale.window.toLocaleString('en-US')} jobs, queued by the command then topped up by the worker, against raw addBulk of every job (batches of ${settings.queue.addBatchSize}) ` +
-            `in its own process; both worked off by the product's worker (concurrency 100, an attempt that returns at once) as they are queued, start to last attempt: ${seconds(plan.ms)} vs ${seconds(full.ms)}`,
+            `${sizeNote}; a window of ${scale.window.toLocaleString('en-US')} jobs, queued by the command then topped up by the worker as it goes (from the command's start), against every job ` +
+            `queued first by raw addBulk (batches of ${settings.queue.addBatchSize}, not timed); both worked off by the product's worker (concurrency 100, an attempt that returns at once), to the last attempt: ${seconds(plan.ms)} vs ${seconds(full.ms)}`,
         },
         {
           benchmark: 'scale of the plan: Redis used_memory peak',
           product: mb(plan.peakMemory),
-          baseline: `${mb(full.peakMemory)} with every job queued at once`,
+          baseline: `${mb(full.peakMemory)} with every job queued first`,
           ratio: plan.peakMemory / REDIS_PEAK_TARGET_BYTES,
           target: '≤ 150 MB',
           pass: plan.peakMemory <= REDIS_PEAK_TARGET_BYTES,
