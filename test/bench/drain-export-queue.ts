@@ -2,11 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import type { Settings } from '../../src/config/settings-schema.js';
 import { createLogger } from '../../src/logging/logger.js';
-import { exportSliceJob } from '../../jobs/export-slice/export-slice-job.js';
 import { refillBackfillJob } from '../../jobs/refill-backfill/refill-backfill-job.js';
 import type { Ledger } from '../../src/warehouse/ledger/ledger.js';
 import { ExportQueue } from '../../src/queue/export-queue.js';
 import { createExportWorker } from '../../src/queue/export-worker.js';
+import { noOpExportSliceJob } from '../helpers/no-op-export-job.js';
 
 export interface DrainOptions {
   readonly redisUrl: string;
@@ -54,18 +54,13 @@ export async function drainExportQueue(options: DrainOptions): Promise<DrainResu
     concurrency: options.concurrency,
     // No warehouse here, and no nightly job to count outcomes for.
     jobs: [
-      exportSliceJob({
-        attemptSlice: async (slice, attempt) => {
+      noOpExportSliceJob({
+        settings: options.settings,
+        logger,
+        seen: (_slice, attempt) => {
           if (attempt.number === 1) attempted += 1;
           mostAttempts = Math.max(mostAttempts, attempt.number);
-          return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: 0, unchanged: false };
         },
-        failDeadSlice: async () => {
-          throw new Error('no job stalls while a benchmark drains the queue');
-        },
-        maxStalledCount: options.settings.queue.maxStalledCount,
-        limits: { maxRetryAfterMs: options.settings.retry.maxRetryAfterMs, credentialsRetryMs: options.settings.token.rejectedRetryMs },
-        logger,
       }),
       ...(options.ledger ? [refillBackfillJob({ exportQueue, ledger: options.ledger, logger })] : []),
     ],

@@ -1,11 +1,10 @@
 import { Cluster, Redis } from 'ioredis';
 import type { Worker } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { exportSliceJob } from '../../../jobs/export-slice/export-slice-job.js';
 import { RedisTokenSource } from '../../../src/auth/redis-token-source.js';
 import type { IssuedToken } from '../../../src/auth/token-source.js';
 import { settingsSchema } from '../../../src/config/settings-schema.js';
-import { ConfigError, SyncError } from '../../../src/errors/sync-error.js';
+import { ConfigError } from '../../../src/errors/sync-error.js';
 import { describeUrl } from '../../../src/redaction/redact.js';
 import { createLogger } from '../../../src/logging/logger.js';
 import { CredentialsPause } from '../../../src/queue/credentials-pause.js';
@@ -18,6 +17,7 @@ import { RedisRateGate } from '../../../src/queue/redis-rate-gate.js';
 import { planSlices, type SliceRange } from '../../../src/slice/slice-range.js';
 import type { Slice } from '../../../src/slice/slice.js';
 import { freePort } from '../../helpers/free-port.js';
+import { noOpExportSliceJob } from '../../helpers/no-op-export-job.js';
 import { startRedisCluster, type RedisCluster } from '../../helpers/redis-cluster.js';
 import { TEST_REDIS_URL, testPrefix } from '../../helpers/test-redis.js';
 import { until } from '../../helpers/until.js';
@@ -151,18 +151,7 @@ describe('report-sync on a Redis Cluster (three masters with a replica each)', (
         connection: await connect(),
         settings,
         concurrency: 4,
-        jobs: [
-          exportSliceJob({
-            attemptSlice: async (slice, attempt) => {
-              attempted.push(slice);
-              return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: 1, unchanged: false };
-            },
-            failDeadSlice: async () => new SyncError('WORKER_DIED', 'unexpected'),
-            maxStalledCount: settings.queue.maxStalledCount,
-            limits: { maxRetryAfterMs: settings.retry.maxRetryAfterMs, credentialsRetryMs: settings.token.rejectedRetryMs },
-            logger,
-          }),
-        ],
+        jobs: [noOpExportSliceJob({ settings, logger, seen: (slice) => void attempted.push(slice) })],
         exportQueue,
         logger,
       });
@@ -211,16 +200,13 @@ describe('report-sync on a Redis Cluster (three masters with a replica each)', (
         settings,
         concurrency: 4,
         jobs: [
-          exportSliceJob({
-            attemptSlice: async (slice, attempt) => {
+          noOpExportSliceJob({
+            settings,
+            logger,
+            seen: async (slice) => {
               await new Promise((resolve) => setTimeout(resolve, 50));
               attempted.push(`${slice.portfolioId}-${slice.reportType}-${slice.reportDate}`);
-              return { status: 'no_data', final: true, slice, attempt: attempt.number, durationMs: 50, unchanged: false };
             },
-            failDeadSlice: async () => new SyncError('WORKER_DIED', 'unexpected'),
-            maxStalledCount: settings.queue.maxStalledCount,
-            limits: { maxRetryAfterMs: settings.retry.maxRetryAfterMs, credentialsRetryMs: settings.token.rejectedRetryMs },
-            logger,
           }),
         ],
         exportQueue,
