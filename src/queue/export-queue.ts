@@ -53,6 +53,8 @@ export class ExportQueue {
   readonly plans: BackfillPlans;
   readonly #settings: ExportQueueOptions['settings'];
   readonly #redis: RedisClient;
+  /** Shared by every job: BullMQ only reads it. */
+  readonly #backoff = { type: SLICE_BACKOFF } as const;
 
   constructor(options: ExportQueueOptions) {
     this.#settings = options.settings;
@@ -65,9 +67,14 @@ export class ExportQueue {
     this.queue.on('error', () => undefined);
   }
 
-  /** The options every export job gets: attempts, backoff, priority. */
+  /**
+   * The options every export job gets: attempts, backoff, priority. Trimming (queue.keepCompleted /
+   * keepFailed) is the workers' option, not each job's: BullMQ packs and stores per-job options
+   * with every job, a real cost in Redis on a large backfill. Every field named, no spread: at
+   * millions of jobs V8's slow path for properties written after a spread shows.
+   */
   jobOptions(slice: Slice, priority: number): JobsOptions {
-    return { ...this.#sharedJobOptions(), jobId: sliceJobId(slice), priority };
+    return { attempts: this.#settings.retry.attempts, backoff: this.#backoff, jobId: sliceJobId(slice), priority };
   }
 
   /**
@@ -78,9 +85,6 @@ export class ExportQueue {
    */
   async addSlices(slices: Iterable<Slice> | AsyncIterable<Slice>, priority: number, options: AddSlicesOptions = {}): Promise<AddedSlices> {
     const batchSize = this.#settings.queue.addBatchSize;
-    // Built once and shared by every job of the call: at millions of slices, fresh copies per job
-    // cost more in garbage collection than the planning itself. BullMQ only reads them.
-    const shared = this.#sharedJobOptions();
     const added: { queued: number; requeued: number; pending: number; finishedSince: number; interrupted?: true } = { queued: 0, requeued: 0, pending: 0, finishedSince: 0 };
     let batch: { name: string; data: SliceJobData; opts: JobsOptions }[] = [];
     let sending: Promise<void> | undefined;
@@ -125,7 +129,7 @@ export class ExportQueue {
       const data: SliceJobData = options.force
         ? { portfolioId: slice.portfolioId, reportType: slice.reportType, reportDate: slice.reportDate, force: true }
         : { portfolioId: slice.portfolioId, reportType: slice.reportType, reportDate: slice.reportDate };
-      batch.push({ name: EXPORT_SLICE_JOB, data, opts: { ...shared, jobId: sliceJobId(slice), priority } });
+      batch.push({ name: EXPORT_SLICE_JOB, data, opts: this.jobOptions(slice, priority) });
       return batch.length >= batchSize;
     };
     try {
@@ -155,16 +159,14 @@ export class ExportQueue {
   }
 
   /**
-   * One batch: which of its jobs exist (one pipelined round trip of EXISTS, cheap on a fresh
-   * range), which of those have finished, those removed, then everything but the pending ones added.
-   * On a Redis Cluster a pipeline must stay within one slot: every key here is under the prefix's
-   * hash tag.
+   * One batch: which of its jobs exist (one script call, cheap on a fresh range), which of those
+   * have finished, those removed, then everything but the pending ones added. On a Redis Cluster
+   * a script or pipeline must stay within one slot: every key here is under the prefix's hash tag.
    */
   async #send(jobs: { name: string; data: SliceJobData; opts: JobsOptions }[], finishedSinceMs = Number.POSITIVE_INFINITY): Promise<Sent> {
     const client = this.#redis;
     const queue = this.queue;
-    const exists = await client.pipeline(jobs.map((job) => ['exists', queue.toKey(job.opts.jobId!)])).exec();
-    const known = jobs.filter((_job, i) => exists?.[i]?.[1] === 1);
+    const known = await this.#existing(jobs);
     const finished = new Set<string>();
     const finishedLately = new Set<string>();
     if (known.length > 0) {
@@ -196,11 +198,8 @@ export class ExportQueue {
       } catch (error) {
         // Part of the batch may have landed before Redis refused the rest (a full Redis refuses
         // job by job): count what is there, so that the total said stays true.
-        const landed = await client
-          .pipeline(toAdd.map((job) => ['exists', queue.toKey(job.opts.jobId!)]))
-          .exec()
-          .catch(() => null);
-        const ids = toAdd.filter((_job, i) => landed?.[i]?.[1] === 1).map((job) => job.opts.jobId!);
+        const landed = await this.#existing(toAdd).catch(() => []);
+        const ids = landed.map((job) => job.opts.jobId!);
         const requeued = ids.filter((jobId) => finished.has(jobId)).length;
         throw new PartlySent(error, { queued: ids.length - requeued, requeued, pending: pendingIds.size, finishedSince: finishedLately.size });
       }
@@ -208,10 +207,14 @@ export class ExportQueue {
     return { queued: toAdd.length - finished.size, requeued: finished.size, pending: pendingIds.size, finishedSince: finishedLately.size };
   }
 
-  #sharedJobOptions(): Omit<JobsOptions, 'jobId' | 'priority'> {
-    // Trimming (queue.keepCompleted / keepFailed) is the workers' option, not each job's: BullMQ
-    // packs and stores per-job options with every job, a real cost in Redis on a large backfill.
-    return { attempts: this.#settings.retry.attempts, backoff: { type: SLICE_BACKOFF } };
+  /**
+   * The jobs among `jobs` that Redis holds, in one call: a command per job costs this process
+   * more than the check itself costs Redis.
+   */
+  async #existing<T extends { opts: JobsOptions }>(jobs: readonly T[]): Promise<T[]> {
+    if (jobs.length === 0) return [];
+    const found = (await this.#redis.eval(EXISTING_KEYS, jobs.length, ...jobs.map((job) => this.queue.toKey(job.opts.jobId!)))) as number[];
+    return found.map((index) => jobs[index]!);
   }
 
   /**
@@ -231,6 +234,9 @@ export class ExportQueue {
     await this.queue.close();
   }
 }
+
+/** The 0-based positions of the keys that exist. */
+const EXISTING_KEYS = `local found = {} for i, key in ipairs(KEYS) do if redis.call('EXISTS', key) == 1 then found[#found + 1] = i - 1 end end return found`;
 
 /** A batch Redis took only part of before refusing the rest: what did land, and why the rest did not. */
 class PartlySent extends Error {

@@ -91,12 +91,6 @@ const ALLOWED: readonly Allowed[] = [
   {
     file: 'src/queue/export-queue.ts',
     kind: 'driver-call',
-    code: "['exists', queue.toKey(job.opts.jobId!)]",
-    reason: 'a Redis pipeline (EXISTS on job keys), not SQL',
-  },
-  {
-    file: 'src/queue/export-queue.ts',
-    kind: 'driver-call',
     code: "['zscore', queue.keys.completed!, job.opts.jobId!]",
     reason: 'a Redis pipeline (ZSCORE in the completed and failed sets), not SQL',
   },

@@ -138,7 +138,7 @@ describe('report-sync on a Redis Cluster (three masters with a replica each)', (
     expect(admitted.at(-1)! - admitted[0]!).toBeGreaterThanOrEqual(400);
   });
 
-  it('queues slices in batches (pipelined EXISTS), runs them on the product’s worker, and queues the finished ones again', async () => {
+  it('queues slices in batches (one existence check a batch), runs them on the product’s worker, and queues the finished ones again', async () => {
     freshConnector();
     const settings = settingsSchema.parse({ queue: { prefix, addBatchSize: 25 } });
     const exportQueue = new ExportQueue({ connection: await connect(), settings });
