@@ -57,6 +57,8 @@ export interface BenchFacts {
   /** Jobs the queue held after the product queued them, and after the raw baseline did. */
   readonly jobsQueued?: number;
   readonly baselineJobsQueued?: number;
+  /** Jobs a worker attempted from a queue filled before it started (the plan-scale row's report of the workers' own pace). */
+  readonly queuedFirstJobsQueued?: number;
   /** Distinct jobs a worker attempted while draining the queue, and the most attempts of one job. */
   readonly jobsAttempted?: number;
   readonly attemptsPerJob?: number;

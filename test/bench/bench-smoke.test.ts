@@ -87,17 +87,19 @@ const INVARIANTS: Record<string, (rows: readonly BenchResult[]) => void> = {
     expect({ export401s: facts.export401s, nonZeroExits: facts.nonZeroExits }).toEqual({ export401s: 0, nonZeroExits: 0 });
   },
   'plan-scale': (rows) => {
-    // Worked off through the plan's window and with every job queued at once: each slice attempted once.
+    // Worked off through the plan's window, with every job queued meanwhile and queued first: each slice attempted once.
     const worked = factsOf(rows, 'scale of the plan: backfill worked off');
     expect(worked.slicesPlanned).toBeGreaterThan(0);
     expect({
       jobsAttempted: worked.jobsAttempted,
       baselineJobsQueued: worked.baselineJobsQueued,
+      queuedFirstJobsQueued: worked.queuedFirstJobsQueued,
       attemptsPerJob: worked.attemptsPerJob,
       nonZeroExits: worked.nonZeroExits,
     }).toEqual({
       jobsAttempted: worked.slicesPlanned,
       baselineJobsQueued: worked.slicesPlanned,
+      queuedFirstJobsQueued: worked.slicesPlanned,
       attemptsPerJob: 1,
       nonZeroExits: 0,
     });
