@@ -137,12 +137,6 @@ const ALLOWED: readonly Allowed[] = [
     reason: 'constant text: tries the migration lock (a constant key) inside the migrations’ transaction',
   },
   {
-    file: 'src/warehouse/postgres/migrate-holding-postgres-lock.ts',
-    kind: 'raw-sql',
-    code: "CompiledQuery.raw('select pg_advisory_xact_lock(3853314791062309107)')",
-    reason: 'constant text: waits for the migration lock (a constant key) inside the migrations’ transaction',
-  },
-  {
     file: 'src/warehouse/postgres/postgres-slice-lock.ts',
     kind: 'raw-sql',
     code: "CompiledQuery.raw('begin')",

@@ -2,17 +2,20 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startCliProcess, type CliProcess } from '../helpers/cli-process.js';
 import { holdSqliteLock } from '../helpers/hold-sqlite-lock.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
+import { createTempDatabase } from '../helpers/temp-warehouse.js';
 import { until } from '../helpers/until.js';
 
 /*
  * A warehouse that is not ready when a command starts: a Postgres refusing connections (not yet
  * listening, starting up, restarting during a deploy) is waited for up to startup.timeoutMs, as
  * Redis is, while a database that does not exist still fails at once; a SQLite warehouse another
- * process holds the write lock of is waited for up to warehouse.busyTimeoutMs before migrating.
+ * process holds the write lock of is waited for up to warehouse.busyTimeoutMs before migrating,
+ * and a Postgres warehouse another process is migrating for as long as that takes.
  * Every wait says what it waits for, and ends on the first SIGTERM. The real compiled CLI, each in
  * a process of its own.
  */
@@ -176,5 +179,50 @@ describe('a SQLite warehouse whose write lock another process holds when it is t
     expect(exit, output).toBe(1);
     expect(stoppedInMs).toBeLessThan(5_000);
     expect(output).toContain(`report-sync: stopped while waiting for the write lock of ${databaseUrl}`);
+  }, 60_000);
+});
+
+describe('a Postgres warehouse another process is migrating', () => {
+  let database: Awaited<ReturnType<typeof createTempDatabase>> | undefined;
+  let holder: pg.Client | undefined;
+  afterEach(async () => {
+    await holder?.end();
+    holder = undefined;
+    await database?.drop();
+    database = undefined;
+  });
+
+  /** A new database whose migration lock another session holds (as a report-sync of an earlier release took it). */
+  async function lockedDatabase() {
+    database = await createTempDatabase('postgres');
+    holder = new pg.Client({ connectionString: database.databaseUrl });
+    await holder.connect();
+    await holder.query('select pg_advisory_lock(3853314791062309107)');
+    return { dir: project({}), databaseUrl: database.databaseUrl };
+  }
+
+  it('waits for it, saying so, and migrates once it is done', async () => {
+    const { dir, databaseUrl } = await lockedDatabase();
+    const running = migrate(dir, databaseUrl);
+    await until(() => running.process.output().includes('another process is migrating the warehouse: waiting for it to finish'), 30_000, 'migrate to wait for the lock');
+    await holder!.query('select pg_advisory_unlock(3853314791062309107)');
+    const result = await running.finished;
+
+    expect(result.exit, result.output).toBe(0);
+    expect(result.stdout).toContain('Applied 0001-create-tables');
+    expect(result.output).toContain('took the migration lock');
+  }, 60_000);
+
+  it('stops on the first SIGTERM while it waits, saying what it was waiting for, and leaves nothing half-done', async () => {
+    const { dir, databaseUrl } = await lockedDatabase();
+    const running = migrate(dir, databaseUrl);
+    const { exit, stoppedInMs } = await stopOnceWaiting(running.process, 'another process is migrating the warehouse');
+    const output = running.process.output();
+
+    expect(exit, output).toBe(1);
+    expect(stoppedInMs).toBeLessThan(5_000);
+    expect(output).toContain(`report-sync: stopped while waiting for another process's migration of`);
+    const tables = await holder!.query("select count(*)::int as n from information_schema.tables where table_schema = 'public'");
+    expect(tables.rows[0]).toEqual({ n: 0 });
   }, 60_000);
 });
