@@ -54,6 +54,12 @@ const CONFIGURATION_CODES: Readonly<Record<string, string>> = {
 const STATEMENT_POOLING = /transaction blocks not allowed in statement pooling mode/i;
 
 /**
+ * Errors of JavaScript itself, with no database code: report-sync's own bug (or a driver refusing
+ * a value report-sync should never have handed it), never the warehouse's answer to a write.
+ */
+const JAVASCRIPT_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError];
+
+/**
  * Wraps a database error as a {@link WarehouseError}, retryable when the trouble is transient, or
  * as a {@link ConfigError} when the server says `DATABASE_URL` names something that is not there
  * or a pooler in front of it refuses transactions.
@@ -62,6 +68,11 @@ export function classifyWarehouseError(error: unknown, action: string): SyncErro
   if (error instanceof SyncError) return error;
   const err = error instanceof Error ? error : new Error(String(error));
   const code = String((err as { code?: unknown }).code ?? '');
+  if (code === '' && JAVASCRIPT_ERRORS.some((kind) => err instanceof kind)) {
+    return new SyncError('UNEXPECTED', `unexpected error while ${action}: ${err.message} (report-sync's own, not the warehouse's answer: please report it with the logged stack)`, {
+      cause: err,
+    });
+  }
   const misconfigured = CONFIGURATION_CODES[code];
   if (misconfigured) return new ConfigError(`warehouse refused the connection while ${action}: ${err.message} (${code}); ${misconfigured}`, { cause: err });
   if (STATEMENT_POOLING.test(err.message)) {

@@ -33,6 +33,24 @@ describe('classifyWarehouseError', () => {
     expect(classified.code).toBe('WAREHOUSE_REJECTED');
     expect(classified.retryable).toBe(false);
   });
+
+  it.each([
+    ['a RangeError', new RangeError('Invalid array length')],
+    ['a TypeError', new TypeError("Cannot read properties of undefined (reading 'rows')")],
+  ])('%s of report-sync itself is UNEXPECTED (a bug to report), not the warehouse refusing the write', (_name, error) => {
+    const classified = classifyWarehouseError(error, 'loading a slice');
+    expect(classified.code).toBe('UNEXPECTED');
+    expect(classified.retryable).toBe(false);
+    expect(classified.message).toBe(
+      `unexpected error while loading a slice: ${error.message} (report-sync's own, not the warehouse's answer: please report it with the logged stack)`,
+    );
+    expect(classified.cause).toBe(error);
+  });
+
+  it('a driver error carrying a database code stays the warehouse’s answer, whatever its class', () => {
+    const classified = classifyWarehouseError(Object.assign(new RangeError('value out of range for type integer'), { code: '22003' }), 'loading a slice');
+    expect(classified.code).toBe('WAREHOUSE_REJECTED');
+  });
 });
 
 describe('classifyWarehouseError: DATABASE_URL itself is wrong', () => {
