@@ -14,7 +14,7 @@ import { exitCodeOf, type RunReport } from '../runner/run-report.js';
 import { sliceSelection, type SliceSelection, type SliceSelectionOptions } from '../selection/slice-selection.js';
 import { describeSlice, sliceKey, type Slice } from '../slice/slice.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
-import { Ledger, sliceOfEntry } from '../warehouse/ledger/ledger.js';
+import { Ledger, sliceOfEntry, type FinishedSince } from '../warehouse/ledger/ledger.js';
 import { type OutcomeTally, tallyOutcomes as tally } from '../warehouse/ledger/tally-outcomes.js';
 import { warehouseNow } from '../warehouse/warehouse-now.js';
 import { NO_WARNINGS } from '../outcomes/warning-groups.js';
@@ -174,6 +174,17 @@ interface WaitOptions {
 /** How often a line says how the backfill is doing when there is no progress bar. */
 const PROGRESS_LINE_MS = 10_000;
 
+/** The shortest wait between two looks at the ledger while waiting for outcomes. */
+const POLL_MS = 500;
+
+/**
+ * The wait before the next look at the ledger, from how long the last one took: twice that, so a
+ * wait over millions of slices reads the ledger a third of the time at most.
+ */
+export function waitBeforeNextLookMs(lastLookMs: number): number {
+  return Math.max(POLL_MS, 2 * lastLookMs);
+}
+
 /**
  * Follows the ledger (whichever workers write it) until the plan has queued its last slice and
  * every slice it handed to the queue has an outcome, the queue holds nothing more for them (their
@@ -201,19 +212,33 @@ async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
   let lastProgress = { finished: 0, at: Date.now() };
   let interrupted = false;
   let lost = false;
-  let counts: OutcomeTally;
+  // Progress counts statuses only, and is asked again after at least twice as long as the last
+  // question took: over millions of slices reading the ledger takes seconds, and a wait must not
+  // keep the warehouse busy (nor a SQLite WAL from being checkpointed). The summary reads it all once.
+  let progress: FinishedSince = { loaded: 0, noData: 0, failed: 0, finished: 0 };
+  let askMs = 0;
+  const askProgress = async () => {
+    const askedAt = performance.now();
+    progress = await ledger.finishedSince(range, since);
+    plan = (await exportQueue.plans.get(options.planId)) ?? plan;
+    askMs = performance.now() - askedAt;
+  };
   try {
     for (;;) {
-      counts = tally(await ledger.outcomesSince(range, since));
-      plan = (await exportQueue.plans.get(options.planId)) ?? plan;
+      await askProgress();
       if (expectedOf(plan) !== expected) {
         expected = expectedOf(plan);
         bar?.setTotal(expected);
       }
       const seconds = (performance.now() - options.startedMs) / 1000;
-      bar?.update(Math.min(counts.finished, expected), { ...counts, rate: (counts.finished / Math.max(seconds, 0.001)).toFixed(1) });
-      if (counts.finished > lastProgress.finished) lastProgress = { finished: counts.finished, at: Date.now() };
-      if (plan?.state === 'queued' && counts.finished >= expected) break;
+      bar?.update(Math.min(progress.finished, expected), {
+        loaded: progress.loaded,
+        noData: progress.noData,
+        failed: progress.failed,
+        rate: (progress.finished / Math.max(seconds, 0.001)).toFixed(1),
+      });
+      if (progress.finished > lastProgress.finished) lastProgress = { finished: progress.finished, at: Date.now() };
+      if (plan?.state === 'queued' && progress.finished >= expected) break;
       if (options.io.signal?.aborted) {
         interrupted = true;
         break;
@@ -224,10 +249,9 @@ async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
         // without persistence, or flushed), or a job ended without a ledger row. Waiting longer would
         // wait forever. Read once more: a job may have finished between the two questions. A plan
         // still queueing keeps its next step in the queue, so it is never empty while it does.
-        counts = tally(await ledger.outcomesSince(range, since));
-        plan = (await exportQueue.plans.get(options.planId)) ?? plan;
+        await askProgress();
         expected = expectedOf(plan);
-        if (plan?.state === 'queued' && counts.finished >= expected) break;
+        if (plan?.state === 'queued' && progress.finished >= expected) break;
         lost = true;
         break;
       }
@@ -235,17 +259,23 @@ async function waitForOutcomes(options: WaitOptions): Promise<RunReport> {
         lastLine = Date.now();
         const stalled = Date.now() - lastProgress.at > PROGRESS_LINE_MS ? await stallReason(options.exportQueue, unfinished) : '';
         if (!bar || stalled) {
+          const { finished, loaded, noData, failed } = progress;
           io.stderr.write(
-            `${bar ? '\n' : ''}backfill: ${counts.finished}/${expected} finished (loaded ${counts.loaded}, no data ${counts.noData}, failed ${counts.failed}); ${unfinished} jobs still in the queue${stalled}\n`,
+            `${bar ? '\n' : ''}backfill: ${finished}/${expected} finished (loaded ${loaded}, no data ${noData}, failed ${failed}); ${unfinished} jobs still in the queue${stalled}\n`,
           );
         }
       }
-      await sleep(500);
+      await sleep(waitBeforeNextLookMs(askMs), undefined, { signal: options.io.signal }).catch(() => undefined);
+      if (options.io.signal?.aborted) {
+        interrupted = true;
+        break;
+      }
     }
   } finally {
     bar?.stop();
   }
 
+  const counts: OutcomeTally = tally(await ledger.outcomesSince(range, since));
   const failures = await ledger.failureSummary(range, { checkedSince: since });
   const warnings = counts.warned > 0 ? await ledger.warningSummary(range, { loadedSince: since }) : NO_WARNINGS;
   const notAttempted = Math.max(0, expected - counts.finished);

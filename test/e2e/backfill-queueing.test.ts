@@ -63,6 +63,23 @@ describe('backfill while it is queueing', () => {
     expect(counts.delayed).toBe(1);
   }, 120_000);
 
+  it('stops waiting on the first SIGTERM under --wait, within a look at the ledger, saying the queued slices go on in the workers', async () => {
+    rig = await startQueueRig({ settings: { portfolios: PORTFOLIOS } });
+    expect((await rig.cli(['migrate'])).code).toBe(0);
+    // No worker: nothing finishes, so only the signal ends the wait.
+    const backfill = startCliProcess(['backfill', '--from', '2024-03-04', '--to', '2024-03-06', '--wait'], { cwd: rig.dir, env: rig.env });
+    await until(() => backfill.output().includes('Queued 60 slices'), 30_000, 'the backfill to queue its slices');
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const signalledAt = Date.now();
+    backfill.child.kill('SIGTERM');
+    const code = await backfill.exited;
+    expect(Date.now() - signalledAt).toBeLessThan(3_000);
+    expect(code, backfill.output()).toBe(1);
+    expect(backfill.output()).toContain('stopped waiting; the queued slices go on in the workers');
+    // The whole range fitted in the first window: no refill step is left in the queue.
+    expect(await queuedJobs(rig)).toBe(60);
+  }, 120_000);
+
   it('reports a Redis full at its maxmemory with the slices queued so far and what to do (exit 2)', async () => {
     rig = await startQueueRig();
     expect((await rig.cli(['migrate'])).code).toBe(0);

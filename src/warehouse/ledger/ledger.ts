@@ -50,6 +50,15 @@ export interface LedgerPeriodCount {
 
 // Bucketing by period is the engine's (`WarehouseEngine.periodStart`), so the word is defined below both.
 
+/** Slices checked since a moment, by outcome: a wait's progress. */
+export interface FinishedSince {
+  readonly loaded: number;
+  readonly noData: number;
+  readonly failed: number;
+  /** All three. */
+  readonly finished: number;
+}
+
 /** What the slices checked since a moment came to, per status and report type. */
 export interface OutcomesSince {
   readonly status: SliceStatus;
@@ -446,6 +455,26 @@ export class Ledger {
         retries: Number(row.retries ?? 0),
         warned: Number(row.warned ?? 0),
       }));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
+  /**
+   * Slices inside the filter with an outcome checked since `since` (ISO time), by status: what a
+   * progress line shows. Far cheaper than {@link outcomesSince} over millions of slices, which a
+   * wait reads once, for its summary.
+   */
+  async finishedSince(filter: LedgerFilter, since: string): Promise<FinishedSince> {
+    try {
+      const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
+        .where('checked_at', '>=', since)
+        .select(({ fn }) => ['status', fn.countAll<number | string>().as('slices')])
+        .groupBy('status')
+        .execute();
+      const count = (status: string) => Number(rows.find((row) => row.status === status)?.slices ?? 0);
+      const [loaded, noData, failed] = [count('loaded'), count('no_data'), count('failed')];
+      return { loaded, noData, failed, finished: loaded + noData + failed };
     } catch (error) {
       throw classifyWarehouseError(error, 'reading the ledger');
     }

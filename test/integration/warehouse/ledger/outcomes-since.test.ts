@@ -68,6 +68,23 @@ describe.each(DIALECTS)('what backfill --wait and a queued night count, from the
     expect(counts).toMatchObject({ loaded: 3, unchanged: 1, failed: 1, warned: 1, finished: 4 });
   });
 
+  it('counts the same finished slices by status for a wait’s progress, leaving out those checked before and those outside the filter', async () => {
+    const ledger = new Ledger(warehouse);
+    await warehouse.db
+      .insertInto('report_loads')
+      .values([
+        ledgerRow(1005, 'constituent.close', '2024-03-05', 'no_data', { at: AFTER }),
+        ledgerRow(1006, 'constituent.close', '2024-03-05', 'loaded', { at: BEFORE }),
+        ledgerRow(1001, 'constituent.close', '2024-04-01', 'loaded', { at: AFTER }),
+      ])
+      .execute();
+    const march = { from: '2024-03-01', to: '2024-03-31' };
+    expect(await ledger.finishedSince(march, SINCE)).toEqual({ loaded: 3, noData: 1, failed: 1, finished: 5 });
+    expect(await ledger.finishedSince({ ...march, portfolios: [1004] }, SINCE)).toEqual({ loaded: 0, noData: 0, failed: 1, finished: 1 });
+    // The same as the summary's own count.
+    expect(tallyOutcomes(await ledger.outcomesSince(march, SINCE))).toMatchObject({ loaded: 3, noData: 1, failed: 1, finished: 5 });
+  });
+
   it('groups the warnings of the slices loaded anew by check and portfolio; without a moment, of every slice loaded with warnings', async () => {
     const ledger = new Ledger(warehouse);
     const range = { from: '2024-03-01', to: '2024-03-31' };
