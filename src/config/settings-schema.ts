@@ -242,6 +242,12 @@ export const settingsSchema = z
         /** SQLite: how long a writer waits for a lock held by another process. */
         busyTimeoutMs: nonNegativeInt.default(10_000),
         /**
+         * Postgres: the most connections one process keeps open to the warehouse. A process writes
+         * in at most two transactions at a time; the rest serve reads (the dashboard, `status`).
+         * Behind PgBouncer in session pooling, size its pool for every process's `poolSize`.
+         */
+        poolSize: positiveInt.max(1_000).default(10),
+        /**
          * `true` believes an empty answer (`no_data`) for a slice the warehouse holds rows of,
          * deleting them; `false` keeps the rows and fails the slice with `EMPTY_RESTATEMENT`, so a
          * glitch upstream never wipes loaded data on its own.

@@ -53,6 +53,7 @@ export async function connectWarehouse(
   const warehouse = await openWarehouse(config.databaseUrl, {
     cwd: config.cwd,
     busyTimeoutMs: settings.warehouse.busyTimeoutMs,
+    poolSize: settings.warehouse.poolSize,
     sqliteFileMode: Number.parseInt(settings.warehouse.sqliteFileMode, 8),
     connectTimeoutMs: settings.startup.timeoutMs,
     mustExist: options.purpose === 'read',
