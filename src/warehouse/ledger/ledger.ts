@@ -48,6 +48,14 @@ export interface LedgerPeriodCount {
   readonly failed: number;
 }
 
+/** Slices of one month and status over every pair of a filter (see {@link Ledger.countByMonth}). */
+export interface LedgerMonthCount {
+  /** The month's first day (YYYY-MM-DD). */
+  readonly month: string;
+  readonly status: SliceStatus;
+  readonly slices: number;
+}
+
 // Bucketing by period is the engine's (`WarehouseEngine.periodStart`), so the word is defined below both.
 
 /** What the slices checked since a moment came to, per status and report type. */
@@ -141,7 +149,7 @@ export class Ledger {
       const { months, edges } = splitWholeMonths(filter);
       // Concatenated, never pushed spread: a ten-year answer has more rows than a call has arguments.
       let counts: LedgerCount[] = [];
-      for (const edge of edges) counts = counts.concat(await this.#countByStatusInLedger({ ...filter, ...edge }));
+      for (const edge of edges) counts = counts.concat(await this.#countByStatusInLedger({ ...filter, ...edge }, { byDate: true }));
       if (months) {
         const rows = await this.#monthly(filter, months)
           .select(({ fn }) => ['portfolio_id', 'report_type', 'status', fn.sum<number | string>('slices').as('slices')])
@@ -155,12 +163,43 @@ export class Ledger {
     }
   }
 
-  async #countByStatusInLedger(filter: LedgerFilter): Promise<LedgerCount[]> {
-    const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
+  async #countByStatusInLedger(filter: LedgerFilter, options: { byDate?: boolean } = {}): Promise<LedgerCount[]> {
+    const rows = await this.#where(this.#db.selectFrom('report_loads'), filter, options)
       .select(({ fn }) => ['portfolio_id', 'report_type', 'status', fn.countAll<number | string>().as('slices')])
       .groupBy(['portfolio_id', 'report_type', 'status'])
       .execute();
     return rows.map((row) => ({ portfolioId: Number(row.portfolio_id), reportType: row.report_type, status: row.status, slices: Number(row.slices) }));
+  }
+
+  /**
+   * Slices per month (its first day) and status over every pair of the filter: whole months from
+   * `report_loads_monthly`, grouped in the order of its key, and the range's edges from the
+   * ledger. What `check` needs to know which months hold gaps, in a row per month and status
+   * rather than one per pair and month.
+   */
+  async countByMonth(filter: Omit<LedgerFilter, 'errorCodes'>): Promise<LedgerMonthCount[]> {
+    try {
+      const { months, edges } = splitWholeMonths(filter);
+      let counts: LedgerMonthCount[] = [];
+      const month = this.#engine.periodStart('month');
+      for (const edge of edges) {
+        const rows = await this.#where(this.#db.selectFrom('report_loads'), { ...filter, ...edge }, { byDate: true })
+          .select(({ fn }) => [month.as('month'), 'status', fn.countAll<number | string>().as('slices')])
+          .groupBy(['month', 'status'])
+          .execute();
+        counts = counts.concat(rows.map((row) => ({ month: String(row.month), status: row.status, slices: Number(row.slices) })));
+      }
+      if (months) {
+        const rows = await this.#monthly(filter, months)
+          .select(({ fn }) => ['month', 'status', fn.sum<number | string>('slices').as('slices')])
+          .groupBy(['month', 'status'])
+          .execute();
+        counts = counts.concat(rows.map((row) => ({ month: String(row.month), status: row.status, slices: Number(row.slices) })));
+      }
+      return counts.filter((count) => count.slices > 0).sort((a, b) => byText(a.month, b.month) || byText(a.status, b.status));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'counting the ledger by month');
+    }
   }
 
   /**
@@ -174,7 +213,7 @@ export class Ledger {
       if (period !== 'month' || filter.errorCodes?.length) return await this.#countByPeriodInLedger(filter, period);
       const { months, edges } = splitWholeMonths(filter);
       let counts: LedgerPeriodCount[] = [];
-      for (const edge of edges) counts = counts.concat(await this.#countByPeriodInLedger({ ...filter, ...edge }, period));
+      for (const edge of edges) counts = counts.concat(await this.#countByPeriodInLedger({ ...filter, ...edge }, period, { byDate: true }));
       if (months) {
         const rows = await this.#monthly(filter, months)
           .select(({ fn, eb }) => {
@@ -201,9 +240,9 @@ export class Ledger {
     }
   }
 
-  async #countByPeriodInLedger(filter: LedgerFilter, period: LedgerPeriod): Promise<LedgerPeriodCount[]> {
+  async #countByPeriodInLedger(filter: LedgerFilter, period: LedgerPeriod, options: { byDate?: boolean } = {}): Promise<LedgerPeriodCount[]> {
     const periodStart = this.#engine.periodStart(period);
-    const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
+    const rows = await this.#where(this.#db.selectFrom('report_loads'), filter, options)
       .select(({ fn, eb }) => {
         const count = (status: SliceStatus) => fn.sum<number | string>(eb.case().when('status', '=', status).then(1).else(0).end());
         return ['portfolio_id', 'report_type', periodStart.as('period_start'), count('loaded').as('loaded'), count('no_data').as('no_data'), count('failed').as('failed')];
@@ -295,7 +334,7 @@ export class Ledger {
       for (const edge of split.edges) {
         if (found.size >= limit) break;
         add(
-          await this.#where(this.#db.selectFrom('report_loads'), { ...filter, ...edge })
+          await this.#where(this.#db.selectFrom('report_loads'), { ...filter, ...edge }, { byDate: !filter.errorCodes?.length })
             .select(['portfolio_id', 'report_type'])
             .distinct()
             .limit(limit)
@@ -311,7 +350,8 @@ export class Ledger {
   /** The ledger rows in the filter, oldest first, at most `limit` (all when omitted). */
   async entries(filter: LedgerFilter, options: { status?: SliceStatus | readonly SliceStatus[]; checkedSince?: string; limit?: number } = {}): Promise<LedgerEntry[]> {
     try {
-      let query = this.#where(this.#db.selectFrom('report_loads'), filter)
+      // The failed slices are found through their own index, whatever portfolios are asked.
+      let query = this.#where(this.#db.selectFrom('report_loads'), filter, { byDate: options.status === 'failed' })
         .select(['portfolio_id', 'report_type', 'report_date', 'status', 'error', 'attempts', 'updated_at', 'checked_at'])
         .orderBy('report_date')
         .orderBy('portfolio_id')
@@ -459,7 +499,7 @@ export class Ledger {
   async failureSummary(filter: LedgerFilter, options: { checkedSince?: string } = {}): Promise<FailureSummary> {
     try {
       const failed = () => {
-        let query = this.#where(this.#db.selectFrom('report_loads'), filter).where('status', '=', 'failed');
+        let query = this.#where(this.#db.selectFrom('report_loads'), filter, { byDate: true }).where('status', '=', 'failed');
         if (options.checkedSince) query = query.where('checked_at', '>=', options.checkedSince);
         return query;
       };
@@ -688,10 +728,19 @@ export class Ledger {
     return query;
   }
 
-  #where<O>(query: SelectQueryBuilder<Warehouse, 'report_loads', O>, filter: LedgerFilter): SelectQueryBuilder<Warehouse, 'report_loads', O> {
+  /**
+   * The filter as a WHERE clause. `byDate`: the rows are found by their dates (a range's edge of
+   * at most a month, or the failed slices, through their own index); the portfolios and report
+   * types are then written so that no planner can use them to enter by the primary key instead.
+   * Without statistics, SQLite takes `portfolio_id in (…)` for the way in, and reads every day of
+   * ten years of those portfolios to count a few days of them.
+   */
+  #where<O>(query: SelectQueryBuilder<Warehouse, 'report_loads', O>, filter: LedgerFilter, options: { byDate?: boolean } = {}): SelectQueryBuilder<Warehouse, 'report_loads', O> {
     let scoped = query.where('report_date', '>=', filter.from).where('report_date', '<=', filter.to);
-    if (filter.portfolios?.length) scoped = scoped.where('portfolio_id', 'in', [...filter.portfolios]);
-    if (filter.reportTypes?.length) scoped = scoped.where('report_type', 'in', [...filter.reportTypes]);
+    const portfolioId = options.byDate ? sql<number>`portfolio_id + 0` : sql.ref<number>('portfolio_id');
+    const reportType = options.byDate ? sql<string>`report_type || ''` : sql.ref<string>('report_type');
+    if (filter.portfolios?.length) scoped = scoped.where(portfolioId, 'in', [...filter.portfolios]);
+    if (filter.reportTypes?.length) scoped = scoped.where(reportType, 'in', [...filter.reportTypes]);
     if (filter.errorCodes?.length) scoped = scoped.where('error_code', 'in', [...filter.errorCodes]);
     return scoped;
   }
