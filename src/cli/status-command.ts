@@ -1,6 +1,7 @@
 import { buildCoverageGrid, choosePeriod } from '../coverage/coverage-grid.js';
 import { countIsoDates, shiftIsoDate } from '../dates/report-date.js';
-import { Ledger, type LedgerFilter, type SliceCheckEntry } from '../warehouse/ledger/ledger.js';
+import { Ledger, type LedgerCount, type LedgerFilter, type LedgerPeriodCount, type SliceCheckEntry } from '../warehouse/ledger/ledger.js';
+import type { LedgerPeriod } from '../warehouse/engine/ledger-period.js';
 import { rangeWindows, type SliceRange } from '../slice/slice-range.js';
 import { retryCommand } from '../outcomes/retry-command.js';
 import { shellQuote } from '../text/shell-quote.js';
@@ -59,7 +60,12 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
       await printFailed(io, { ledger, filter: { ...filter, errorCodes: options.code }, range, location: warehouse.location }, options);
       return 0;
     }
-    const counts = await ledger.countByStatus(filter);
+    // The grid's period is known before the counts when the configured pairs' labels already
+    // leave too few columns for weeks (pairs the ledger adds only lengthen the labels): the
+    // counts per status are then the sums of the grid's counts per month, asked once.
+    const coarsestKnown = gridPeriod(from, to, labelWidthOf(pairsOf(options.portfolios ?? settings.portfolios, options.reportTypes ?? settings.reportTypes)), io);
+    const monthCounts = options.json || coarsestKnown !== 'month' ? undefined : await ledger.countByPeriod(filter, 'month');
+    const counts = monthCounts ? statusCountsOf(monthCounts) : await ledger.countByStatus(filter);
     const failed = await ledger.entries(filter, { status: 'failed', limit: FAILED_LISTED });
     const checks = await readCheckMisses(ledger, filter, options.json ? FAILED_LISTED : CHECK_MISSES_LISTED, io);
     // A warehouse without slice_checks was said above: it has no warnings to count.
@@ -116,11 +122,8 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
       return 0;
     }
 
-    // The grid fits the terminal's width (80 columns when not a terminal, so piped output is stable).
-    const labelWidth = Math.max(0, ...rows.map((row) => `${row.portfolioId}  ${row.reportType}`.length));
-    const width = (io.stdout as { columns?: number }).columns ?? 80;
-    const period = choosePeriod(from, to, Math.max(20, width - labelWidth - 2));
-    const grid = buildCoverageGrid({ from, to, period, pairs: rows, counts: await ledger.countByPeriod(filter, period) });
+    const period = gridPeriod(from, to, labelWidthOf(rows), io);
+    const grid = buildCoverageGrid({ from, to, period, pairs: rows, counts: period === 'month' && monthCounts ? monthCounts : await ledger.countByPeriod(filter, period) });
     const colour = Boolean(io.stdout.isTTY) && !config.env.NO_COLOR;
     const lines = [
       `Slices from ${from} to ${to} (${countOf(days, 'day')}) in ${warehouse.location}:`,
@@ -226,4 +229,48 @@ function checkMissLines(checks: { total: number; misses: readonly SliceCheckEntr
     lines.push(`  … ${checks.total - checks.misses.length} more: report-sync status --json --from ${filter.from} --to ${filter.to} (its "checks")`);
   }
   return lines;
+}
+
+function pairsOf(portfolios: readonly number[], reportTypes: readonly string[]): { portfolioId: number; reportType: string }[] {
+  return portfolios.flatMap((portfolioId) => reportTypes.map((reportType) => ({ portfolioId, reportType })));
+}
+
+/** The widest of the grid's row labels. */
+function labelWidthOf(pairs: readonly { portfolioId: number; reportType: string }[]): number {
+  let width = 0;
+  for (const pair of pairs) width = Math.max(width, `${pair.portfolioId}  ${pair.reportType}`.length);
+  return width;
+}
+
+/** The grid's period: the finest that fits the terminal's width (80 columns when not a terminal, so piped output is stable) beside the labels. */
+function gridPeriod(from: string, to: string, labelWidth: number, io: CliIo): LedgerPeriod {
+  const width = (io.stdout as { columns?: number }).columns ?? 80;
+  return choosePeriod(from, to, Math.max(20, width - labelWidth - 2));
+}
+
+/** Slices per pair and status: the sums of the pairs' counts per period. */
+function statusCountsOf(periods: readonly LedgerPeriodCount[]): LedgerCount[] {
+  const sums = new Map<string, { portfolioId: number; reportType: string; loaded: number; noData: number; failed: number }>();
+  for (const count of periods) {
+    const key = `${count.portfolioId}\u0000${count.reportType}`;
+    let sum = sums.get(key);
+    if (!sum) {
+      sum = { portfolioId: count.portfolioId, reportType: count.reportType, loaded: 0, noData: 0, failed: 0 };
+      sums.set(key, sum);
+    }
+    sum.loaded += count.loaded;
+    sum.noData += count.noData;
+    sum.failed += count.failed;
+  }
+  const counts: LedgerCount[] = [];
+  for (const sum of sums.values()) {
+    for (const [status, slices] of [
+      ['loaded', sum.loaded],
+      ['no_data', sum.noData],
+      ['failed', sum.failed],
+    ] as const) {
+      if (slices > 0) counts.push({ portfolioId: sum.portfolioId, reportType: sum.reportType, status, slices });
+    }
+  }
+  return counts;
 }

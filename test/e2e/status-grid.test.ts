@@ -81,6 +81,15 @@ describe.each(DIALECTS)('status draws the coverage grid (%s)', (dialect) => {
     expect(row1001[60]).toBe('✗');
     expect(row1001.replaceAll('·', '')).toBe('✗✗');
     expect(row1002[60]).toBe('·');
+    // The table's counts, summed from the grid's months, are those --json counts per status.
+    const json = JSON.parse((await status(env, ['--from', '2019-01-01', '--to', '2024-01-31', '--json'])).stdout) as {
+      pairs: { portfolioId: number; loaded: number; noData: number; failed: number; missing: number }[];
+    };
+    expect(json.pairs.map((pair) => `${pair.portfolioId} ${pair.loaded} ${pair.noData} ${pair.failed} ${pair.missing}`)).toEqual(['1001 8 0 2 1847', '1002 7 3 0 1847']);
+    for (const pair of json.pairs) {
+      const row = lines.find((line) => new RegExp(`^ *${pair.portfolioId}  index `).test(line) && !line.includes('█'))!;
+      expect(row.trim().split(/ +/)).toEqual([String(pair.portfolioId), 'index', ...[pair.loaded, pair.noData, pair.failed, pair.missing, 0].map(String)]);
+    }
     // The printed legend is the product: checked whole.
     expect(result.stdout).toContain(
       'Each column shows the worst trouble inside it (failed, then missing), else loaded; no data only if nothing in it was loaded: █ loaded  ░ no data  ✗ failed  · missing',

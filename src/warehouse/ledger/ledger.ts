@@ -417,18 +417,35 @@ export class Ledger {
     }
   }
 
-  /** The first and last report dates the ledger holds for these portfolios and report types (all when omitted), or undefined when it holds none. */
+  /**
+   * The first and last report dates the ledger holds for these portfolios and report types (all
+   * when omitted), or undefined when it holds none: the first and last months with slices from
+   * `report_loads_monthly`, then the first and last days of those months from the ledger. Asked of
+   * the ledger alone, the portfolios asked would send a planner through ten years of each of them.
+   */
   async dateSpan(filter: Pick<LedgerFilter, 'portfolios' | 'reportTypes'> = {}): Promise<{ from: string; to: string } | undefined> {
     try {
-      // One subquery per end: each is an index seek, where min and max together scan every row.
-      const end = (bound: 'min' | 'max') => {
-        let query = this.#db.selectFrom('report_loads').select(({ fn }) => fn[bound]<string>('report_date').as('date'));
-        if (filter.portfolios?.length) query = query.where('portfolio_id', 'in', [...filter.portfolios]);
-        if (filter.reportTypes?.length) query = query.where('report_type', 'in', [...filter.reportTypes]);
-        return query;
+      const end = async (bound: 'min' | 'max'): Promise<string | undefined> => {
+        let months = this.#db
+          .selectFrom('report_loads_monthly')
+          .select('month')
+          .groupBy('month')
+          .having(({ fn }) => fn.sum('slices'), '>', 0)
+          .orderBy('month', bound === 'min' ? 'asc' : 'desc')
+          .limit(1);
+        if (filter.portfolios?.length) months = months.where('portfolio_id', 'in', [...filter.portfolios]);
+        if (filter.reportTypes?.length) months = months.where('report_type', 'in', [...filter.reportTypes]);
+        const month = await months.executeTakeFirst();
+        if (month === undefined) return undefined;
+        const first = String(month.month);
+        const day = await this.#where(this.#db.selectFrom('report_loads'), { ...filter, from: first, to: monthEnd(first) }, { byDate: true })
+          .select(({ fn }) => fn[bound]<string>('report_date').as('date'))
+          .executeTakeFirst();
+        return day?.date == null ? undefined : String(day.date);
       };
-      const span = await this.#db.selectNoFrom([end('min').as('from'), end('max').as('to')]).executeTakeFirst();
-      return span?.from == null || span.to == null ? undefined : { from: String(span.from), to: String(span.to) };
+      const from = await end('min');
+      const to = from === undefined ? undefined : await end('max');
+      return from === undefined || to === undefined ? undefined : { from, to };
     } catch (error) {
       throw classifyWarehouseError(error, 'reading the ledger');
     }
