@@ -6,8 +6,8 @@ import type { ReportType } from '../../reports/report-types.js';
 import type { Slice } from '../../slice/slice.js';
 import { ledgerError } from '../schema/ledger-error.js';
 import { LedgerWriter } from './ledger-writer.js';
-import { splitWholeMonths, type DateSpan } from './split-whole-months.js';
-import { monthEnd } from '../../dates/report-date.js';
+import { splitWholeMonths, type DateSpan, type SplitRange } from './split-whole-months.js';
+import { monthEnd, shiftIsoDate } from '../../dates/report-date.js';
 import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
 import type { LedgerPeriod } from '../engine/ledger-period.js';
 import type { WarehouseEngine, WarehouseHandle } from '../engine/warehouse-engine.js';
@@ -146,7 +146,7 @@ export class Ledger {
   async countByStatus(filter: LedgerFilter): Promise<LedgerCount[]> {
     try {
       if (filter.errorCodes?.length) return mergeStatusCounts(await this.#countByStatusInLedger(filter));
-      const { months, edges } = splitWholeMonths(filter);
+      const { months, edges } = await this.#splitWholeMonths(filter);
       // Concatenated, never pushed spread: a ten-year answer has more rows than a call has arguments.
       let counts: LedgerCount[] = [];
       for (const edge of edges) counts = counts.concat(await this.#countByStatusInLedger({ ...filter, ...edge }, { byDate: true }));
@@ -179,7 +179,7 @@ export class Ledger {
    */
   async countByMonth(filter: Omit<LedgerFilter, 'errorCodes'>): Promise<LedgerMonthCount[]> {
     try {
-      const { months, edges } = splitWholeMonths(filter);
+      const { months, edges } = await this.#splitWholeMonths(filter);
       let counts: LedgerMonthCount[] = [];
       const month = this.#engine.periodStart('month');
       for (const edge of edges) {
@@ -211,7 +211,7 @@ export class Ledger {
   async countByPeriod(filter: LedgerFilter, period: LedgerPeriod): Promise<LedgerPeriodCount[]> {
     try {
       if (period !== 'month' || filter.errorCodes?.length) return await this.#countByPeriodInLedger(filter, period);
-      const { months, edges } = splitWholeMonths(filter);
+      const { months, edges } = await this.#splitWholeMonths(filter);
       let counts: LedgerPeriodCount[] = [];
       for (const edge of edges) counts = counts.concat(await this.#countByPeriodInLedger({ ...filter, ...edge }, period, { byDate: true }));
       if (months) {
@@ -315,7 +315,7 @@ export class Ledger {
    */
   async pairs(filter: LedgerFilter, limit: number): Promise<{ portfolioId: number; reportType: string }[]> {
     try {
-      const split = filter.errorCodes?.length ? { edges: [filter] } : splitWholeMonths(filter);
+      const split = filter.errorCodes?.length ? { edges: [filter] } : await this.#splitWholeMonths(filter);
       const found = new Map<string, { portfolioId: number; reportType: string }>();
       const add = (rows: readonly { portfolio_id: number; report_type: string }[]) => {
         for (const row of rows)
@@ -534,8 +534,9 @@ export class Ledger {
           groups.push(group);
           continue;
         }
+        // The group's first failures by date, through the failed slices' index (see #where's byDate).
         const examples = await failed()
-          .where('portfolio_id', '=', group.portfolioId)
+          .where(sql<number>`portfolio_id + 0`, '=', group.portfolioId)
           .where((eb) => (group.code === 'UNEXPECTED' ? eb.or([eb('error_code', '=', group.code), eb('error_code', 'is', null)]) : eb('error_code', '=', group.code)))
           .select(['report_type', 'report_date', 'error'])
           .orderBy('report_date')
@@ -735,6 +736,48 @@ export class Ledger {
     } catch (error) {
       throw classifyWarehouseError(error, 'reading the data-quality checks');
     }
+  }
+
+  /**
+   * The range as {@link splitWholeMonths} splits it, with an edge taken as its whole month when
+   * the ledger holds no slice of that month outside the range (a range that starts on the
+   * ledger's first day, or ends yesterday): the monthly counts then answer for it exactly, and the
+   * ledger's rows of its days, found through the date index and read one by one, are not read.
+   */
+  async #splitWholeMonths(range: DateSpan): Promise<SplitRange> {
+    const split = splitWholeMonths(range);
+    let months = split.months;
+    const edges: DateSpan[] = [];
+    for (const edge of split.edges) {
+      const month = `${edge.from.slice(0, 7)}-01`;
+      const end = monthEnd(month);
+      const adjacent = !months || shiftIsoDate(month, -1) === monthEnd(months.to) || shiftIsoDate(end, 1) === months.from;
+      if (edge.to > end || !adjacent || (await this.#holdsDaysOutside(month, edge))) {
+        edges.push(edge);
+        continue;
+      }
+      months = { from: !months || month < months.from ? month : months.from, to: !months || month > months.to ? month : months.to };
+    }
+    return { months, edges };
+  }
+
+  /** Whether the ledger holds any slice of the month starting `month` outside `edge` (a span inside it), whatever its pair. */
+  async #holdsDaysOutside(month: string, edge: DateSpan): Promise<boolean> {
+    const outside = [
+      { from: month, to: shiftIsoDate(edge.from, -1) },
+      { from: shiftIsoDate(edge.to, 1), to: monthEnd(month) },
+    ].filter((span) => span.from <= span.to);
+    for (const span of outside) {
+      const row = await this.#db
+        .selectFrom('report_loads')
+        .select('report_date')
+        .where('report_date', '>=', span.from)
+        .where('report_date', '<=', span.to)
+        .limit(1)
+        .executeTakeFirst();
+      if (row) return true;
+    }
+    return false;
   }
 
   /** The monthly counts of the filter's pairs in `months` (the first days of its first and last whole months). */

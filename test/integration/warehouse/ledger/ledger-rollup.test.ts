@@ -178,6 +178,12 @@ describe.each(DIALECTS)('the monthly counts of the ledger on %s', (dialect) => {
       { from: '2024-01-25', to: '2024-05-14' },
       { from: '2024-02-10', to: '2024-02-20' },
       { from: '2024-02-15', to: '2024-03-31', portfolios: [1002] },
+      // Edges whose months hold no other slice (the ledger's first and last days): counted as whole months.
+      { from: '2024-01-20', to: '2024-05-29' },
+      { from: '2024-01-10', to: '2024-05-31', portfolios: [1003] },
+      { from: '2024-05-27', to: '2024-05-31' },
+      { from: '2024-01-21', to: '2024-05-27' },
+      { from: '2024-05-20', to: '2024-06-15' },
       // Edges found by their dates, with the pairs asked written apart from the key's columns.
       { from: '2024-01-25', to: '2024-04-10', portfolios: [1001, 1003], reportTypes: ['constituent.close'] },
       { from: '2024-03-01', to: '2024-03-01' },
