@@ -797,10 +797,14 @@ export class Ledger {
    */
   #where<O>(query: SelectQueryBuilder<Warehouse, 'report_loads', O>, filter: LedgerFilter, options: { byDate?: boolean } = {}): SelectQueryBuilder<Warehouse, 'report_loads', O> {
     let scoped = query.where('report_date', '>=', filter.from).where('report_date', '<=', filter.to);
-    const portfolioId = options.byDate ? sql<number>`portfolio_id + 0` : sql.ref<number>('portfolio_id');
-    const reportType = options.byDate ? sql<string>`report_type || ''` : sql.ref<string>('report_type');
-    if (filter.portfolios?.length) scoped = scoped.where(portfolioId, 'in', [...filter.portfolios]);
-    if (filter.reportTypes?.length) scoped = scoped.where(reportType, 'in', [...filter.reportTypes]);
+    if (filter.portfolios?.length) {
+      const portfolios = [...filter.portfolios];
+      scoped = options.byDate ? scoped.where(sql<number>`portfolio_id + 0`, 'in', portfolios) : scoped.where('portfolio_id', 'in', portfolios);
+    }
+    if (filter.reportTypes?.length) {
+      const reportTypes = [...filter.reportTypes];
+      scoped = options.byDate ? scoped.where(sql<string>`report_type || ''`, 'in', reportTypes) : scoped.where('report_type', 'in', reportTypes);
+    }
     if (filter.errorCodes?.length) scoped = scoped.where('error_code', 'in', [...filter.errorCodes]);
     return scoped;
   }
