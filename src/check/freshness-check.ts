@@ -4,6 +4,7 @@ import { countSlices, planSlices, rangeMonths } from '../slice/slice-range.js';
 import type { ReportType } from '../reports/report-types.js';
 import { sliceKey, type Slice } from '../slice/slice.js';
 import { sliceOfEntry, type Ledger } from '../warehouse/ledger/ledger.js';
+import { countIsoDates } from '../dates/report-date.js';
 
 /** Missing slices named one by one; the rest are counted per portfolio and report type. */
 const MISSING_NAMED = 20;
@@ -45,8 +46,8 @@ export interface FreshnessCheckOptions {
 }
 
 /**
- * Is every expected slice `loaded` or `no_data`? Counted per month (see `Ledger.countByPeriod`);
- * only months with gaps are read slice by slice, a month at a time, their missing slices grouped
+ * Is every expected slice `loaded` or `no_data`? Counted per month (see `Ledger.countByMonth`);
+ * only the pairs short in months with gaps are read slice by slice, a month at a time, their missing slices grouped
  * by portfolio and report type; failures are grouped by code and portfolio. The last
  * day's slices missing within its night's grace make the result `pending`: the night may be running.
  */
@@ -54,7 +55,8 @@ export async function checkFreshness(options: FreshnessCheckOptions): Promise<Fr
   const { ledger, range } = options;
   const now = options.now ?? new Date();
   const withinGrace = now.getTime() < options.graceUntil.getTime();
-  const counts = await ledger.countByStatus(range);
+  // Per month and status: the totals, and which months hold gaps, in a few rows however many pairs.
+  const counts = await ledger.countByMonth(range);
   const total = (status: string) => counts.filter((count) => count.status === status).reduce((sum, count) => sum + count.slices, 0);
   const expected = countSlices(range);
   const loaded = total('loaded');
@@ -66,20 +68,24 @@ export async function checkFreshness(options: FreshnessCheckOptions): Promise<Fr
   const examples: Slice[] = [];
   let missingBeforeLastDay = 0;
   if (missing > 0) {
-    // Only the months the counts say are short are read slice by slice: a gap in ten years costs
-    // a month's ledger rows, not ten years'.
+    // Only the months the counts say are short are read, and of them only the pairs short in
+    // them, slice by slice: a gap in ten years costs its pairs' rows of a month, not ten years'.
     const counted = new Map<string, number>();
-    for (const count of await ledger.countByPeriod(range, 'month')) {
-      counted.set(count.periodStart, (counted.get(count.periodStart) ?? 0) + count.loaded + count.noData + count.failed);
-    }
+    for (const count of counts) counted.set(count.month, (counted.get(count.month) ?? 0) + count.slices);
     for (const window of rangeMonths(range)) {
       if ((counted.get(`${window.from.slice(0, 7)}-01`) ?? 0) >= countSlices(window)) continue;
-      const known = new Set((await ledger.entries(window)).map((entry) => sliceKey(sliceOfEntry(entry))));
-      for (const slice of planSlices(window)) {
-        if (known.has(sliceKey(slice))) continue;
+      const short = await shortPairs(ledger, window);
+      const narrowed = {
+        ...window,
+        portfolios: window.portfolios.filter((id) => short.portfolios.has(id)),
+        reportTypes: window.reportTypes.filter((type) => short.reportTypes.has(type)),
+      };
+      const known = new Set((await ledger.entries(narrowed)).map((entry) => sliceKey(sliceOfEntry(entry))));
+      for (const slice of planSlices(narrowed)) {
+        if (!short.pairs.has(pairKey(slice.portfolioId, slice.reportType)) || known.has(sliceKey(slice))) continue;
         if (slice.reportDate !== range.to) missingBeforeLastDay += 1;
         if (examples.length < MISSING_NAMED) examples.push(slice);
-        const key = `${slice.portfolioId}\u0000${slice.reportType}`;
+        const key = pairKey(slice.portfolioId, slice.reportType);
         const group = groups.get(key);
         if (group) {
           group.slices += 1;
@@ -106,4 +112,28 @@ export async function checkFreshness(options: FreshnessCheckOptions): Promise<Fr
     failures,
     graceUntil: withinGrace ? options.graceUntil : undefined,
   };
+}
+
+function pairKey(portfolioId: number, reportType: string): string {
+  return `${portfolioId}\u0000${reportType}`;
+}
+
+/** The pairs of `window` (inside one month) with fewer slices in the ledger than it has days, and their portfolios and report types. */
+async function shortPairs(ledger: Ledger, window: SliceRange): Promise<{ pairs: Set<string>; portfolios: Set<number>; reportTypes: Set<ReportType> }> {
+  const slices = new Map<string, number>();
+  for (const count of await ledger.countByStatus(window)) {
+    const key = pairKey(count.portfolioId, count.reportType);
+    slices.set(key, (slices.get(key) ?? 0) + count.slices);
+  }
+  const days = countIsoDates(window.from, window.to);
+  const short = { pairs: new Set<string>(), portfolios: new Set<number>(), reportTypes: new Set<ReportType>() };
+  for (const portfolioId of window.portfolios) {
+    for (const reportType of window.reportTypes) {
+      if ((slices.get(pairKey(portfolioId, reportType)) ?? 0) >= days) continue;
+      short.pairs.add(pairKey(portfolioId, reportType));
+      short.portfolios.add(portfolioId);
+      short.reportTypes.add(reportType);
+    }
+  }
+  return short;
 }

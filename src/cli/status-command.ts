@@ -1,6 +1,8 @@
 import { buildCoverageGrid, choosePeriod } from '../coverage/coverage-grid.js';
 import { countIsoDates, shiftIsoDate } from '../dates/report-date.js';
-import { Ledger, type LedgerFilter, type SliceCheckEntry } from '../warehouse/ledger/ledger.js';
+import { Ledger, type LedgerFilter, type LedgerPeriodCount, type SliceCheckEntry } from '../warehouse/ledger/ledger.js';
+import type { LedgerPeriod } from '../warehouse/engine/ledger-period.js';
+import type { ReportType } from '../reports/report-types.js';
 import { rangeWindows, type SliceRange } from '../slice/slice-range.js';
 import { retryCommand } from '../outcomes/retry-command.js';
 import { shellQuote } from '../text/shell-quote.js';
@@ -33,6 +35,9 @@ interface PairStatus {
 }
 
 const FAILED_LISTED = 1000;
+
+/** Pairs the text's table and grid show; past it, those in most trouble ({@link worstPairs}) and a line for the rest. `--json` lists every pair. */
+const PAIRS_LISTED = 100;
 
 /** Missed data-quality checks listed under the grid; `--json` lists up to {@link FAILED_LISTED}. */
 const CHECK_MISSES_LISTED = 20;
@@ -116,22 +121,22 @@ export async function statusCommand(options: StatusOptions, io: CliIo): Promise<
       return 0;
     }
 
-    // The grid fits the terminal's width (80 columns when not a terminal, so piped output is stable).
-    const labelWidth = Math.max(0, ...rows.map((row) => `${row.portfolioId}  ${row.reportType}`.length));
-    const width = (io.stdout as { columns?: number }).columns ?? 80;
-    const period = choosePeriod(from, to, Math.max(20, width - labelWidth - 2));
-    const grid = buildCoverageGrid({ from, to, period, pairs: rows, counts: await ledger.countByPeriod(filter, period) });
+    // Past PAIRS_LISTED pairs, the table and the grid show the pairs in most trouble and sum the
+    // rest: thousands of lines are read by no one, and their grid is every pair's every month.
+    const listed = rows.length > PAIRS_LISTED ? worstPairs(rows, PAIRS_LISTED) : rows;
+    const period = gridPeriod(from, to, labelWidthOf(listed), io);
+    const grid = buildCoverageGrid({ from, to, period, pairs: listed, counts: await countListed(ledger, { filter, period, listed, narrowed: listed !== rows }) });
     const colour = Boolean(io.stdout.isTTY) && !config.env.NO_COLOR;
     const lines = [
       `Slices from ${from} to ${to} (${countOf(days, 'day')}) in ${warehouse.location}:`,
       '',
       formatTable(
         ['portfolio', 'report type', 'loaded', 'no_data', 'failed', 'missing', 'loaded with warnings'],
-        rows.map((row) => [row.portfolioId, row.reportType, row.loaded, row.noData, row.failed, row.missing, row.warned]),
+        listed.map((row) => [row.portfolioId, row.reportType, row.loaded, row.noData, row.failed, row.missing, row.warned]),
       ),
-      '',
-      formatCoverageGrid(grid, { colour }),
     ];
+    if (listed !== rows) lines.push(otherPairsLine(rows, listed, filter, options));
+    lines.push('', formatCoverageGrid(grid, { colour }));
     // Failures grouped under the grid: a thousand slices of one forbidden portfolio are one line.
     const summary = await ledger.failureSummary(filter);
     if (summary.total > 0) lines.push('', ...failureLines(summary, filter, options));
@@ -226,4 +231,57 @@ function checkMissLines(checks: { total: number; misses: readonly SliceCheckEntr
     lines.push(`  … ${checks.total - checks.misses.length} more: report-sync status --json --from ${filter.from} --to ${filter.to} (its "checks")`);
   }
   return lines;
+}
+
+/** The widest of the grid's row labels. */
+function labelWidthOf(pairs: readonly { portfolioId: number; reportType: string }[]): number {
+  let width = 0;
+  for (const pair of pairs) width = Math.max(width, `${pair.portfolioId}  ${pair.reportType}`.length);
+  return width;
+}
+
+/** The grid's period: the finest that fits the terminal's width (80 columns when not a terminal, so piped output is stable) beside the labels. */
+function gridPeriod(from: string, to: string, labelWidth: number, io: CliIo): LedgerPeriod {
+  const width = (io.stdout as { columns?: number }).columns ?? 80;
+  return choosePeriod(from, to, Math.max(20, width - labelWidth - 2));
+}
+
+/**
+ * The `limit` pairs in most trouble: most failed slices, then most missing, then in pair order
+ * (as the full table is), so the same ledger always lists the same pairs in the same order.
+ */
+function worstPairs<T extends { portfolioId: number; reportType: string; failed: number; missing: number }>(rows: readonly T[], limit: number): T[] {
+  return [...rows].sort((a, b) => b.failed - a.failed || b.missing - a.missing || a.portfolioId - b.portfolioId || a.reportType.localeCompare(b.reportType)).slice(0, limit);
+}
+
+/** The grid's counts of the listed pairs: when they are a few of many, only their portfolios and report types are asked. */
+async function countListed(
+  ledger: Ledger,
+  { filter, period, listed, narrowed }: { filter: LedgerFilter; period: LedgerPeriod; listed: readonly PairStatus[]; narrowed: boolean },
+): Promise<LedgerPeriodCount[]> {
+  if (!narrowed) return ledger.countByPeriod(filter, period);
+  const keys = new Set(listed.map((pair) => `${pair.portfolioId}\u0000${pair.reportType}`));
+  const portfolios = [...new Set(listed.map((pair) => pair.portfolioId))];
+  const reportTypes = [...new Set(listed.map((pair) => pair.reportType as ReportType))];
+  const counts = await ledger.countByPeriod({ ...filter, portfolios, reportTypes }, period);
+  return counts.filter((count) => keys.has(`${count.portfolioId}\u0000${count.reportType}`));
+}
+
+/** The pairs left out of the table, summed in one line, and how to see them. */
+function otherPairsLine(rows: readonly PairStatus[], listed: readonly PairStatus[], filter: LedgerFilter, options: StatusOptions): string {
+  const shown = new Set(listed);
+  const sum = { loaded: 0, noData: 0, failed: 0, missing: 0, warned: 0 };
+  for (const row of rows) {
+    if (shown.has(row)) continue;
+    sum.loaded += row.loaded;
+    sum.noData += row.noData;
+    sum.failed += row.failed;
+    sum.missing += row.missing;
+    sum.warned += row.warned;
+  }
+  const config = options.config ? ` --config ${shellQuote(options.config)}` : '';
+  return (
+    `… and ${countOf(rows.length - listed.length, 'more pair')}: loaded ${sum.loaded}, no_data ${sum.noData}, failed ${sum.failed}, missing ${sum.missing}, loaded with warnings ${sum.warned}` +
+    ` (every pair: report-sync status --json --from ${filter.from} --to ${filter.to}${config}, or narrow with --portfolios)`
+  );
 }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { REPORT_TYPES } from '../../src/reports/report-types.js';
 import type { ReportLoadsRow } from '../../src/warehouse/engine/warehouse-schema.js';
 import { capturedIo } from '../helpers/captured-io.js';
 import { onTerminal } from '../helpers/on-terminal.js';
@@ -81,10 +82,62 @@ describe.each(DIALECTS)('status draws the coverage grid (%s)', (dialect) => {
     expect(row1001[60]).toBe('✗');
     expect(row1001.replaceAll('·', '')).toBe('✗✗');
     expect(row1002[60]).toBe('·');
+    // The table's counts, summed from the grid's months, are those --json counts per status.
+    const json = JSON.parse((await status(env, ['--from', '2019-01-01', '--to', '2024-01-31', '--json'])).stdout) as {
+      pairs: { portfolioId: number; loaded: number; noData: number; failed: number; missing: number }[];
+    };
+    expect(json.pairs.map((pair) => `${pair.portfolioId} ${pair.loaded} ${pair.noData} ${pair.failed} ${pair.missing}`)).toEqual(['1001 8 0 2 1847', '1002 7 3 0 1847']);
+    for (const pair of json.pairs) {
+      const row = lines.find((line) => new RegExp(`^ *${pair.portfolioId}  index `).test(line) && !line.includes('█'))!;
+      expect(row.trim().split(/ +/)).toEqual([String(pair.portfolioId), 'index', ...[pair.loaded, pair.noData, pair.failed, pair.missing, 0].map(String)]);
+    }
     // The printed legend is the product: checked whole.
     expect(result.stdout).toContain(
       'Each column shows the worst trouble inside it (failed, then missing), else loaded; no data only if nothing in it was loaded: █ loaded  ░ no data  ✗ failed  · missing',
     );
+  });
+
+  it('past 100 pairs, lists those in most trouble first and sums the rest in one line; --json lists every pair', async () => {
+    // 21 portfolios × 6 report types × 3 days: 5 index failed on day 1, portfolio 7 missing day 2, the rest loaded.
+    const portfolios = Array.from({ length: 21 }, (_, i) => i + 1);
+    const rows: ReportLoadsRow[] = [];
+    for (const portfolioId of portfolios) {
+      for (const reportType of REPORT_TYPES) {
+        for (let n = 1; n <= 3; n += 1) {
+          if (portfolioId === 7 && n === 2) continue;
+          rows.push(ledgerRow(portfolioId, reportType, day(n), portfolioId === 5 && reportType === 'index' && n === 1 ? 'failed' : 'loaded'));
+        }
+      }
+    }
+    seeded = await seededWarehouse(dialect, rows);
+    const ask = async (extra: string[]) => {
+      const io = capturedIo(seeded!.env, seeded!.dir);
+      expect(await main(['status', '--portfolios', portfolios.join(','), '--from', day(1), '--to', day(3), ...extra], io)).toBe(0);
+      return io.stdout.text;
+    };
+    const lines = (await ask([])).split('\n');
+    const table = lines.slice(
+      lines.findIndex((line) => line.startsWith('portfolio')) + 2,
+      lines.findIndex((line) => line.startsWith('… and ')),
+    );
+    expect(table).toHaveLength(100);
+    expect(table.slice(0, 3).map((line) => line.trim().split(/ +/))).toEqual([
+      ['5', 'index', '2', '0', '1', '0', '0'],
+      ['7', 'constituent.close', '2', '0', '0', '1', '0'],
+      ['7', 'constituent.corporateactions', '2', '0', '0', '1', '0'],
+    ]);
+    // Then the untroubled pairs in pair order, as far as 100 go: 1 to 17 but for 5 index and 7.
+    expect(table[7]!.trim().split(/ +/).slice(0, 2)).toEqual(['1', 'constituent.close']);
+    expect(lines).toContain(
+      '… and 26 more pairs: loaded 78, no_data 0, failed 0, missing 0, loaded with warnings 0 (every pair: report-sync status --json --from 2024-01-01 --to 2024-01-03, or narrow with --portfolios)',
+    );
+    // The grid draws the same pairs in the same order.
+    const grid = lines.slice(lines.findIndex((line) => line.startsWith('Coverage from')) + 2);
+    expect(grid[0]).toMatch(/^5 {2}index +✗██$/);
+    expect(grid[1]).toMatch(/^7 {2}constituent\.close +█·█$/);
+    expect(grid.filter((line) => /^\d+ /.test(line))).toHaveLength(100);
+    const json = JSON.parse(await ask(['--json'])) as { pairs: unknown[] };
+    expect(json.pairs).toHaveLength(126);
   });
 
   it('colours the cells on a terminal, and not with NO_COLOR', async () => {

@@ -6,8 +6,8 @@ import type { ReportType } from '../../reports/report-types.js';
 import type { Slice } from '../../slice/slice.js';
 import { ledgerError } from '../schema/ledger-error.js';
 import { LedgerWriter } from './ledger-writer.js';
-import { splitWholeMonths, type DateSpan } from './split-whole-months.js';
-import { monthEnd } from '../../dates/report-date.js';
+import { splitWholeMonths, type DateSpan, type SplitRange } from './split-whole-months.js';
+import { monthEnd, shiftIsoDate } from '../../dates/report-date.js';
 import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
 import type { LedgerPeriod } from '../engine/ledger-period.js';
 import type { WarehouseEngine, WarehouseHandle } from '../engine/warehouse-engine.js';
@@ -46,6 +46,14 @@ export interface LedgerPeriodCount {
   readonly loaded: number;
   readonly noData: number;
   readonly failed: number;
+}
+
+/** Slices of one month and status over every pair of a filter (see {@link Ledger.countByMonth}). */
+export interface LedgerMonthCount {
+  /** The month's first day (YYYY-MM-DD). */
+  readonly month: string;
+  readonly status: SliceStatus;
+  readonly slices: number;
 }
 
 // Bucketing by period is the engine's (`WarehouseEngine.periodStart`), so the word is defined below both.
@@ -147,10 +155,10 @@ export class Ledger {
   async countByStatus(filter: LedgerFilter): Promise<LedgerCount[]> {
     try {
       if (filter.errorCodes?.length) return mergeStatusCounts(await this.#countByStatusInLedger(filter));
-      const { months, edges } = splitWholeMonths(filter);
+      const { months, edges } = await this.#splitWholeMonths(filter);
       // Concatenated, never pushed spread: a ten-year answer has more rows than a call has arguments.
       let counts: LedgerCount[] = [];
-      for (const edge of edges) counts = counts.concat(await this.#countByStatusInLedger({ ...filter, ...edge }));
+      for (const edge of edges) counts = counts.concat(await this.#countByStatusInLedger({ ...filter, ...edge }, { byDate: true }));
       if (months) {
         const rows = await this.#monthly(filter, months)
           .select(({ fn }) => ['portfolio_id', 'report_type', 'status', fn.sum<number | string>('slices').as('slices')])
@@ -164,12 +172,43 @@ export class Ledger {
     }
   }
 
-  async #countByStatusInLedger(filter: LedgerFilter): Promise<LedgerCount[]> {
-    const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
+  async #countByStatusInLedger(filter: LedgerFilter, options: { byDate?: boolean } = {}): Promise<LedgerCount[]> {
+    const rows = await this.#where(this.#db.selectFrom('report_loads'), filter, options)
       .select(({ fn }) => ['portfolio_id', 'report_type', 'status', fn.countAll<number | string>().as('slices')])
       .groupBy(['portfolio_id', 'report_type', 'status'])
       .execute();
     return rows.map((row) => ({ portfolioId: Number(row.portfolio_id), reportType: row.report_type, status: row.status, slices: Number(row.slices) }));
+  }
+
+  /**
+   * Slices per month (its first day) and status over every pair of the filter: whole months from
+   * `report_loads_monthly`, grouped in the order of its key, and the range's edges from the
+   * ledger. What `check` needs to know which months hold gaps, in a row per month and status
+   * rather than one per pair and month.
+   */
+  async countByMonth(filter: Omit<LedgerFilter, 'errorCodes'>): Promise<LedgerMonthCount[]> {
+    try {
+      const { months, edges } = await this.#splitWholeMonths(filter);
+      let counts: LedgerMonthCount[] = [];
+      const month = this.#engine.periodStart('month');
+      for (const edge of edges) {
+        const rows = await this.#where(this.#db.selectFrom('report_loads'), { ...filter, ...edge }, { byDate: true })
+          .select(({ fn }) => [month.as('month'), 'status', fn.countAll<number | string>().as('slices')])
+          .groupBy(['month', 'status'])
+          .execute();
+        counts = counts.concat(rows.map((row) => ({ month: String(row.month), status: row.status, slices: Number(row.slices) })));
+      }
+      if (months) {
+        const rows = await this.#monthly(filter, months)
+          .select(({ fn }) => ['month', 'status', fn.sum<number | string>('slices').as('slices')])
+          .groupBy(['month', 'status'])
+          .execute();
+        counts = counts.concat(rows.map((row) => ({ month: String(row.month), status: row.status, slices: Number(row.slices) })));
+      }
+      return counts.filter((count) => count.slices > 0).sort((a, b) => byText(a.month, b.month) || byText(a.status, b.status));
+    } catch (error) {
+      throw classifyWarehouseError(error, 'counting the ledger by month');
+    }
   }
 
   /**
@@ -181,9 +220,9 @@ export class Ledger {
   async countByPeriod(filter: LedgerFilter, period: LedgerPeriod): Promise<LedgerPeriodCount[]> {
     try {
       if (period !== 'month' || filter.errorCodes?.length) return await this.#countByPeriodInLedger(filter, period);
-      const { months, edges } = splitWholeMonths(filter);
+      const { months, edges } = await this.#splitWholeMonths(filter);
       let counts: LedgerPeriodCount[] = [];
-      for (const edge of edges) counts = counts.concat(await this.#countByPeriodInLedger({ ...filter, ...edge }, period));
+      for (const edge of edges) counts = counts.concat(await this.#countByPeriodInLedger({ ...filter, ...edge }, period, { byDate: true }));
       if (months) {
         const rows = await this.#monthly(filter, months)
           .select(({ fn, eb }) => {
@@ -210,9 +249,9 @@ export class Ledger {
     }
   }
 
-  async #countByPeriodInLedger(filter: LedgerFilter, period: LedgerPeriod): Promise<LedgerPeriodCount[]> {
+  async #countByPeriodInLedger(filter: LedgerFilter, period: LedgerPeriod, options: { byDate?: boolean } = {}): Promise<LedgerPeriodCount[]> {
     const periodStart = this.#engine.periodStart(period);
-    const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
+    const rows = await this.#where(this.#db.selectFrom('report_loads'), filter, options)
       .select(({ fn, eb }) => {
         const count = (status: SliceStatus) => fn.sum<number | string>(eb.case().when('status', '=', status).then(1).else(0).end());
         return ['portfolio_id', 'report_type', periodStart.as('period_start'), count('loaded').as('loaded'), count('no_data').as('no_data'), count('failed').as('failed')];
@@ -285,7 +324,7 @@ export class Ledger {
    */
   async pairs(filter: LedgerFilter, limit: number): Promise<{ portfolioId: number; reportType: string }[]> {
     try {
-      const split = filter.errorCodes?.length ? { edges: [filter] } : splitWholeMonths(filter);
+      const split = filter.errorCodes?.length ? { edges: [filter] } : await this.#splitWholeMonths(filter);
       const found = new Map<string, { portfolioId: number; reportType: string }>();
       const add = (rows: readonly { portfolio_id: number; report_type: string }[]) => {
         for (const row of rows)
@@ -304,7 +343,7 @@ export class Ledger {
       for (const edge of split.edges) {
         if (found.size >= limit) break;
         add(
-          await this.#where(this.#db.selectFrom('report_loads'), { ...filter, ...edge })
+          await this.#where(this.#db.selectFrom('report_loads'), { ...filter, ...edge }, { byDate: !filter.errorCodes?.length })
             .select(['portfolio_id', 'report_type'])
             .distinct()
             .limit(limit)
@@ -320,7 +359,8 @@ export class Ledger {
   /** The ledger rows in the filter, oldest first, at most `limit` (all when omitted). */
   async entries(filter: LedgerFilter, options: { status?: SliceStatus | readonly SliceStatus[]; checkedSince?: string; limit?: number } = {}): Promise<LedgerEntry[]> {
     try {
-      let query = this.#where(this.#db.selectFrom('report_loads'), filter)
+      // The failed slices are found through their own index, whatever portfolios are asked.
+      let query = this.#where(this.#db.selectFrom('report_loads'), filter, { byDate: options.status === 'failed' })
         .select(['portfolio_id', 'report_type', 'report_date', 'status', 'error', 'attempts', 'updated_at', 'checked_at'])
         .orderBy('report_date')
         .orderBy('portfolio_id')
@@ -386,18 +426,35 @@ export class Ledger {
     }
   }
 
-  /** The first and last report dates the ledger holds for these portfolios and report types (all when omitted), or undefined when it holds none. */
+  /**
+   * The first and last report dates the ledger holds for these portfolios and report types (all
+   * when omitted), or undefined when it holds none: the first and last months with slices from
+   * `report_loads_monthly`, then the first and last days of those months from the ledger. Asked of
+   * the ledger alone, the portfolios asked would send a planner through ten years of each of them.
+   */
   async dateSpan(filter: Pick<LedgerFilter, 'portfolios' | 'reportTypes'> = {}): Promise<{ from: string; to: string } | undefined> {
     try {
-      // One subquery per end: each is an index seek, where min and max together scan every row.
-      const end = (bound: 'min' | 'max') => {
-        let query = this.#db.selectFrom('report_loads').select(({ fn }) => fn[bound]<string>('report_date').as('date'));
-        if (filter.portfolios?.length) query = query.where('portfolio_id', 'in', [...filter.portfolios]);
-        if (filter.reportTypes?.length) query = query.where('report_type', 'in', [...filter.reportTypes]);
-        return query;
+      const end = async (bound: 'min' | 'max'): Promise<string | undefined> => {
+        let months = this.#db
+          .selectFrom('report_loads_monthly')
+          .select('month')
+          .groupBy('month')
+          .having(({ fn }) => fn.sum('slices'), '>', 0)
+          .orderBy('month', bound === 'min' ? 'asc' : 'desc')
+          .limit(1);
+        if (filter.portfolios?.length) months = months.where('portfolio_id', 'in', [...filter.portfolios]);
+        if (filter.reportTypes?.length) months = months.where('report_type', 'in', [...filter.reportTypes]);
+        const month = await months.executeTakeFirst();
+        if (month === undefined) return undefined;
+        const first = String(month.month);
+        const day = await this.#where(this.#db.selectFrom('report_loads'), { ...filter, from: first, to: monthEnd(first) }, { byDate: true })
+          .select(({ fn }) => fn[bound]<string>('report_date').as('date'))
+          .executeTakeFirst();
+        return day?.date == null ? undefined : String(day.date);
       };
-      const span = await this.#db.selectNoFrom([end('min').as('from'), end('max').as('to')]).executeTakeFirst();
-      return span?.from == null || span.to == null ? undefined : { from: String(span.from), to: String(span.to) };
+      const from = await end('min');
+      const to = from === undefined ? undefined : await end('max');
+      return from === undefined || to === undefined ? undefined : { from, to };
     } catch (error) {
       throw classifyWarehouseError(error, 'reading the ledger');
     }
@@ -488,7 +545,7 @@ export class Ledger {
   async failureSummary(filter: LedgerFilter, options: { checkedSince?: string } = {}): Promise<FailureSummary> {
     try {
       const failed = () => {
-        let query = this.#where(this.#db.selectFrom('report_loads'), filter).where('status', '=', 'failed');
+        let query = this.#where(this.#db.selectFrom('report_loads'), filter, { byDate: true }).where('status', '=', 'failed');
         if (options.checkedSince) query = query.where('checked_at', '>=', options.checkedSince);
         return query;
       };
@@ -506,8 +563,9 @@ export class Ledger {
           groups.push(group);
           continue;
         }
+        // The group's first failures by date, through the failed slices' index (see #where's byDate).
         const examples = await failed()
-          .where('portfolio_id', '=', group.portfolioId)
+          .where(sql<number>`portfolio_id + 0`, '=', group.portfolioId)
           .where((eb) => (group.code === 'UNEXPECTED' ? eb.or([eb('error_code', '=', group.code), eb('error_code', 'is', null)]) : eb('error_code', '=', group.code)))
           .select(['report_type', 'report_date', 'error'])
           .orderBy('report_date')
@@ -709,6 +767,48 @@ export class Ledger {
     }
   }
 
+  /**
+   * The range as {@link splitWholeMonths} splits it, with an edge taken as its whole month when
+   * the ledger holds no slice of that month outside the range (a range that starts on the
+   * ledger's first day, or ends yesterday): the monthly counts then answer for it exactly, and the
+   * ledger's rows of its days, found through the date index and read one by one, are not read.
+   */
+  async #splitWholeMonths(range: DateSpan): Promise<SplitRange> {
+    const split = splitWholeMonths(range);
+    let months = split.months;
+    const edges: DateSpan[] = [];
+    for (const edge of split.edges) {
+      const month = `${edge.from.slice(0, 7)}-01`;
+      const end = monthEnd(month);
+      const adjacent = !months || shiftIsoDate(month, -1) === monthEnd(months.to) || shiftIsoDate(end, 1) === months.from;
+      if (edge.to > end || !adjacent || (await this.#holdsDaysOutside(month, edge))) {
+        edges.push(edge);
+        continue;
+      }
+      months = { from: !months || month < months.from ? month : months.from, to: !months || month > months.to ? month : months.to };
+    }
+    return { months, edges };
+  }
+
+  /** Whether the ledger holds any slice of the month starting `month` outside `edge` (a span inside it), whatever its pair. */
+  async #holdsDaysOutside(month: string, edge: DateSpan): Promise<boolean> {
+    const outside = [
+      { from: month, to: shiftIsoDate(edge.from, -1) },
+      { from: shiftIsoDate(edge.to, 1), to: monthEnd(month) },
+    ].filter((span) => span.from <= span.to);
+    for (const span of outside) {
+      const row = await this.#db
+        .selectFrom('report_loads')
+        .select('report_date')
+        .where('report_date', '>=', span.from)
+        .where('report_date', '<=', span.to)
+        .limit(1)
+        .executeTakeFirst();
+      if (row) return true;
+    }
+    return false;
+  }
+
   /** The monthly counts of the filter's pairs in `months` (the first days of its first and last whole months). */
   #monthly(filter: LedgerFilter, months: DateSpan): SelectQueryBuilder<Warehouse, 'report_loads_monthly', object> {
     let query = this.#db.selectFrom('report_loads_monthly').where('month', '>=', months.from).where('month', '<=', months.to);
@@ -717,10 +817,23 @@ export class Ledger {
     return query;
   }
 
-  #where<O>(query: SelectQueryBuilder<Warehouse, 'report_loads', O>, filter: LedgerFilter): SelectQueryBuilder<Warehouse, 'report_loads', O> {
+  /**
+   * The filter as a WHERE clause. `byDate`: the rows are found by their dates (a range's edge of
+   * at most a month, or the failed slices, through their own index); the portfolios and report
+   * types are then written so that no planner can use them to enter by the primary key instead.
+   * Without statistics, SQLite takes `portfolio_id in (…)` for the way in, and reads every day of
+   * ten years of those portfolios to count a few days of them.
+   */
+  #where<O>(query: SelectQueryBuilder<Warehouse, 'report_loads', O>, filter: LedgerFilter, options: { byDate?: boolean } = {}): SelectQueryBuilder<Warehouse, 'report_loads', O> {
     let scoped = query.where('report_date', '>=', filter.from).where('report_date', '<=', filter.to);
-    if (filter.portfolios?.length) scoped = scoped.where('portfolio_id', 'in', [...filter.portfolios]);
-    if (filter.reportTypes?.length) scoped = scoped.where('report_type', 'in', [...filter.reportTypes]);
+    if (filter.portfolios?.length) {
+      const portfolios = [...filter.portfolios];
+      scoped = options.byDate ? scoped.where(sql<number>`portfolio_id + 0`, 'in', portfolios) : scoped.where('portfolio_id', 'in', portfolios);
+    }
+    if (filter.reportTypes?.length) {
+      const reportTypes = [...filter.reportTypes];
+      scoped = options.byDate ? scoped.where(sql<string>`report_type || ''`, 'in', reportTypes) : scoped.where('report_type', 'in', reportTypes);
+    }
     if (filter.errorCodes?.length) scoped = scoped.where('error_code', 'in', [...filter.errorCodes]);
     return scoped;
   }

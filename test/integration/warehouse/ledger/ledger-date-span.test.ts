@@ -18,7 +18,7 @@ describe.each(DIALECTS)('the dates the ledger holds, in %s', (dialect) => {
     await warehouse.close();
   });
 
-  it('is none for an empty ledger, else its first and last dates, within the portfolios and report types asked', async () => {
+  it('is none for an empty ledger, else its first and last dates, within the portfolios and report types asked, as the slices come and go', async () => {
     const ledger = new Ledger(warehouse);
     expect(await ledger.dateSpan()).toBeUndefined();
     await warehouse.db
@@ -34,5 +34,10 @@ describe.each(DIALECTS)('the dates the ledger holds, in %s', (dialect) => {
     expect(await ledger.dateSpan({ portfolios: [1001] })).toEqual({ from: '2024-01-02', to: '2025-02-01' });
     expect(await ledger.dateSpan({ portfolios: [1001], reportTypes: ['index'] })).toEqual({ from: '2024-01-02', to: '2024-06-30' });
     expect(await ledger.dateSpan({ portfolios: [1003] })).toBeUndefined();
+    // A month whose last slice is deleted is no longer an end (its monthly count is gone or nets to nought).
+    await warehouse.db.deleteFrom('report_loads').where('report_date', '=', '2023-12-31').execute();
+    await warehouse.db.deleteFrom('report_loads').where('report_date', '=', '2025-02-01').execute();
+    expect(await ledger.dateSpan()).toEqual({ from: '2024-01-02', to: '2024-06-30' });
+    expect(await ledger.dateSpan({ portfolios: [1002] })).toBeUndefined();
   });
 });

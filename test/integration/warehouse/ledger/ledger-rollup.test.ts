@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ReportType } from '../../../../src/reports/report-types.js';
 import type { Slice } from '../../../../src/slice/slice.js';
 import { Ledger, type LedgerCount, type LedgerFilter, type LedgerPeriodCount } from '../../../../src/warehouse/ledger/ledger.js';
 import type { LedgerStamp } from '../../../../src/warehouse/ledger/ledger-writer.js';
@@ -46,6 +47,7 @@ async function statusFromRows(db: Kysely<Warehouse>, filter: LedgerFilter): Prom
     const date = String(row.report_date);
     if (date < filter.from || date > filter.to) continue;
     if (filter.portfolios && !filter.portfolios.includes(Number(row.portfolio_id))) continue;
+    if (filter.reportTypes && !filter.reportTypes.includes(row.report_type as ReportType)) continue;
     const key = `${row.portfolio_id} ${row.report_type} ${row.status}`;
     const before = counts.get(key);
     counts.set(key, { portfolioId: Number(row.portfolio_id), reportType: row.report_type, status: row.status, slices: (before?.slices ?? 0) + 1 });
@@ -61,6 +63,7 @@ async function monthsFromRows(db: Kysely<Warehouse>, filter: LedgerFilter): Prom
     const date = String(row.report_date);
     if (date < filter.from || date > filter.to) continue;
     if (filter.portfolios && !filter.portfolios.includes(Number(row.portfolio_id))) continue;
+    if (filter.reportTypes && !filter.reportTypes.includes(row.report_type as ReportType)) continue;
     const periodStart = `${date.slice(0, 7)}-01`;
     const key = `${row.portfolio_id} ${row.report_type} ${periodStart}`;
     const cell = counts.get(key) ?? { portfolioId: Number(row.portfolio_id), reportType: row.report_type, periodStart, loaded: 0, noData: 0, failed: 0 };
@@ -156,7 +159,7 @@ describe.each(DIALECTS)('the monthly counts of the ledger on %s', (dialect) => {
     expect(await monthly(warehouse.db)).toEqual([]);
   });
 
-  it('give countByStatus, countByPeriod and pairs the answers counting the ledger gives, for ranges of whole and partial months', async () => {
+  it('give countByStatus, countByPeriod, countByMonth and pairs the answers counting the ledger gives, for ranges of whole and partial months', async () => {
     const statuses = ['loaded', 'loaded', 'no_data', 'failed', 'loaded'] as const;
     const rows = [];
     for (const portfolioId of [1001, 1002, 1003]) {
@@ -175,6 +178,14 @@ describe.each(DIALECTS)('the monthly counts of the ledger on %s', (dialect) => {
       { from: '2024-01-25', to: '2024-05-14' },
       { from: '2024-02-10', to: '2024-02-20' },
       { from: '2024-02-15', to: '2024-03-31', portfolios: [1002] },
+      // Edges whose months hold no other slice (the ledger's first and last days): counted as whole months.
+      { from: '2024-01-20', to: '2024-05-29' },
+      { from: '2024-01-10', to: '2024-05-31', portfolios: [1003] },
+      { from: '2024-05-27', to: '2024-05-31' },
+      { from: '2024-01-21', to: '2024-05-27' },
+      { from: '2024-05-20', to: '2024-06-15' },
+      // Edges found by their dates, with the pairs asked written apart from the key's columns.
+      { from: '2024-01-25', to: '2024-04-10', portfolios: [1001, 1003], reportTypes: ['constituent.close'] },
       { from: '2024-03-01', to: '2024-03-01' },
       { from: '2025-01-01', to: '2025-03-31' },
     ];
@@ -186,6 +197,21 @@ describe.each(DIALECTS)('the monthly counts of the ledger on %s', (dialect) => {
       ).toEqual(byKey(await statusFromRows(warehouse.db, filter), (row) => row.status));
       const months = await ledger.countByPeriod(filter, 'month');
       expect(months, JSON.stringify(filter)).toEqual(byKey(await monthsFromRows(warehouse.db, filter), (row) => row.periodStart));
+      const byMonth = new Map<string, number>();
+      for (const month of months) {
+        for (const [status, slices] of [
+          ['loaded', month.loaded],
+          ['no_data', month.noData],
+          ['failed', month.failed],
+        ] as const) {
+          if (slices > 0) byMonth.set(`${month.periodStart} ${status}`, (byMonth.get(`${month.periodStart} ${status}`) ?? 0) + slices);
+        }
+      }
+      const expectedByMonth = [...byMonth].map(([key, slices]) => `${key} ${slices}`).sort();
+      expect(
+        (await ledger.countByMonth(filter)).map((count) => `${count.month} ${count.status} ${count.slices}`),
+        JSON.stringify(filter),
+      ).toEqual(expectedByMonth);
       const pairs = await ledger.pairs(filter, 100);
       const expectedPairs = new Set((await statusFromRows(warehouse.db, filter)).map((row) => `${row.portfolioId} ${row.reportType}`));
       expect(new Set(pairs.map((pair) => `${pair.portfolioId} ${pair.reportType}`)), JSON.stringify(filter)).toEqual(expectedPairs);
