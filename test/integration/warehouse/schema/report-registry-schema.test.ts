@@ -33,6 +33,8 @@ const FIXED_KINDS: Readonly<Record<string, ColumnKind | FixedKind>> = {
 const CATALOGUE_TYPES: Readonly<Record<WarehouseDialect, Readonly<Record<ColumnKind | FixedKind, string>>>> = {
   sqlite: { integer: 'integer', date: 'date', decimal: 'numeric', text: 'text', json: 'text', uuid: 'text' },
   postgres: { integer: 'int4', date: 'date', decimal: 'numeric', text: 'text', json: 'jsonb', uuid: 'uuid' },
+  // MariaDB's JSON is LONGTEXT checked to hold JSON; text that is no key is MEDIUMTEXT (a key's is VARCHAR, see mysql-migrations.ts).
+  mysql: { integer: 'int', date: 'date', decimal: 'decimal', text: 'mediumtext', json: 'longtext', uuid: 'char' },
 };
 
 interface CatalogueColumn {
