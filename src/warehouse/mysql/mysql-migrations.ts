@@ -80,8 +80,11 @@ export const mysqlLineageAndAnalytics: Migration = {
   async up(db: Kysely<unknown>) {
     await runAll(db, [
       sql`alter table report_loads add column load_id char(36), add column loaded_at varchar(32)`,
-      // uuid(): MariaDB and MySQL make version 1 UUIDs, in the same 8-4-4-4-12 lower-case form as the loader's.
-      sql`update report_loads set load_id = uuid(), loaded_at = case when status = 'loaded' then updated_at end
+      // A version 4 UUID in the form the loader writes (crypto.randomUUID()): MySQL's uuid() makes version 1.
+      sql`update report_loads set
+            load_id = lower(concat(hex(random_bytes(4)), '-', hex(random_bytes(2)), '-4', substr(hex(random_bytes(2)), 2), '-',
+              substr('89ab', 1 + floor(rand() * 4), 1), substr(hex(random_bytes(2)), 2), '-', hex(random_bytes(6)))),
+            loaded_at = case when status = 'loaded' then updated_at end
           where status = 'loaded' or content_sha256 is not null`,
       sql`alter table index_report add column load_id char(36)`,
       sql`alter table constituent_report add column load_id char(36)`,

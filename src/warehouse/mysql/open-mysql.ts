@@ -55,6 +55,10 @@ export function openMysql(databaseUrl: string, options: OpenWarehouseOptions): O
     // `extra` as the JSON text it is (MySQL's JSON type would be parsed, its decimals rounded).
     jsonStrings: true,
     typeCast: typeCast as mysql.PoolOptions['typeCast'],
+    // Statements kept prepared per connection, the least recently used closed first. The server
+    // caps them for all its sessions together (max_prepared_stmt_count, 16382 by default): mysql2's
+    // own 16,000 per connection would let a few processes' pools exhaust it.
+    maxPreparedStatements: 100,
   });
   const db = new Kysely<Warehouse>({
     dialect: new MysqlDialect({ pool: sessionMysqlPool(pool, location) }),
