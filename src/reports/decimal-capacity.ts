@@ -11,13 +11,22 @@ export type DecimalCapacity =
    * SQLite's NUMERIC affinity: a whole number of up to 64 bits as an integer, any other value as
    * the nearest 64-bit float (15 significant digits kept, at most 17).
    */
-  | { readonly kind: 'float64' };
+  | { readonly kind: 'float64' }
+  /**
+   * A `DECIMAL(precision, scale)` column (MySQL, MariaDB): at most `precision - scale` digits before
+   * the point and `scale` after it. A value with more after the point would be rounded (MySQL does
+   * so even in strict mode, with only a note), so it is refused.
+   */
+  | { readonly kind: 'fixed'; readonly precision: number; readonly scale: number };
 
 /** Postgres `NUMERIC`: 16,383 digits after the point is the most it stores (more overflows it). */
 export const POSTGRES_DECIMALS: DecimalCapacity = { kind: 'numeric', maxScale: 16_383 };
 
 /** SQLite `NUMERIC`: what a 64-bit float (or integer) holds. */
 export const SQLITE_DECIMALS: DecimalCapacity = { kind: 'float64' };
+
+/** MySQL and MariaDB `DECIMAL(65,30)`, the widest they have: 35 digits before the point, 30 after. */
+export const MYSQL_DECIMALS: DecimalCapacity = { kind: 'fixed', precision: 65, scale: 30 };
 
 /**
  * The sizes every warehouse loads, whatever it could hold: the range of a 64-bit float at full
@@ -32,9 +41,12 @@ const SMALLEST = parseExactDecimal('2.2250738585072014e-308')!;
  * Postgres NUMERIC has a limit on digits after the point.
  */
 export function decimalMisfit(text: string, capacity: DecimalCapacity): string | undefined {
-  // Fewer than 300 characters and no exponent: between 1e-299 and 1e300 in size (or 0), with
-  // under 300 digits after the point, which every capacity keeps. Most values end here.
-  if (text.length < 300 && text.indexOf('e') < 0 && text.indexOf('E') < 0) return undefined;
+  // No exponent and fewer than 300 characters: between 1e-299 and 1e300 in size (or 0), with under
+  // 300 digits after the point, which NUMERIC and a double keep. A fixed DECIMAL keeps any text no
+  // longer than the digits it has on either side of the point. Most values end here.
+  const plain = text.indexOf('e') < 0 && text.indexOf('E') < 0;
+  const plainFits = capacity.kind === 'fixed' ? Math.min(capacity.precision - capacity.scale, capacity.scale) : 299;
+  if (plain && text.length <= plainFits) return undefined;
   const shape = decimalShape(text);
   if (shape.significant.length > 0) {
     if (shape.magnitude > 308 || (shape.magnitude === 308 && compareExact(absExact(parseExactDecimal(text)!), LARGEST) > 0)) {
@@ -47,6 +59,7 @@ export function decimalMisfit(text: string, capacity: DecimalCapacity): string |
       );
     }
   }
+  if (capacity.kind === 'fixed') return fixedMisfit(text, shape, capacity);
   if (capacity.kind === 'numeric') {
     return shape.scale <= capacity.maxScale
       ? undefined
@@ -56,6 +69,20 @@ export function decimalMisfit(text: string, capacity: DecimalCapacity): string |
   // nearest one, as docs/warehouse.md's known limits say: the service writes decimals of 20 digits
   // (0.30000000000000004, 105.20697588613054211), and refusing every such file would leave SQLite
   // nothing to load. A value a double cannot hold at full precision at all is refused above.
+  return undefined;
+}
+
+/** Why a `DECIMAL(precision, scale)` cannot keep the value exactly (trailing zeros after the point cost nothing). */
+function fixedMisfit(text: string, shape: DecimalShape, capacity: { readonly precision: number; readonly scale: number }): string | undefined {
+  if (shape.significant.length === 0) return undefined;
+  const whole = capacity.precision - capacity.scale;
+  if (shape.magnitude >= whole) {
+    return `${quote(text)} has ${shape.magnitude + 1} digits before the point; the column (MySQL DECIMAL(${capacity.precision},${capacity.scale})) keeps at most ${whole}`;
+  }
+  const scale = shape.significant.length - 1 - shape.magnitude;
+  if (scale > capacity.scale) {
+    return `${quote(text)} has ${scale} digits after the point; the column (MySQL DECIMAL(${capacity.precision},${capacity.scale})) keeps at most ${capacity.scale}`;
+  }
   return undefined;
 }
 

@@ -85,8 +85,8 @@ async function verifyTables(warehouse: WarehouseHandle): Promise<void> {
     await warehouse.db.selectFrom('report_loads').select('status').limit(1).execute();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    // SQLite: "no such table"; Postgres: 42P01 undefined_table.
-    if (/no such table|does not exist/i.test(message) && (error as { code?: unknown }).code !== '3D000') {
+    // SQLite: "no such table"; Postgres: 42P01 undefined_table; MySQL: ER_NO_SUCH_TABLE ("doesn't exist").
+    if (/no such table|does not exist|doesn't exist/i.test(message) && (error as { code?: unknown }).code !== '3D000') {
       throw new MissingWarehouseError(warehouse.location, `${warehouse.location} has no report-sync tables: check DATABASE_URL, or create them with report-sync migrate`);
     }
     throw classifyWarehouseError(error, `reading ${warehouse.location}`);

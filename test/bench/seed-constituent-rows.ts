@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { DEEP_RECURSION } from '../helpers/deep-recursion.js';
 import type { WarehouseHandle } from '../../src/warehouse/engine/warehouse-engine.js';
 import { restoreAnalyticsObjects } from '../../src/warehouse/schema/analytics-objects.js';
 
@@ -26,8 +27,10 @@ const CHUNK_ROWS = 1_000_000;
 export async function seedConstituentRows(warehouse: WarehouseHandle, seed: ConstituentSeed): Promise<void> {
   const { db } = warehouse;
   const { rows, rowsPerSlice: per, firstPortfolio: first, days } = seed;
-  await sql`drop index constituent_report_isin`.execute(db);
-  await sql`drop index report_loads_date`.execute(db);
+  // MySQL names an index within its table.
+  const on = (table: string) => (seed.dialect === 'mysql' ? sql` on ${sql.table(table)}` : sql``);
+  await sql`drop index constituent_report_isin${on('constituent_report')}`.execute(db);
+  await sql`drop index report_loads_date${on('report_loads')}`.execute(db);
   for (let lo = 0; lo < rows; lo += CHUNK_ROWS) {
     const hi = Math.min(rows, lo + CHUNK_ROWS) - 1;
     if (seed.dialect === 'sqlite') {
@@ -37,6 +40,15 @@ export async function seedConstituentRows(warehouse: WarehouseHandle, seed: Cons
         insert into constituent_report (portfolio_id, report_type, report_date, line_number, effective_date, isin, security_name, security_ticker,
           exchange_code, closing_price, currency, closing_fx, index_shares, index_weighting, extra, load_id)
         select p, 'constituent.close', d, line, d, printf('XS%010d', p * 1000 + line), 'Security ' || line, 'T' || line, 'XLON',
+          '101.25', 'GBP', '1.0', '1500', '0.002', null, null
+        from r`.execute(db);
+    } else if (seed.dialect === 'mysql') {
+      await sql`${DEEP_RECURSION}
+        insert into constituent_report (portfolio_id, report_type, report_date, line_number, effective_date, isin, security_name, security_ticker,
+          exchange_code, closing_price, currency, closing_fx, index_shares, index_weighting, extra, load_id)
+        with recursive n(i) as (select ${lo} union all select i + 1 from n where i < ${hi}),
+          r as (select ${first} + (i div ${per}) div ${days} as p, date '2015-01-01' + interval ((i div ${per}) mod ${days}) day as d, i mod ${per} + 1 as line from n)
+        select p, 'constituent.close', d, line, d, concat('XS', lpad(p * 1000 + line, 10, '0')), concat('Security ', line), concat('T', line), 'XLON',
           '101.25', 'GBP', '1.0', '1500', '0.002', null, null
         from r`.execute(db);
     } else {
@@ -60,6 +72,15 @@ export async function seedConstituentRows(warehouse: WarehouseHandle, seed: Cons
     await restoreAnalyticsObjects(warehouse);
     // The seed went through the WAL: checkpointed now, not under the measured loads.
     await sql`pragma wal_checkpoint(truncate)`.execute(db);
+  } else if (seed.dialect === 'mysql') {
+    await sql`${DEEP_RECURSION}
+      insert into report_loads (portfolio_id, report_type, report_date, status, row_count, attempts, updated_at, checked_at)
+      with recursive s(k) as (select 0 union all select k + 1 from s where k < ${slices - 1})
+      select ${first} + k div ${days}, 'constituent.close', date '2015-01-01' + interval (k mod ${days}) day, 'loaded', ${per}, 1,
+        '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z'
+      from s`.execute(db);
+    await restoreAnalyticsObjects(warehouse);
+    await sql`analyze table constituent_report, report_loads`.execute(db);
   } else {
     await sql`
       insert into report_loads (portfolio_id, report_type, report_date, status, row_count, attempts, updated_at, checked_at)

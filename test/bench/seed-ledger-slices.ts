@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { DEEP_RECURSION } from '../helpers/deep-recursion.js';
 import { REPORT_TYPES } from '../../src/reports/report-types.js';
 import type { WarehouseHandle } from '../../src/warehouse/engine/warehouse-engine.js';
 import { restoreAnalyticsObjects } from '../../src/warehouse/schema/analytics-objects.js';
@@ -34,9 +35,11 @@ export function seededStatus(seed: Pick<LedgerSeed, 'days'>, p: number, day: num
 export async function seedLedgerSlices(warehouse: WarehouseHandle, seed: LedgerSeed): Promise<void> {
   const { db } = warehouse;
   const { days } = seed;
-  await sql`drop index report_loads_date`.execute(db);
-  await sql`drop index report_loads_loaded`.execute(db);
-  await sql`drop index report_loads_failed`.execute(db);
+  // MySQL names an index within its table.
+  const on = seed.dialect === 'mysql' ? sql` on report_loads` : sql``;
+  await sql`drop index report_loads_date${on}`.execute(db);
+  await sql`drop index report_loads_loaded${on}`.execute(db);
+  await sql`drop index report_loads_failed${on}`.execute(db);
   const types = sql.join(REPORT_TYPES.map((type) => sql`(${type})`));
   const status = sql`case when p % 50 = 0 and day % 97 = 0 then 'failed' when day % 7 in (5, 6) then 'no_data' else 'loaded' end`;
   const kept = sql`not (p % 100 = 1 and day >= ${days - 400} and day < ${days - 370})`;
@@ -49,6 +52,21 @@ export async function seedLedgerSlices(warehouse: WarehouseHandle, seed: LedgerS
           t(name) as (values ${types})
         insert into report_loads (portfolio_id, report_type, report_date, status, row_count, attempts, error, error_code, updated_at, checked_at)
         select p, name, date(${seed.from}, '+' || day || ' days'), ${status}, case when ${status} = 'loaded' then 25 else 0 end, 1,
+          case when ${status} = 'failed' then 'EXPORT_UNAVAILABLE: 503' end, case when ${status} = 'failed' then 'EXPORT_UNAVAILABLE' end,
+          '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z'
+        from pf, t, d where ${kept}
+        order by p, name, day`.execute(db);
+    } else if (seed.dialect === 'mysql') {
+      const names = sql.join(
+        REPORT_TYPES.map((type) => sql`select ${type} as name`),
+        sql` union all `,
+      );
+      await sql`${DEEP_RECURSION}
+        insert into report_loads (portfolio_id, report_type, report_date, status, row_count, attempts, error, error_code, updated_at, checked_at)
+        with recursive d(day) as (select 0 union all select day + 1 from d where day < ${days - 1}),
+          pf(p) as (select ${lo} union all select p + 1 from pf where p < ${hi}),
+          t as (${names})
+        select p, name, cast(${seed.from} as date) + interval day day, ${status}, case when ${status} = 'loaded' then 25 else 0 end, 1,
           case when ${status} = 'failed' then 'EXPORT_UNAVAILABLE: 503' end, case when ${status} = 'failed' then 'EXPORT_UNAVAILABLE' end,
           '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z'
         from pf, t, d where ${kept}
@@ -69,8 +87,9 @@ export async function seedLedgerSlices(warehouse: WarehouseHandle, seed: LedgerS
   if (seed.dialect === 'sqlite') await sql`pragma wal_checkpoint(truncate)`.execute(db);
   // Postgres: the statistics and visibility a running warehouse's autovacuum keeps; without them
   // the planner takes the monthly counts (folded by the triggers, so full of dead rows) for a few rows.
-  if (seed.dialect !== 'sqlite') {
+  if (seed.dialect === 'postgres') {
     await sql`analyze report_loads`.execute(db);
     await sql`vacuum analyze report_loads_monthly`.execute(db);
   }
+  if (seed.dialect === 'mysql') await sql`analyze table report_loads, report_loads_monthly`.execute(db);
 }

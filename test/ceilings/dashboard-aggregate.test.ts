@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countIsoDates } from '../../src/dates/report-date.js';
 import { startCliProcess, type CliProcess } from '../helpers/cli-process.js';
 import { launchChromium } from '../helpers/headless-chromium.js';
+import { DEEP_RECURSION } from '../helpers/deep-recursion.js';
 import { DIALECTS, createTempWarehouse } from '../helpers/temp-warehouse.js';
 import { until } from '../helpers/until.js';
 
@@ -58,6 +59,22 @@ describe.each(DIALECTS)('the dashboard over a million-slice ledger (%s)', (diale
           case when (n % ${FAILED_EVERY}) = 0 then 'EXPORT_UNAVAILABLE: 503' end, case when (n % ${FAILED_EVERY}) = 0 then 'EXPORT_UNAVAILABLE' end,
           '2024-07-01T00:00:00.000Z', '2024-07-01T00:00:00.000Z'
         from s where (n % ${MISSING_EVERY}) <> 0`.execute(warehouse.db);
+    } else if (dialect === 'mysql') {
+      const named = sql.join(
+        TYPES.map((type, k) => sql`select ${type} as name, ${k} as k`),
+        sql` union all `,
+      );
+      await sql`${DEEP_RECURSION}
+        insert into report_loads (portfolio_id, report_type, report_date, status, row_count, attempts, error, error_code, updated_at, checked_at)
+        with recursive d(day) as (select 0 union all select day + 1 from d where day < ${DAYS - 1}),
+          p(id) as (select ${PORTFOLIOS[0]} union all select id + 1 from p where id < ${PORTFOLIOS.at(-1)}),
+          t as (${named}),
+          s as (select p.id, t.name, d.day, (p.id * ${TYPES.length} + t.k) * ${DAYS} + d.day as n from p, t, d)
+        select id, name, cast(${FIRST} as date) + interval day day, ${status}, 10, 1,
+          case when (n % ${FAILED_EVERY}) = 0 then 'EXPORT_UNAVAILABLE: 503' end, case when (n % ${FAILED_EVERY}) = 0 then 'EXPORT_UNAVAILABLE' end,
+          '2024-07-01T00:00:00.000Z', '2024-07-01T00:00:00.000Z'
+        from s where (n % ${MISSING_EVERY}) <> 0`.execute(warehouse.db);
+      await sql`analyze table report_loads`.execute(warehouse.db);
     } else {
       await sql`
         insert into report_loads (portfolio_id, report_type, report_date, status, row_count, attempts, error, error_code, updated_at, checked_at)

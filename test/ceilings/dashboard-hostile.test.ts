@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shiftIsoDate, todayIn } from '../../src/dates/report-date.js';
 import { startCliProcess, type CliProcess } from '../helpers/cli-process.js';
 import { ledgerRow } from '../helpers/ledger-row.js';
+import { DEEP_RECURSION } from '../helpers/deep-recursion.js';
 import { DIALECTS, createTempWarehouse } from '../helpers/temp-warehouse.js';
 import { TEST_REDIS_URL, testPrefix } from '../helpers/test-redis.js';
 import { until } from '../helpers/until.js';
@@ -101,6 +102,20 @@ describe.each(DIALECTS)('the dashboard under hostile queries (%s)', (dialect) =>
         select id, name, date(${FIRST}, '+' || day || ' days'), case when (id + day) % 13 = 0 then 'failed' else 'loaded' end, 10, 1,
           '2024-07-01T00:00:00.000Z', '2024-07-01T00:00:00.000Z'
         from p, t, d`.execute(warehouse.db);
+    } else if (dialect === 'mysql') {
+      const names = sql.join(
+        TYPES.map((type) => sql`select ${type} as name`),
+        sql` union all `,
+      );
+      await sql`${DEEP_RECURSION}
+        insert into report_loads (portfolio_id, report_type, report_date, status, row_count, attempts, updated_at, checked_at)
+        with recursive d(day) as (select 0 union all select day + 1 from d where day < ${DAYS - 1}),
+          p(id) as (select ${PORTFOLIOS[0]} union all select id + 1 from p where id < ${PORTFOLIOS.at(-1)}),
+          t as (${names})
+        select id, name, cast(${FIRST} as date) + interval day day, case when (id + day) % 13 = 0 then 'failed' else 'loaded' end, 10, 1,
+          '2024-07-01T00:00:00.000Z', '2024-07-01T00:00:00.000Z'
+        from p, t, d`.execute(warehouse.db);
+      await sql`analyze table report_loads`.execute(warehouse.db);
     } else {
       await sql`
         insert into report_loads (portfolio_id, report_type, report_date, status, row_count, attempts, updated_at, checked_at)

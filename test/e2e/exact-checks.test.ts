@@ -100,7 +100,8 @@ describe.each(DIALECTS)('checks that compare exactly, in %s', (dialect) => {
 
     it('load their neighbours exactly: the smallest full-precision size, an exponent form, and 20 digits where NUMERIC keeps them', async () => {
       const slice = newSlice();
-      const prices = ['2.2250738585072014e-308', '1e-5', '12345678901234567890.5'];
+      // MySQL's DECIMAL(65,30) keeps 30 digits after the point: its smallest is 1e-30, and 2.2250738585072014e-308 is refused.
+      const prices = [dialect === 'mysql' ? '1e-30' : '2.2250738585072014e-308', '1e-5', '12345678901234567890.5'];
       await serve(
         slice,
         prices.map((price, i) => ({ isin: `XS000000000${i}`, weight: i === 0 ? '1' : '0', price })),
@@ -109,12 +110,14 @@ describe.each(DIALECTS)('checks that compare exactly, in %s', (dialect) => {
       expect(loaded.code, loaded.stdout + loaded.logs).toBe(0);
       const held = (await rows(slice)).map((row) => row.closing_price);
       if (dialect === 'postgres') expect(held).toEqual([`0.${'0'.repeat(307)}22250738585072014`, '0.00001', '12345678901234567890.5']);
+      else if (dialect === 'mysql') expect(held).toEqual([`0.${'0'.repeat(29)}1`, '0.00001', '12345678901234567890.5']);
       else expect(held.map(Number)).toEqual([2.2250738585072014e-308, 0.00001, 12345678901234567000]);
     });
 
     it('refuse, in Postgres, more digits after the point than NUMERIC keeps (16,383), and load exactly that many', async () => {
       const slice = newSlice();
-      const most = `0.${'0'.repeat(16_382)}5`;
+      // MySQL's DECIMAL(65,30) keeps 30.
+      const most = `0.${'0'.repeat(dialect === 'mysql' ? 29 : 16_382)}5`;
       await serve(slice, [{ isin: 'XS0000000001', weight: '1', price: `1${most.slice(1)}` }]);
       expect((await run(slice)).code).toBe(0);
       await serve(slice, [{ isin: 'XS0000000001', weight: '1', price: `1${most.slice(1)}0` }]);
@@ -124,6 +127,10 @@ describe.each(DIALECTS)('checks that compare exactly, in %s', (dialect) => {
         expect((await ledger(slice)).error).toMatch(
           /line 2, column closing_price \("Closing Price"\): "1\.0000.*…" has 16384 digits after the point; the column \(Postgres NUMERIC\) keeps at most 16383/,
         );
+        expect(String((await rows(slice))[0]!.closing_price)).toBe(`1${most.slice(1)}`);
+      } else if (dialect === 'mysql') {
+        // A zero after the last digit DECIMAL keeps changes no value: it loads, and reads back as the same number.
+        expect(result.code, result.stdout).toBe(0);
         expect(String((await rows(slice))[0]!.closing_price)).toBe(`1${most.slice(1)}`);
       } else {
         // SQLite keeps the nearest 64-bit float (a known limit): 1, either way.

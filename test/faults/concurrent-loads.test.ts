@@ -42,12 +42,12 @@ async function sliceCounts(db: Kysely<Warehouse>) {
     held: number | string;
     distinct_rows: number | string;
   }>`
-    select l.portfolio_id, l.report_type, cast(l.report_date as text) as report_date, l.status, l.row_count, l.error,
+    select l.portfolio_id, l.report_type, l.report_date, l.status, l.row_count, l.error,
            coalesce(i.held, c.held, 0) as held, coalesce(i.distinct_rows, c.distinct_rows, 0) as distinct_rows
     from report_loads l
     left join (
       select portfolio_id, report_date, count(*) as held,
-             count(distinct index_id || '|' || coalesce(index_name, '') || '|' || coalesce(cast(index_value as text), '')) as distinct_rows
+             count(distinct concat_ws('|', index_id, coalesce(index_name, ''), index_value)) as distinct_rows
       from index_report group by portfolio_id, report_date
     ) i on l.report_type = 'index' and i.portfolio_id = l.portfolio_id and i.report_date = l.report_date
     left join (

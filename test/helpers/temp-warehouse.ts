@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { migrateWarehouse } from '../../src/warehouse/schema/migrate-warehouse.js';
 import { openWarehouse, type WarehouseDialect } from '../../src/warehouse/open-warehouse.js';
@@ -10,15 +11,19 @@ import type { WarehouseHandle } from '../../src/warehouse/engine/warehouse-engin
 /** The Postgres server the tests use: loopback, trust auth (`.ci/run` makes sure it answers). */
 export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
 
+/** The MySQL (MariaDB) server the tests use: loopback, root without a password (`.ci/run` makes sure it answers). */
+export const TEST_MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
+
 export const DIALECTS: readonly WarehouseDialect[] = ['sqlite', 'postgres'];
 
-/** An empty database of its own: a SQLite file in a temporary directory, or a new Postgres database. */
+/** An empty database of its own: a SQLite file in a temporary directory, or a new Postgres or MySQL database. */
 export async function createTempDatabase(dialect: WarehouseDialect): Promise<{ databaseUrl: string; drop(): Promise<void> }> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'report-sync-test-'));
     return { databaseUrl: `sqlite:${join(dir, 'warehouse.sqlite')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
   const name = `report_sync_test_${randomBytes(6).toString('hex')}`;
+  if (dialect === 'mysql') return createTempMysqlDatabase(name);
   const admin = new pg.Client({ connectionString: `${TEST_POSTGRES_URL}/postgres` });
   await admin.connect();
   try {
@@ -53,4 +58,18 @@ export async function createTempWarehouse(dialect: WarehouseDialect = 'sqlite'):
       await database.drop();
     },
   };
+}
+
+/** A new MySQL database, dropped with whatever is in it. */
+async function createTempMysqlDatabase(name: string): Promise<{ databaseUrl: string; drop(): Promise<void> }> {
+  const admin = async (statement: string) => {
+    const connection = await mysql.createConnection(TEST_MYSQL_URL);
+    try {
+      await connection.query(statement);
+    } finally {
+      await connection.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+  return { databaseUrl: `${TEST_MYSQL_URL}/${name}`, drop: () => admin(`DROP DATABASE IF EXISTS ${name}`) };
 }

@@ -29,7 +29,7 @@ const SERVICE_HELPERS: Record<string, string> = {
 };
 
 /** Packages a unit test file would only import to talk to a server or a browser itself. */
-const SERVICE_PACKAGES = ['ioredis', 'bullmq', 'pg', 'pg-copy-streams', 'playwright-core'];
+const SERVICE_PACKAGES = ['ioredis', 'bullmq', 'pg', 'pg-copy-streams', 'mysql2', 'mysql2/promise', 'playwright-core'];
 
 /**
  * Whether the code opens a Postgres warehouse: names `DIALECTS` (every dialect), or calls

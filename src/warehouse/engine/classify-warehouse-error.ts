@@ -21,6 +21,14 @@ const TRANSIENT_CODES: ReadonlySet<string> = new Set([
   '57P02',
   '57P03',
   '53300',
+  // MySQL and MariaDB (mysql2 puts the error's name on `code`): a deadlock (InnoDB rolled the
+  // transaction back), a lock waited for too long, a server shutting down or out of connections,
+  // a connection lost
+  'ER_LOCK_DEADLOCK',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'ER_SERVER_SHUTDOWN',
+  'ER_CON_COUNT_ERROR',
+  'PROTOCOL_CONNECTION_LOST',
   // sockets
   'ECONNREFUSED',
   'ECONNRESET',
@@ -37,13 +45,16 @@ const TRANSIENT_CODES: ReadonlySet<string> = new Set([
 const CONNECTION_LOST = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/i;
 
 /**
- * Postgres SQLSTATEs that say `DATABASE_URL` itself is wrong: no such database, a password or an
+ * Postgres SQLSTATEs (and MySQL's error names) that say `DATABASE_URL` itself is wrong: no such database, a password or an
  * account the server refuses. Retrying cannot help; the command stops with exit 2.
  */
 const CONFIGURATION_CODES: Readonly<Record<string, string>> = {
   '3D000': 'create it with createdb, or fix the database name in DATABASE_URL',
   '28P01': 'the server refused the password: check the user and password in DATABASE_URL',
   '28000': "the server refused the connection for this user: check the user in DATABASE_URL and the server's pg_hba.conf",
+  ER_BAD_DB_ERROR: 'create it (CREATE DATABASE … CHARACTER SET utf8mb4), or fix the database name in DATABASE_URL',
+  ER_ACCESS_DENIED_ERROR: 'the server refused the user or password: check them in DATABASE_URL',
+  ER_DBACCESS_DENIED_ERROR: 'the user may not use this database: GRANT it the rights, or fix the user in DATABASE_URL',
 };
 
 /**

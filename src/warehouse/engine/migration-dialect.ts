@@ -7,10 +7,16 @@ import type { ColumnDataType, Migration } from 'kysely';
  * the dialect's folder. Never change what a shipped migration's steps create: add the next migration.
  */
 export interface MigrationDialect {
-  /** A point in time: `timestamptz` (Postgres), ISO 8601 text (SQLite). */
+  /** A point in time: `timestamptz` (Postgres), ISO 8601 text (SQLite, MySQL). */
   readonly timestampType: ColumnDataType;
-  /** A double: `double precision` (Postgres), `real` (SQLite). */
+  /** A double: `double precision` (Postgres), `real` (SQLite), `double` (MySQL). */
   readonly realType: ColumnDataType;
+  /**
+   * The steps of 0001-create-tables and 0006-slice-checks where the dialect cannot take the shared
+   * ones (MySQL: a TEXT column cannot be a key, a DECIMAL needs its precision); others leave them out.
+   */
+  readonly createTables?: Migration;
+  readonly sliceChecks?: Migration;
   /** The steps of 0003-index-report-line-number (see `indexReportLineNumber`). */
   readonly indexReportLineNumber: Migration;
   /** The steps of 0005-lineage-and-analytics (see `lineageAndAnalytics`). */

@@ -1,5 +1,6 @@
 import type { Kysely, MigrationProvider, MigrationResultSet, RawBuilder } from 'kysely';
 import type { Logger } from '../../logging/logger.js';
+import type { IndexDefinition } from './index-definition.js';
 import type { LedgerPeriod } from './ledger-period.js';
 import type { RowWriter } from './row-writer.js';
 import type { SliceLock } from './slice-lock.js';
@@ -23,7 +24,7 @@ export interface WarehouseEngine<Dialect extends string = string> {
   /** Opens the warehouse a `DATABASE_URL` of one of its schemes names; the caller owns `close()`. */
   open(databaseUrl: string, options: OpenWarehouseOptions): Promise<OpenedWarehouse>;
 
-  /** How a slice's rows are written: the bulk-load path (SQLite: multi-row INSERT; Postgres: COPY). */
+  /** How a slice's rows are written: the bulk-load path (SQLite, MySQL: multi-row INSERT; Postgres: COPY). */
   readonly rowWriter: RowWriter;
   /** How big and how many the transactions that write slices may be. */
   readonly transactions: TransactionRules;
@@ -36,6 +37,8 @@ export interface WarehouseEngine<Dialect extends string = string> {
   readTables(db: Kysely<Warehouse>): Promise<ReadonlyMap<string, ReadonlySet<string>>>;
   /** `kind name` (`index x`, `view y`) of every index and view those names reach. */
   readIndexesAndViews(db: Kysely<Warehouse>): Promise<ReadonlySet<string>>;
+  /** A statement creating the index, changing nothing when it is there already (two `migrate`s at once). */
+  createIndex(index: IndexDefinition): RawBuilder<unknown>;
   /** A statement creating the view, changing nothing when it is there already (two `migrate`s at once). */
   createView(name: string, query: RawBuilder<unknown>): RawBuilder<unknown>;
 
@@ -113,9 +116,9 @@ export interface OpenWarehouseOptions {
   busyTimeoutMs?: number;
   /** Directory a relative `sqlite:` path is resolved against. @defaultValue process.cwd() */
   cwd?: string;
-  /** Postgres: connections in the pool. @defaultValue 10 */
+  /** Postgres, MySQL: connections in the pool. @defaultValue 10 */
   poolSize?: number;
-  /** Postgres: how long to wait for a connection before the query fails (0: no limit). @defaultValue 10000 */
+  /** Postgres, MySQL: how long to wait for a connection before the query fails (0: no limit). @defaultValue 10000 */
   connectTimeoutMs?: number;
   /**
    * SQLite: refuse to create the file (read-only commands must never make an empty warehouse

@@ -1,4 +1,5 @@
 import { CompiledQuery, sql, type RawBuilder } from 'kysely';
+import { createIndexIfMissing } from '../engine/index-definition.js';
 import type { LedgerPeriod } from '../engine/ledger-period.js';
 import type { WarehouseEngine } from '../engine/warehouse-engine.js';
 import { migrateHoldingPostgresLock } from './migrate-holding-postgres-lock.js';
@@ -37,6 +38,7 @@ export const postgresEngine: WarehouseEngine<'postgres'> = {
   readTables: readPostgresTables,
   readIndexesAndViews: readPostgresIndexesAndViews,
   // Postgres has no `create view if not exists`; `or replace` with the same query changes nothing.
+  createIndex: (index) => createIndexIfMissing(index, { partial: true }),
   createView: (name, query) => sql`create or replace view ${sql.id(name)} as ${query}`,
   migrations: POSTGRES_MIGRATIONS,
   migrate: migrateHoldingPostgresLock,

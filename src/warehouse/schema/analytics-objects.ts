@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import type { IndexDefinition } from '../engine/index-definition.js';
 import type { WarehouseEngine, WarehouseHandle } from '../engine/warehouse-engine.js';
 
 /** An index or view of the warehouse: no data of its own, so it can be re-created from its definition at any time. */
@@ -16,12 +17,12 @@ interface AnalyticsObject {
  * re-creates them compares the result with a freshly migrated warehouse).
  */
 const ANALYTICS_OBJECTS: readonly AnalyticsObject[] = [
-  index('constituent_report_isin', sql`constituent_report (isin, report_date)`),
-  index('report_loads_date', sql`report_loads (report_date, status)`),
-  { kind: 'index', name: 'report_loads_load_id', create: () => sql`create unique index if not exists report_loads_load_id on report_loads (load_id)` },
-  index('report_loads_loaded', sql`report_loads (portfolio_id, report_type, report_date) where status = 'loaded'`),
-  index('report_loads_failed', sql`report_loads (report_date, portfolio_id, report_type) where status = 'failed'`),
-  index('slice_checks_date', sql`slice_checks (report_date, outcome)`),
+  index({ name: 'constituent_report_isin', table: 'constituent_report', columns: ['isin', 'report_date'] }),
+  index({ name: 'report_loads_date', table: 'report_loads', columns: ['report_date', 'status'] }),
+  index({ name: 'report_loads_load_id', table: 'report_loads', columns: ['load_id'], unique: true }),
+  index({ name: 'report_loads_loaded', table: 'report_loads', columns: ['portfolio_id', 'report_type', 'report_date'], where: { column: 'status', equals: 'loaded' } }),
+  index({ name: 'report_loads_failed', table: 'report_loads', columns: ['report_date', 'portfolio_id', 'report_type'], where: { column: 'status', equals: 'failed' } }),
+  index({ name: 'slice_checks_date', table: 'slice_checks', columns: ['report_date', 'outcome'] }),
   view(
     'latest_loaded_day',
     sql`select ledger.portfolio_id, ledger.report_type, ledger.report_date, ledger.row_count, ledger.load_id, ledger.loaded_at,
@@ -52,8 +53,9 @@ const ANALYTICS_OBJECTS: readonly AnalyticsObject[] = [
   ),
 ];
 
-function index(name: string, on: RawBuilder<unknown>): AnalyticsObject {
-  return { kind: 'index', name, create: () => sql`create index if not exists ${sql.id(name)} on ${on}` };
+function index(definition: IndexDefinition): AnalyticsObject {
+  // Each dialect says an index its own way: only some have partial ones (see `WarehouseEngine.createIndex`).
+  return { kind: 'index', name: definition.name, create: (engine) => engine.createIndex(definition) };
 }
 
 function view(name: string, query: RawBuilder<unknown>): AnalyticsObject {

@@ -31,8 +31,8 @@ function migrationsFor(dialect: MigrationDialect): Record<string, Migration> {
   };
 }
 
-/** Postgres SQLSTATEs of a migration creating what is already there: duplicate table, column, object. */
-const ALREADY_THERE_CODES: ReadonlySet<string> = new Set(['42P07', '42701', '42710']);
+/** Postgres SQLSTATEs (and MySQL's error names) of a migration creating what is already there: duplicate table, column, object. */
+const ALREADY_THERE_CODES: ReadonlySet<string> = new Set(['42P07', '42701', '42710', 'ER_TABLE_EXISTS_ERROR', 'ER_DUP_FIELDNAME', 'ER_DUP_KEYNAME']);
 
 export interface MigrateWarehouseOptions {
   /**

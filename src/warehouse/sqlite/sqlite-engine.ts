@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import { createIndexIfMissing } from '../engine/index-definition.js';
 import type { LedgerPeriod } from '../engine/ledger-period.js';
 import type { WarehouseEngine } from '../engine/warehouse-engine.js';
 import { migrateHoldingSqliteLock } from './migrate-holding-sqlite-lock.js';
@@ -38,6 +39,7 @@ export const sqliteEngine: WarehouseEngine<'sqlite'> = {
   periodStart: (period) => PERIOD_START[period],
   readTables: readSqliteTables,
   readIndexesAndViews: readSqliteIndexesAndViews,
+  createIndex: (index) => createIndexIfMissing(index, { partial: true }),
   createView: (name, query) => sql`create view if not exists ${sql.id(name)} as ${query}`,
   migrations: SQLITE_MIGRATIONS,
   migrate: migrateHoldingSqliteLock,

@@ -1,76 +1,13 @@
-import { CompiledQuery, type Kysely } from 'kysely';
+import type { RowWriter } from '../engine/row-writer.js';
 import { SQLITE_DECIMALS } from '../../reports/decimal-capacity.js';
-import type { ReportDefinition } from '../../reports/report-definition.js';
-import { tableColumns, type WarehouseRow } from '../../extract/row-builder.js';
-import { CopyTextRows } from '../engine/copy-text-rows.js';
-import { MAX_BATCH_CHARS } from '../loading/max-batch-chars.js';
-import type { RowBatches, RowWriter } from '../engine/row-writer.js';
-import type { Warehouse } from '../engine/warehouse-schema.js';
+import { MultiRowInsertWriter } from '../loading/multi-row-insert-writer.js';
 
 /**
- * SQLite's {@link RowWriter}: multi-row INSERTs of `batchRows` rows (fewer when they are long,
- * see {@link MAX_BATCH_CHARS}), each SQL text compiled by
- * Kysely once and executed again with every batch's values (the warehouse keeps it prepared).
+ * SQLite's {@link RowWriter}: multi-row INSERTs (see {@link MultiRowInsertWriter}), each kept
+ * prepared by the warehouse's statement cache; decimals as SQLite's NUMERIC affinity keeps them.
  */
-export class SqliteRowWriter implements RowWriter {
-  readonly takesCopyText = false;
-  readonly decimals = SQLITE_DECIMALS;
-
-  /**
-   * The SQL of an INSERT per table and row count, compiled on first use. At most `batchRows` texts
-   * per table: full batches, and the last, shorter batch of each slice (usually of a few sizes).
-   */
-  readonly #insertSql = new Map<string, string>();
-
-  async write(trx: Kysely<Warehouse>, batch: RowBatches): Promise<number> {
-    const { definition, rows, batchRows, loadId } = batch;
-    if (rows instanceof CopyTextRows) throw new Error('SqliteRowWriter was handed COPY text rows, which only Postgres reads: a bug in whoever chose the rows');
-    const columns = tableColumns(definition);
-    // Each row's values are the table's columns but the last, load_id, which is the load's.
-    const valuesPerRow = columns.length - 1;
-    const fullBatchSql = this.#insertSqlFor(trx, definition, columns, batchRows);
-    let rowCount = 0;
-    let inBatch = 0;
-    let chars = 0;
-    let parameters: (string | number | null)[] = [];
-    for await (const row of rows) {
-      for (let i = 0; i < valuesPerRow; i += 1) {
-        const value = row[i] ?? null;
-        parameters.push(value);
-        if (typeof value === 'string') chars += value.length;
-      }
-      parameters.push(loadId);
-      inBatch += 1;
-      // Long rows end a batch early (see MAX_BATCH_CHARS), with an INSERT of their count.
-      if (inBatch === batchRows || chars >= MAX_BATCH_CHARS) {
-        await trx.executeQuery(CompiledQuery.raw(inBatch === batchRows ? fullBatchSql : this.#insertSqlFor(trx, definition, columns, inBatch), parameters));
-        rowCount += inBatch;
-        inBatch = 0;
-        chars = 0;
-        parameters = [];
-      }
-    }
-    if (inBatch > 0) {
-      await trx.executeQuery(CompiledQuery.raw(this.#insertSqlFor(trx, definition, columns, inBatch), parameters));
-      rowCount += inBatch;
-    }
-    return rowCount;
+export class SqliteRowWriter extends MultiRowInsertWriter {
+  constructor() {
+    super(SQLITE_DECIMALS);
   }
-
-  #insertSqlFor(trx: Kysely<Warehouse>, definition: ReportDefinition, columns: readonly string[], count: number): string {
-    const key = `${definition.table} ${count}`;
-    let text = this.#insertSql.get(key);
-    if (text === undefined) {
-      text = compileInsert(trx, definition, columns, count);
-      this.#insertSql.set(key, text);
-    }
-    return text;
-  }
-}
-
-/** The SQL of an INSERT of `count` rows; Kysely makes every value a parameter. */
-function compileInsert(trx: Kysely<Warehouse>, definition: ReportDefinition, columns: readonly string[], count: number): string {
-  const placeholder: WarehouseRow = Object.fromEntries(columns.map((column) => [column, null]));
-  // The table is chosen by the definition, so Kysely cannot know its row type here.
-  return (trx as unknown as Kysely<Record<string, WarehouseRow>>).insertInto(definition.table).values(new Array<WarehouseRow>(count).fill(placeholder)).compile().sql;
 }

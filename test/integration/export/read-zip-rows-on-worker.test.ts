@@ -321,7 +321,11 @@ describe.each(DIALECTS)('a slice loaded from a worker thread on %s', (dialect) =
         },
       ).rows;
     const csvOf = (prices: string[]) => makeZip({ 'data.csv': constituentCsv(prices.map((price, i) => `2024-03-01,XS${String(i).padStart(10, '0')},Acme,${price},EUR`)) });
-    const neighbours = ['2.2250738585072014e-308', '1.7976931348623157e308', '1e-5', '12345678901234567890', `1.${'0'.repeat(16_382)}1`];
+    // MySQL's DECIMAL(65,30) holds less than the range the others share: its own edges, 35 digits before the point and 30 after.
+    const neighbours =
+      dialect === 'mysql'
+        ? [`${'9'.repeat(35)}.${'9'.repeat(30)}`, '-1e-30', '1e-5', '12345678901234567890', `1.${'0'.repeat(40)}`]
+        : ['2.2250738585072014e-308', '1.7976931348623157e308', '1e-5', '12345678901234567890', `1.${'0'.repeat(16_382)}1`];
     let sha = 0;
     const load = (zip: Buffer, threaded: boolean) =>
       loader.loadExport({ slice, definition, rows: read(zip, threaded), file: facts(zip, String(++sha).padStart(64, '0')), attempts: 1 });
@@ -338,6 +342,9 @@ describe.each(DIALECTS)('a slice loaded from a worker thread on %s', (dialect) =
           '12345678901234567890',
           neighbours[4],
         ]);
+      } else if (dialect === 'mysql') {
+        // DECIMAL keeps every digit it has room for, read back without the zeros its scale pads with.
+        expect(held.map((row) => row[2])).toEqual([neighbours[0], `-0.${'0'.repeat(29)}1`, '0.00001', '12345678901234567890', '1']);
       } else {
         // A 64-bit float: the nearest one, which reads back as the same number within its digits.
         expect(held.map((row) => Number(row[2]))).toEqual([2.2250738585072014e-308, 1.7976931348623157e308, 1e-5, 12345678901234567000, 1]);
@@ -351,6 +358,12 @@ describe.each(DIALECTS)('a slice loaded from a worker thread on %s', (dialect) =
         [['1e400'], /line 2, column closing_price .*"1e400" is too large: a decimal is loaded up to 1\.7976931348623157e308/],
         [['-1.7976931348623158e308'], /"-1\.7976931348623158e308" is too large/],
       ];
+      if (dialect === 'mysql')
+        bad.push(
+          [['1e35'], /line 2, column closing_price .*"1e35" has 36 digits before the point; the column \(MySQL DECIMAL\(65,30\)\) keeps at most 35/],
+          [['1e-31'], /line 2, column closing_price .*"1e-31" has 31 digits after the point; the column \(MySQL DECIMAL\(65,30\)\) keeps at most 30/],
+          [['2.2250738585072014e-308'], /"2\.2250738585072014e-308" has 324 digits after the point/],
+        );
       if (dialect === 'postgres')
         bad.push([
           [`1.${'0'.repeat(16_383)}1`],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decimalMisfit, POSTGRES_DECIMALS, SQLITE_DECIMALS } from '../../../src/reports/decimal-capacity.js';
+import { decimalMisfit, MYSQL_DECIMALS, POSTGRES_DECIMALS, SQLITE_DECIMALS } from '../../../src/reports/decimal-capacity.js';
 
 const TWENTY = '12345678901234567890';
 const pgScale = (digits: number) => `1.${'0'.repeat(digits - 1)}1`;
@@ -44,5 +44,28 @@ describe('decimalMisfit', () => {
     for (const value of ['0.1', '123456789012345', '0.30000000000000004', '105.20697588613054211', TWENTY, `0.${'1'.repeat(100_000)}`, '1.5e-300', '5E-1']) {
       expect(decimalMisfit(value, SQLITE_DECIMALS)).toBeUndefined();
     }
+  });
+
+  it('keeps on MySQL every digit DECIMAL(65,30) holds, 35 before the point and 30 after, and refuses a value it would round', () => {
+    for (const value of [
+      TWENTY,
+      '105.20697588613054211',
+      '-0.00000000000000000012345',
+      `${'9'.repeat(35)}.${'9'.repeat(30)}`,
+      `1.${'0'.repeat(40)}`,
+      '1.5E+3',
+      '-0.000',
+      '0e-400',
+      '1e-30',
+    ]) {
+      expect(decimalMisfit(value, MYSQL_DECIMALS)).toBeUndefined();
+    }
+    expect(decimalMisfit(`1${'0'.repeat(35)}`, MYSQL_DECIMALS)).toMatch(/^"10{35}" has 36 digits before the point; the column \(MySQL DECIMAL\(65,30\)\) keeps at most 35$/);
+    expect(decimalMisfit('1e35', MYSQL_DECIMALS)).toMatch(/36 digits before the point/);
+    expect(decimalMisfit(`0.${'0'.repeat(29)}12`, MYSQL_DECIMALS)).toMatch(/has 31 digits after the point; the column \(MySQL DECIMAL\(65,30\)\) keeps at most 30$/);
+    expect(decimalMisfit('1e-31', MYSQL_DECIMALS)).toMatch(/31 digits after the point/);
+    expect(decimalMisfit('2.2250738585072014e-308', MYSQL_DECIMALS)).toMatch(/digits after the point/);
+    // The range every warehouse shares still comes first.
+    expect(decimalMisfit('1e400', MYSQL_DECIMALS)).toMatch(/too large/);
   });
 });

@@ -1,8 +1,9 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import type { MigrationDialect } from '../../engine/migration-dialect.js';
 
-/** The first schema: the two report tables and the ledger. */
+/** The first schema: the two report tables and the ledger (MySQL's own, see `MigrationDialect.createTables`). */
 export function createTables(dialect: MigrationDialect): Migration {
+  if (dialect.createTables) return dialect.createTables;
   const timestamp = dialect.timestampType;
   return {
     async up(db: Kysely<unknown>) {

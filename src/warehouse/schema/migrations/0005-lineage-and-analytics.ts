@@ -46,13 +46,21 @@ export async function fillRowsLoadId(db: Kysely<unknown>): Promise<void> {
     await statement.execute(db);
 }
 
-/** The indexes and views, the same text in both dialects. */
+/** The indexes and views, the same text in SQLite and Postgres. */
 export async function createIndexesAndViews(db: Kysely<unknown>): Promise<void> {
   const statements: RawBuilder<unknown>[] = [
     sql`create unique index report_loads_load_id on report_loads (load_id)`,
     // Partial: only loaded slices, the ones "latest loaded day" asks about; max(report_date) per
     // portfolio and report type is then the last entry of its range.
     sql`create index report_loads_loaded on report_loads (portfolio_id, report_type, report_date) where status = 'loaded'`,
+  ];
+  for (const statement of statements) await statement.execute(db);
+  await createLatestViews(db);
+}
+
+/** The views of the latest loaded day, the same text in every dialect. */
+export async function createLatestViews(db: Kysely<unknown>): Promise<void> {
+  const statements: RawBuilder<unknown>[] = [
     sql`create view latest_loaded_day as
         select ledger.portfolio_id, ledger.report_type, ledger.report_date, ledger.row_count, ledger.load_id, ledger.loaded_at,
           ledger.format, ledger.file_name, ledger.bytes, ledger.content_sha256

@@ -4,9 +4,10 @@ import type { MigrationDialect } from '../../engine/migration-dialect.js';
 /**
  * `slice_checks`: the data-quality checks of the latest file checked for each slice, one row per
  * slice and check (a file refused by a check leaves its results here beside the ledger's `failed`).
- * Keyed like the ledger, so a slice's checks are one index range.
+ * Keyed like the ledger, so a slice's checks are one index range. MySQL's own, see `MigrationDialect.sliceChecks`.
  */
 export function sliceChecks(dialect: MigrationDialect): Migration {
+  if (dialect.sliceChecks) return dialect.sliceChecks;
   const timestamp = dialect.timestampType;
   const real = dialect.realType;
   return {

@@ -245,10 +245,12 @@ describe.each(DIALECTS)('the monthly counts of the ledger on %s', (dialect) => {
       .execute();
     // What 0007 found: the ledger as it was, counted again from nothing.
     await sql`delete from kysely_migration where name = '0007-ledger-rollup'`.execute(warehouse.db);
-    if (dialect === 'sqlite') for (const name of ['insert', 'update', 'delete']) await sql.raw(`drop trigger report_loads_monthly_${name}`).execute(warehouse.db);
-    else for (const name of ['count_rows', 'count_change', 'clear', 'fold']) await sql.raw(`drop function report_loads_monthly_${name}() cascade`).execute(warehouse.db);
+    if (dialect === 'postgres')
+      for (const name of ['count_rows', 'count_change', 'clear', 'fold']) await sql.raw(`drop function report_loads_monthly_${name}() cascade`).execute(warehouse.db);
+    else for (const name of ['insert', 'update', 'delete']) await sql.raw(`drop trigger report_loads_monthly_${name}`).execute(warehouse.db);
     await sql`drop table report_loads_monthly`.execute(warehouse.db);
-    await sql`drop index report_loads_failed`.execute(warehouse.db);
+    // MySQL names an index within its table.
+    await (dialect === 'mysql' ? sql`drop index report_loads_failed on report_loads` : sql`drop index report_loads_failed`).execute(warehouse.db);
     const reopened = await openWarehouse(warehouse.databaseUrl);
     try {
       expect((await migrateWarehouse(reopened)).applied).toEqual(['0007-ledger-rollup']);

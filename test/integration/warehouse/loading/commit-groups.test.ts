@@ -1,4 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Slice } from '../../../../src/slice/slice.js';
@@ -8,6 +9,41 @@ import type { Warehouse } from '../../../../src/warehouse/engine/warehouse-schem
 import { insertLoadedLedgerRow } from '../../../helpers/ledger-row.js';
 import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
 import { until } from '../../../helpers/until.js';
+import type { WarehouseDialect } from '../../../../src/warehouse/open-warehouse.js';
+
+/** Another process's session on the warehouse, taking a slice's lock the way the dialect's slice lock does, held until its commit. */
+interface OtherSession {
+  begin(): Promise<void>;
+  lock(slice: Slice): Promise<void>;
+  commit(): Promise<void>;
+  end(): Promise<void>;
+}
+
+async function otherSession(dialect: WarehouseDialect, databaseUrl: string): Promise<OtherSession> {
+  if (dialect === 'mysql') {
+    const connection = await mysql.createConnection(databaseUrl);
+    return {
+      begin: async () => void (await connection.query('begin')),
+      lock: async (slice) =>
+        void (await connection.query("select get_lock(concat('report-sync:', sha1(?)), 60)", [`slice ${slice.portfolioId} ${slice.reportType} ${slice.reportDate}`])),
+      // A named lock is the session's: let go with the transaction, as the warehouse's pool does.
+      commit: async () => {
+        await connection.query('commit');
+        await connection.query('do release_all_locks()');
+      },
+      end: () => connection.end(),
+    };
+  }
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  return {
+    begin: async () => void (await client.query('begin')),
+    lock: async (slice) =>
+      void (await client.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`report-sync slice ${slice.portfolioId} ${slice.reportType} ${slice.reportDate}`])),
+    commit: async () => void (await client.query('commit')),
+    end: () => client.end(),
+  };
+}
 
 const slices: Slice[] = Array.from({ length: 5 }, (_, i) => ({ portfolioId: 1001 + i, reportType: 'index', reportDate: '2024-03-01' }));
 
@@ -90,6 +126,7 @@ describe.each(DIALECTS)('CommitGroups on %s', (dialect) => {
           if (i === 2) {
             // What a full disk (SQLite rolls the whole transaction back) or a lost server does to it.
             if (dialect === 'sqlite') await trx.executeQuery(CompiledQuery.raw('rollback'));
+            else if (dialect === 'mysql') await trx.executeQuery(CompiledQuery.raw('kill connection_id()')).catch(() => undefined);
             else await trx.executeQuery(CompiledQuery.raw('select pg_terminate_backend(pg_backend_pid())')).catch(() => undefined);
             throw new Error('the disk is full');
           }
@@ -202,14 +239,13 @@ describe.each(DIALECTS)('CommitGroups on %s', (dialect) => {
     }
   });
 
-  if (dialect === 'postgres') {
+  if (dialect !== 'sqlite') {
     it('commits what it has, without waiting, when another process holds a later slice, then waits for that one alone', async () => {
-      const other = new pg.Client({ connectionString: warehouse.databaseUrl });
-      await other.connect();
+      const other = await otherSession(dialect, warehouse.databaseUrl);
       try {
         const held = slices[2]!;
-        await other.query('begin');
-        await other.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`report-sync slice ${held.portfolioId} ${held.reportType} ${held.reportDate}`]);
+        await other.begin();
+        await other.lock(held);
         const committer = groups();
         const settled: number[] = [];
         const writes = slices.map((slice) => committer.write(slice, (trx, now) => writeLedgerRow(trx, slice, now)).then(() => settled.push(slice.portfolioId)));
@@ -217,7 +253,7 @@ describe.each(DIALECTS)('CommitGroups on %s', (dialect) => {
         // The two before the held slice committed while its lock was still held elsewhere.
         expect(settled.sort()).toEqual([1001, 1002]);
         expect(await ledgerPortfolios()).toEqual([1001, 1002]);
-        await other.query('commit');
+        await other.commit();
         await Promise.all(writes);
         expect(await ledgerPortfolios()).toEqual([1001, 1002, 1003, 1004, 1005]);
         expect(lock.begun).toBe(2);
@@ -227,13 +263,11 @@ describe.each(DIALECTS)('CommitGroups on %s', (dialect) => {
     });
 
     it('never waits for a lock while it holds one, even one kept by a slice that was rolled back: no deadlock with another process', async () => {
-      const other = new pg.Client({ connectionString: warehouse.databaseUrl });
-      await other.connect();
-      const lockKey = (slice: Slice) => `report-sync slice ${slice.portfolioId} ${slice.reportType} ${slice.reportDate}`;
+      const other = await otherSession(dialect, warehouse.databaseUrl);
       try {
         const [failing, held, last] = [slices[0]!, slices[1]!, slices[2]!];
-        await other.query('begin');
-        await other.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [lockKey(held)]);
+        await other.begin();
+        await other.lock(held);
         const committer = groups();
         const started = deferred();
         const writes = [
@@ -248,8 +282,8 @@ describe.each(DIALECTS)('CommitGroups on %s', (dialect) => {
         await started.promise;
         // The other process now wants the failed slice's lock, which that transaction still holds
         // (a rollback to a savepoint keeps it): the transaction must let go rather than wait on it.
-        await other.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [lockKey(failing)]);
-        await other.query('commit');
+        await other.lock(failing);
+        await other.commit();
         const outcomes = await settled;
         expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
         expect(((outcomes[0] as PromiseRejectedResult).reason as Error).message).toBe('a bad record');

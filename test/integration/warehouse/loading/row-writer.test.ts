@@ -3,6 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileFormatError } from '../../../../src/errors/sync-error.js';
 import { indexReport } from '../../../../src/reports/index-report.js';
 import { rowColumns, type RowValues } from '../../../../src/extract/row-builder.js';
+import { MysqlRowWriter } from '../../../../src/warehouse/mysql/mysql-row-writer.js';
+import { MysqlSliceLock } from '../../../../src/warehouse/mysql/mysql-slice-lock.js';
 import { PostgresRowWriter } from '../../../../src/warehouse/postgres/postgres-row-writer.js';
 import { PostgresSliceLock } from '../../../../src/warehouse/postgres/postgres-slice-lock.js';
 import { MAX_BATCH_CHARS } from '../../../../src/warehouse/loading/max-batch-chars.js';
@@ -41,9 +43,10 @@ describe.each(DIALECTS)('the row writer openWarehouse chose on %s', (dialect) =>
     await warehouse.close();
   });
 
-  it('is the dialect’s own: multi-row INSERT for SQLite, COPY for Postgres, with the matching slice lock', () => {
-    expect(warehouse.engine.rowWriter).toBeInstanceOf(dialect === 'sqlite' ? SqliteRowWriter : PostgresRowWriter);
-    expect(warehouse.sliceLock).toBeInstanceOf(dialect === 'sqlite' ? SqliteSliceLock : PostgresSliceLock);
+  it('is the dialect’s own: multi-row INSERT for SQLite and MySQL, COPY for Postgres, with the matching slice lock', () => {
+    const own = { sqlite: [SqliteRowWriter, SqliteSliceLock], postgres: [PostgresRowWriter, PostgresSliceLock], mysql: [MysqlRowWriter, MysqlSliceLock] }[dialect];
+    expect(warehouse.engine.rowWriter).toBeInstanceOf(own[0]);
+    expect(warehouse.sliceLock).toBeInstanceOf(own[1]);
   });
 
   it('writes every row in batches that leave a tail, inside the caller’s transaction, each with the load’s id, and counts them', async () => {

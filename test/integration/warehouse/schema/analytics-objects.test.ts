@@ -9,6 +9,7 @@ import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.j
  * monthly counts' indexes (Postgres) are their table's, kept by migration 0007: no analytics objects.
  */
 async function definitions(warehouse: WarehouseHandle): Promise<Record<string, string>> {
+  if (warehouse.engine.dialect === 'mysql') return mysqlDefinitions(warehouse);
   const { rows } =
     warehouse.engine.dialect === 'sqlite'
       ? await sql<{ name: string; definition: string }>`
@@ -27,6 +28,18 @@ async function definitions(warehouse: WarehouseHandle): Promise<Record<string, s
           .trim()
       : text;
   return Object.fromEntries(rows.map((row) => [row.name, normalised(row.definition)]));
+}
+
+/** MySQL keeps no index's statement: each is its table, uniqueness and columns in order; a view is its query as the server rewrote it. */
+async function mysqlDefinitions(warehouse: WarehouseHandle): Promise<Record<string, string>> {
+  const { rows } = await sql<{ name: string; definition: string }>`
+    select concat('index ', index_name) as name,
+      concat(table_name, case when non_unique = 0 then ' unique (' else ' (' end, group_concat(column_name order by seq_in_index separator ', '), ')') as definition
+    from information_schema.statistics
+    where table_schema = database() and index_name <> 'PRIMARY' and table_name <> 'report_loads_monthly' and table_name not like 'kysely_%'
+    group by table_name, index_name, non_unique
+    union all select concat('view ', table_name), view_definition from information_schema.views where table_schema = database()`.execute(warehouse.db);
+  return Object.fromEntries(rows.map((row) => [row.name, row.definition]));
 }
 
 describe.each(DIALECTS)('the indexes and views on %s', (dialect) => {
@@ -52,7 +65,9 @@ describe.each(DIALECTS)('the indexes and views on %s', (dialect) => {
     // The views over latest_loaded_day first, then it, then the indexes.
     const dropOrder = (name: string) => (name === 'view latest_loaded_day' ? 1 : name.startsWith('view') ? 0 : 2);
     for (const name of [...names].sort((a, b) => dropOrder(a) - dropOrder(b))) {
-      await sql.raw(`drop ${name}`).execute(warehouse.db);
+      // MySQL names an index within its table.
+      const table = dialect === 'mysql' && name.startsWith('index') ? ` on ${migrated[name]!.split(' ')[0]}` : '';
+      await sql.raw(`drop ${name}${table}`).execute(warehouse.db);
     }
     expect((await missingAnalyticsObjects(warehouse)).sort()).toEqual([...names].sort());
     expect((await restoreAnalyticsObjects(warehouse)).sort()).toEqual([...names].sort());

@@ -223,6 +223,18 @@ describe.each(DIALECTS)('migrating a warehouse of the current release to lineage
       expect(nul.rows).toEqual([{ type: 'string', text: NUL_EXTRA }]);
       const sector = await sql<Row>`select count(*)::int as rows from constituent_report where extra @> '{"Sector Code": "A1"}'`.execute(db);
       expect(sector.rows).toEqual([{ rows: 2 }]);
+    } else if (dialect === 'mysql') {
+      // MariaDB's JSON is the text as written, so a decimal in it keeps every digit.
+      const { rows } = await sql<Row>`
+        select json_unquote(json_extract(extra, '$.indexType')) as index_type, json_extract(extra, '$.weights.equity') as equity,
+          json_unquote(json_extract(extra, '$.precise')) as precise, json_unquote(json_extract(extra, '$.tags[1]')) as second_tag,
+          json_type(extra) as type
+        from index_report where index_id = 'IDX1'`.execute(db);
+      expect(rows).toEqual([{ index_type: 'total return', equity: '0.60', precise: '12345678901234567890.123456789012', second_tag: 'esg', type: 'OBJECT' }]);
+      const nul = await sql<Row>`select json_unquote(json_extract(extra, '$.Note')) as note from constituent_report where isin = 'XS0000000003'`.execute(db);
+      expect(nul.rows).toEqual([{ note: 'before\u0000after' }]);
+      const sector = await sql<Row>`select count(*) as \`rows\` from constituent_report where json_unquote(json_extract(extra, '$."Sector Code"')) = 'A1'`.execute(db);
+      expect(sector.rows).toEqual([{ rows: 2 }]);
     } else {
       const { rows } = await sql<Row>`
         select json_extract(extra, '$.indexType') as index_type, json_extract(extra, '$.weights.equity') as equity,

@@ -17,6 +17,10 @@ describe('classifyWarehouseError', () => {
     ['pg: connection lost during a statement', withCode('Connection terminated unexpectedly')],
     ['pg: next statement on a client whose server went away', withCode('Client has encountered a connection error and is not queryable')],
     ['pg pool: no connection in time', withCode('timeout exceeded when trying to connect')],
+    ['MySQL deadlock (the transaction was rolled back)', withCode('Deadlock found when trying to get lock; try restarting transaction', 'ER_LOCK_DEADLOCK')],
+    ['MySQL row lock waited for too long', withCode('Lock wait timeout exceeded; try restarting transaction', 'ER_LOCK_WAIT_TIMEOUT')],
+    ['MySQL server shutting down', withCode('Server shutdown in progress', 'ER_SERVER_SHUTDOWN')],
+    ['mysql2: connection lost', withCode('Connection lost: The server closed the connection.', 'PROTOCOL_CONNECTION_LOST')],
   ])('%s is WAREHOUSE_UNAVAILABLE (retried)', (_name, error) => {
     const classified = classifyWarehouseError(error, 'loading a slice');
     expect(classified.code).toBe('WAREHOUSE_UNAVAILABLE');
@@ -28,6 +32,7 @@ describe('classifyWarehouseError', () => {
     ['a constraint', withCode('duplicate key value violates unique constraint', '23505')],
     ['a value the column refuses', withCode('invalid input syntax for type numeric', '22P02')],
     ['SQLite constraint', withCode('NOT NULL constraint failed', 'SQLITE_CONSTRAINT_NOTNULL')],
+    ['MySQL: a value out of the column’s range (strict mode)', withCode("Out of range value for column 'closing_price' at row 1", 'ER_WARN_DATA_OUT_OF_RANGE')],
   ])('%s is WAREHOUSE_REJECTED (final)', (_name, error) => {
     const classified = classifyWarehouseError(error, 'loading a slice');
     expect(classified.code).toBe('WAREHOUSE_REJECTED');
@@ -58,6 +63,12 @@ describe('classifyWarehouseError: DATABASE_URL itself is wrong', () => {
     ['a database that does not exist', withCode('database "typo" does not exist', '3D000'), /createdb/],
     ['a password the server refuses', withCode('password authentication failed for user "x"', '28P01'), /password in DATABASE_URL/],
     ['an account the server refuses', withCode('no pg_hba.conf entry for host', '28000'), /user in DATABASE_URL/],
+    ['a MySQL database that does not exist', withCode("Unknown database 'typo'", 'ER_BAD_DB_ERROR'), /CREATE DATABASE/],
+    [
+      'a MySQL user or password the server refuses',
+      withCode("Access denied for user 'x'@'localhost' (using password: YES)", 'ER_ACCESS_DENIED_ERROR'),
+      /user or password: check them in DATABASE_URL/,
+    ],
     ['PgBouncer pooling by statement', withCode('transaction blocks not allowed in statement pooling mode', '08P01'), /set pool_mode = transaction \(or session\)/],
   ])('%s is CONFIG_INVALID (exit 2, nothing retried)', (_name, error, hint) => {
     const classified = classifyWarehouseError(error, 'migrating');

@@ -1,0 +1,47 @@
+import { CompiledQuery, Migrator, sql, type RawBuilder } from 'kysely';
+import { createIndexIfMissing } from '../engine/index-definition.js';
+import type { LedgerPeriod } from '../engine/ledger-period.js';
+import type { WarehouseEngine } from '../engine/warehouse-engine.js';
+import { readMysqlIndexesAndViews, readMysqlTables } from './mysql-catalogue.js';
+import { MYSQL_MIGRATIONS } from './mysql-migrations.js';
+import { MysqlRowWriter } from './mysql-row-writer.js';
+import { mysqlTimestamp } from './mysql-slice-lock.js';
+import { openMysql } from './open-mysql.js';
+
+const NOW = CompiledQuery.raw('select utc_timestamp(3) as now');
+
+/** The first day of a slice's period, as YYYY-MM-DD text (`report_date` is a DATE). */
+const PERIOD_START: Record<LedgerPeriod, RawBuilder<string>> = {
+  day: sql<string>`date_format(report_date, '%Y-%m-%d')`,
+  week: sql<string>`date_format(report_date - interval weekday(report_date) day, '%Y-%m-%d')`,
+  month: sql<string>`date_format(report_date, '%Y-%m-01')`,
+};
+
+/**
+ * MySQL and MariaDB: a server many machines share, as Postgres is. Slices are locked one by one
+ * (named locks), so two transactions write at once; no small transactions.
+ */
+export const mysqlEngine: WarehouseEngine<'mysql'> = {
+  dialect: 'mysql',
+  schemes: ['mysql://', 'mariadb://'],
+  example: 'mysql://user@host:3306/database',
+  open: async (databaseUrl, options) => openMysql(databaseUrl, options),
+  rowWriter: new MysqlRowWriter(),
+  transactions: { parallel: 2, small: () => false, smallMaxHeldRows: 0 },
+  now: async (db) => {
+    const { rows } = await db.executeQuery<{ now: string }>(NOW);
+    return new Date(mysqlTimestamp(rows[0]!.now)).toISOString();
+  },
+  periodStart: (period) => PERIOD_START[period],
+  readTables: readMysqlTables,
+  readIndexesAndViews: readMysqlIndexesAndViews,
+  createIndex: (index) => createIndexIfMissing(index, { partial: false }),
+  // `or replace` with the same query changes nothing (MySQL has no `create view if not exists`).
+  createView: (name, query) => sql`create or replace view ${sql.id(name)} as ${query}`,
+  migrations: MYSQL_MIGRATIONS,
+  // Kysely's migrator holds a named lock (GET_LOCK) of its own on MySQL while it migrates, on one
+  // connection: processes migrating at once take turns, and a killed one's lock goes with its session.
+  migrate: (warehouse, provider) => new Migrator({ db: warehouse.db, provider }).migrateToLatest(),
+  isDroppedUnderView: () => false,
+  unreachableAdvice: '; check DATABASE_URL and that the database server is running',
+};

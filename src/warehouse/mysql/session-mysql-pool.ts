@@ -1,0 +1,115 @@
+import type { MysqlPool, MysqlPoolConnection, MysqlQueryResult } from 'kysely';
+import type mysql from 'mysql2';
+import { ConfigError } from '../../errors/sync-error.js';
+
+/** What each new connection's session is set to before Kysely may use it (see {@link sessionMysqlPool}). */
+const SESSION_SETUP = [
+  // A slice's ledger row is read under its lock, and must be the latest committed, not a snapshot
+  // taken at the transaction's first read (REPEATABLE READ, the default) before the lock was held.
+  'set session transaction isolation level read committed',
+  // The session's clock and dates never depend on the server's zone.
+  "set session time_zone = '+00:00'",
+];
+
+/** The statement after which a connection's slice locks (see `MysqlSliceLock`) are released. */
+const RELEASE_SLICE_LOCKS = 'do release_all_locks()';
+
+/** What the connection of a pool is told: that it took a slice lock, so the next COMMIT or ROLLBACK also releases it. */
+export const HOLDS_SLICE_LOCKS = Symbol('holds slice locks');
+
+/**
+ * The mysql2 pool as Kysely's MySQL dialect sees it, with three additions:
+ *
+ * - A new connection is first checked and set up: its `sql_mode` must be strict (else the server
+ *   would store a value it cannot keep as the nearest one it can, with a warning nobody reads), and
+ *   the session is put in READ COMMITTED and UTC. A server that is not strict is refused with a
+ *   `CONFIG_INVALID` {@link ConfigError} naming `sql_mode`.
+ * - A statement with parameters runs as a server-side prepared statement (mysql2's `execute`,
+ *   which keeps each connection's statements prepared by SQL text): values travel apart from the SQL.
+ * - `GET_LOCK` locks are the session's, not the transaction's: once a connection has taken a
+ *   slice's lock (its query's parameters start with {@link HOLDS_SLICE_LOCKS}), the COMMIT or
+ *   ROLLBACK that ends its transaction is followed by releasing every lock it holds, before the
+ *   connection goes back to the pool. A process killed meanwhile loses its session, and its locks with it.
+ */
+export function sessionMysqlPool(pool: mysql.Pool, location: string): MysqlPool {
+  const ready = new WeakSet<mysql.PoolConnection>();
+  const wrappers = new WeakMap<mysql.PoolConnection, MysqlPoolConnection>();
+  return {
+    getConnection(callback) {
+      pool.getConnection((error, connection) => {
+        if (error) return callback(error, undefined as unknown as MysqlPoolConnection);
+        let wrapper = wrappers.get(connection);
+        if (!wrapper) {
+          wrapper = sessionConnection(connection);
+          wrappers.set(connection, wrapper);
+        }
+        if (ready.has(connection)) return callback(null, wrapper);
+        const wrapped = wrapper;
+        setUpSession(connection, location).then(
+          () => {
+            ready.add(connection);
+            callback(null, wrapped);
+          },
+          (trouble: unknown) => {
+            // Never handed out again: the next connection is checked afresh.
+            connection.destroy();
+            callback(trouble, undefined as unknown as MysqlPoolConnection);
+          },
+        );
+      });
+    },
+    end: (callback) => pool.end(callback),
+  };
+}
+
+async function setUpSession(connection: mysql.PoolConnection, location: string): Promise<void> {
+  const [rows] = await connection.promise().query<mysql.RowDataPacket[]>('select @@session.sql_mode as sql_mode');
+  const refusal = strictModeRefusal(String(rows[0]?.sql_mode ?? ''), location);
+  if (refusal) throw refusal;
+  for (const statement of SESSION_SETUP) await connection.promise().query(statement);
+}
+
+/**
+ * Why a session of `sqlMode` cannot hold the warehouse, or undefined when it can: without
+ * STRICT_TRANS_TABLES (or STRICT_ALL_TABLES) MySQL and MariaDB store a value a column cannot keep
+ * (a decimal too large, a date that is no date, text too long) as something else, with only a warning.
+ */
+export function strictModeRefusal(sqlMode: string, location: string): ConfigError | undefined {
+  const modes = sqlMode.toUpperCase().split(',');
+  if (modes.includes('STRICT_TRANS_TABLES') || modes.includes('STRICT_ALL_TABLES')) return undefined;
+  return new ConfigError(
+    `the warehouse at ${location} runs with sql_mode '${sqlMode}', which is not strict: it would store a value a column cannot keep as another one, with only a warning. ` +
+      "Add STRICT_TRANS_TABLES to the server's sql_mode (sql_mode in the [mysqld] section of its configuration, or SET GLOBAL sql_mode), then start report-sync again",
+  );
+}
+
+function sessionConnection(connection: mysql.PoolConnection): MysqlPoolConnection {
+  let holdsLocks = false;
+  const run = (sql: string, parameters: readonly unknown[], callback: (error: unknown, result: MysqlQueryResult) => void) => {
+    const done = (error: unknown, result: unknown) => callback(error, result as MysqlQueryResult);
+    if (parameters.length === 0) return connection.query(sql, done);
+    return connection.execute(sql, parameters.map((value) => value ?? null) as never, done);
+  };
+  return {
+    query(sql: string, parameters: unknown[], callback?: (error: unknown, result: MysqlQueryResult) => void) {
+      // Kysely streams only what it is asked to stream (nothing in report-sync): the plain query's stream.
+      if (callback === undefined) return connection.query(sql, parameters) as unknown as ReturnType<MysqlPoolConnection['query']>;
+      let values = parameters;
+      if (values[0] === HOLDS_SLICE_LOCKS) {
+        holdsLocks = true;
+        values = values.slice(1);
+      }
+      if (holdsLocks && (sql === 'commit' || sql === 'rollback')) {
+        run(sql, values, (error, result) => {
+          holdsLocks = false;
+          // The transaction's outcome is what the caller hears; a lost connection loses its locks anyway.
+          connection.query(RELEASE_SLICE_LOCKS, () => callback(error, result));
+        });
+        return undefined as never;
+      }
+      run(sql, values, callback);
+      return undefined as never;
+    },
+    release: () => connection.release(),
+  } as MysqlPoolConnection;
+}
