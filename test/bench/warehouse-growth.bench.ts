@@ -17,6 +17,9 @@ const SIZES = {
 
 /** The portfolio whose slices are timed; the seeded ones start after it. */
 const MEASURED_PORTFOLIO = 1;
+/** The seeded slices' rows, and the days of each seeded portfolio's history. */
+const SEED_ROWS_PER_SLICE = 500;
+const SEED_DAYS = 3650;
 /** Rounds of replacing the timed slices in each table, the two tables' rounds alternating; the fastest counts (the machine is shared). */
 const REPLACE_ROUNDS = 4;
 
@@ -79,7 +82,13 @@ async function tableGrowth(dialect: (typeof DIALECTS)[number], size: BenchSize):
     const grownWarehouse = await createTempWarehouse(dialect);
     opened.push(grownWarehouse);
     const seedStarted = performance.now();
-    await seedConstituentRows(grownWarehouse, { dialect, rows: tableRows, rowsPerSlice: 500, firstPortfolio: MEASURED_PORTFOLIO + 1, days: 3650 });
+    await seedConstituentRows(grownWarehouse, {
+      dialect,
+      rows: tableRows,
+      rowsPerSlice: SEED_ROWS_PER_SLICE,
+      firstPortfolio: MEASURED_PORTFOLIO + 1,
+      days: SEED_DAYS,
+    });
     const seedSeconds = (performance.now() - seedStarted) / 1000;
     const emptyWarehouse = await createTempWarehouse(dialect);
     opened.push(emptyWarehouse);
@@ -105,7 +114,7 @@ async function tableGrowth(dialect: (typeof DIALECTS)[number], size: BenchSize):
     const planned = new Set(slices.map((slice) => slice.reportDate));
     const besides = await warehouse.db
       .selectFrom('constituent_report')
-      .select(({ fn }) => fn.countAll<number | string>().as('rows'))
+      .select(({ fn }) => [fn.countAll<number | string>().as('rows'), fn.count<number | string>('portfolio_id').distinct().as('portfolios')])
       .where('portfolio_id', '<>', MEASURED_PORTFOLIO)
       .executeTakeFirstOrThrow();
     const loaded = await warehouse.db
@@ -137,6 +146,8 @@ async function tableGrowth(dialect: (typeof DIALECTS)[number], size: BenchSize):
         rowsLoaded: Number(loaded.rows),
         reportRowsBeside: Number(besides.rows),
         reportRowsBesidePlanned: tableRows,
+        reportPortfoliosBeside: Number(besides.portfolios),
+        reportPortfoliosBesidePlanned: Math.ceil(tableRows / SEED_ROWS_PER_SLICE / SEED_DAYS),
       },
     };
   } finally {
