@@ -65,6 +65,9 @@ export interface BenchFacts {
   /** Rows of other slices the report table held while the row's slices were loaded (counted afterwards), and how many were seeded. */
   readonly reportRowsBeside?: number;
   readonly reportRowsBesidePlanned?: number;
+  /** Portfolios those rows belong to (whole ids, as a real warehouse's), and how many were seeded. */
+  readonly reportPortfoliosBeside?: number;
+  readonly reportPortfoliosBesidePlanned?: number;
   /** The slices per outcome a command answered over a seeded ledger, and what the seed holds. */
   readonly slicesByOutcome?: OutcomeCounts;
   readonly slicesByOutcomeExpected?: OutcomeCounts;

@@ -153,6 +153,7 @@ const INVARIANTS: Record<string, (rows: readonly BenchResult[]) => void> = {
       expectEverySliceLoadedOnce(loads);
       // The slices were loaded beside the seeded table, which they left as it was.
       expect(loads.reportRowsBeside).toBe(loads.reportRowsBesidePlanned);
+      expect(loads.reportPortfoliosBeside).toBe(loads.reportPortfoliosBesidePlanned);
     }
   },
   'ledger-growth': (rows) => {

@@ -34,9 +34,12 @@ export async function seedConstituentRows(warehouse: WarehouseHandle, seed: Cons
   for (let lo = 0; lo < rows; lo += CHUNK_ROWS) {
     const hi = Math.min(rows, lo + CHUNK_ROWS) - 1;
     if (seed.dialect === 'sqlite') {
+      // Numbers written into the SQL: better-sqlite3 binds every JS number as a REAL, and `/` would then
+      // divide exactly, giving each row a fractional portfolio id of its own.
+      const [loSql, hiSql, firstSql, perSql, daysSql] = [lo, hi, first, per, days].map((value) => sql.lit(value));
       await sql`
-        with recursive n(i) as (select ${lo} union all select i + 1 from n where i < ${hi}),
-          r as (select ${first} + (i / ${per}) / ${days} as p, date('2015-01-01', '+' || ((i / ${per}) % ${days}) || ' days') as d, i % ${per} + 1 as line from n)
+        with recursive n(i) as (select ${loSql} union all select i + 1 from n where i < ${hiSql}),
+          r as (select ${firstSql} + (i / ${perSql}) / ${daysSql} as p, date('2015-01-01', '+' || ((i / ${perSql}) % ${daysSql}) || ' days') as d, i % ${perSql} + 1 as line from n)
         insert into constituent_report (portfolio_id, report_type, report_date, line_number, effective_date, isin, security_name, security_ticker,
           exchange_code, closing_price, currency, closing_fx, index_shares, index_weighting, extra, load_id)
         select p, 'constituent.close', d, line, d, printf('XS%010d', p * 1000 + line), 'Security ' || line, 'T' || line, 'XLON',
@@ -64,9 +67,9 @@ export async function seedConstituentRows(warehouse: WarehouseHandle, seed: Cons
   const slices = Math.ceil(rows / per);
   if (seed.dialect === 'sqlite') {
     await sql`
-      with recursive s(k) as (select 0 union all select k + 1 from s where k < ${slices - 1})
+      with recursive s(k) as (select 0 union all select k + 1 from s where k < ${sql.lit(slices - 1)})
       insert into report_loads (portfolio_id, report_type, report_date, status, row_count, attempts, updated_at, checked_at)
-      select ${first} + k / ${days}, 'constituent.close', date('2015-01-01', '+' || (k % ${days}) || ' days'), 'loaded', ${per}, 1,
+      select ${sql.lit(first)} + k / ${sql.lit(days)}, 'constituent.close', date('2015-01-01', '+' || (k % ${sql.lit(days)}) || ' days'), 'loaded', ${sql.lit(per)}, 1,
         '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z'
       from s`.execute(db);
     await restoreAnalyticsObjects(warehouse);
@@ -90,5 +93,8 @@ export async function seedConstituentRows(warehouse: WarehouseHandle, seed: Cons
     await restoreAnalyticsObjects(warehouse);
     await sql`analyze constituent_report`.execute(db);
     await sql`analyze report_loads`.execute(db);
+    // The seed's dirty pages written out now (as SQLite's WAL is checkpointed above), not by a
+    // background checkpoint spread over the minutes of the measured loads.
+    await sql`checkpoint`.execute(db);
   }
 }
