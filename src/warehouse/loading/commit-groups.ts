@@ -43,9 +43,10 @@ interface Pending {
 }
 
 /**
- * Group commit: the writes of slices that are ready together share one transaction, each in a
- * savepoint of its own. A slice whose work throws is rolled back to its savepoint alone and its
- * caller gets that error; the others commit together. No caller hears of success before the COMMIT
+ * Group commit: the writes of slices that are ready together share one transaction, each after the
+ * first in a savepoint of its own. A slice whose work throws is rolled back alone (to its
+ * savepoint, or with the transaction when it is the first to write) and its caller gets that
+ * error; the others commit together. No caller hears of success before the COMMIT
  * that holds its slice has returned, so a kill at any moment leaves each slice wholly old or new,
  * exactly as with a transaction per slice.
  *
@@ -136,26 +137,37 @@ export class CommitGroups {
           break;
         }
         locksHeld += 1;
-        await connection.executeQuery(SAVEPOINT);
+        // Until a slice of the transaction has succeeded, there is nothing to keep: the slice runs
+        // bare, and the transaction's own rollback undoes it. A savepoint would have SQLite copy
+        // every page the slice changes to its journal as well.
+        const bare = committed.length === 0;
+        if (!bare) await connection.executeQuery(SAVEPOINT);
         try {
           const result = await current.work(connection, now, small);
-          await connection.executeQuery(RELEASE);
+          if (!bare) await connection.executeQuery(RELEASE);
           committed.push({ pending: current, result });
         } catch (error) {
           try {
-            await connection.executeQuery(ROLLBACK_TO);
-            await connection.executeQuery(RELEASE);
+            if (bare) await connection.executeQuery(ROLLBACK);
+            else {
+              await connection.executeQuery(ROLLBACK_TO);
+              await connection.executeQuery(RELEASE);
+            }
           } catch (undoing) {
             lostIn = { error };
             throw undoing;
           }
-          if (error instanceof NotASmallSlice && small) {
-            // Nothing of it was written: it goes first into the next transaction, which is not small.
-            this.#queue.unshift({ ...current, small: false });
+          // Nothing of a slice too big for a small transaction was written: it goes first into the
+          // next transaction, which is not small.
+          const tooBig = error instanceof NotASmallSlice && small;
+          if (tooBig) this.#queue.unshift({ ...current, small: false });
+          else current.reject(error);
+          // The transaction was rolled back whole: nothing is left in it to commit.
+          if (bare) return;
+          if (tooBig) {
             current = undefined;
             break;
           }
-          current.reject(error);
         }
         const next = this.#queue[0];
         const takesNext = next !== undefined && (next.small || !small) && committed.length < maxSlices && performance.now() - openedAt < maxOpenMs;

@@ -117,6 +117,24 @@ describe.each(DIALECTS)('CommitGroups on %s', (dialect) => {
     expect(await ledgerPortfolios()).toEqual([1001, 1002, 1004, 1005]);
   });
 
+  it('rolls the first slice of a transaction back with it when it fails (it needs no savepoint): the others commit in the next', async () => {
+    const committer = groups();
+    const failure = new Error('record 1 is not valid');
+    const outcomes = await Promise.allSettled(
+      slices.map((slice, i) =>
+        committer.write(slice, async (trx, now) => {
+          const written = await writeLedgerRow(trx, slice, now);
+          if (i === 0) throw failure;
+          return written;
+        }),
+      ),
+    );
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+    expect((outcomes[0] as PromiseRejectedResult).reason).toBe(failure);
+    expect(lock.begun).toBe(2);
+    expect(await ledgerPortfolios()).toEqual([1002, 1003, 1004, 1005]);
+  });
+
   it('fails every slice of a transaction that is lost midway, and writes none of them', async () => {
     const committer = groups();
     const outcomes = await Promise.allSettled(
