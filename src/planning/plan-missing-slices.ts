@@ -1,6 +1,6 @@
 import { planSlices, rangeWindows, type SliceRange } from '../slice/slice-range.js';
 import { sliceKey, type Slice } from '../slice/slice.js';
-import { sliceOfEntry, type Ledger } from '../warehouse/ledger/ledger.js';
+import type { Ledger } from '../warehouse/ledger/ledger.js';
 
 /**
  * The slices of a range that the ledger does not have as `loaded` or `no_data` (never attempted,
@@ -8,7 +8,7 @@ import { sliceOfEntry, type Ledger } from '../warehouse/ledger/ledger.js';
  */
 export async function* planMissingSlices(range: SliceRange, ledger: Ledger): AsyncGenerator<Slice> {
   for (const window of rangeWindows(range)) {
-    const done = new Set((await ledger.entries(window, { status: ['loaded', 'no_data'] })).map((entry) => sliceKey(sliceOfEntry(entry))));
+    const done = await ledger.sliceKeys(window, { status: ['loaded', 'no_data'] });
     for (const slice of planSlices(window)) if (!done.has(sliceKey(slice))) yield slice;
   }
 }

@@ -376,6 +376,25 @@ export class Ledger {
     }
   }
 
+  /**
+   * The keys ({@link sliceKey}) of the slices in the filter with one of these statuses: what a
+   * selection planning a month at a time needs of the ledger, without each row's error and times
+   * (a ten-year `--only-missing` reads millions of them).
+   */
+  async sliceKeys(filter: LedgerFilter, options: { status: readonly SliceStatus[] }): Promise<Set<string>> {
+    try {
+      const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
+        .select(['portfolio_id', 'report_type', 'report_date'])
+        .where('status', 'in', [...options.status])
+        .execute();
+      const keys = new Set<string>();
+      for (const row of rows) keys.add(`${Number(row.portfolio_id)}:${row.report_type}:${String(row.report_date)}`);
+      return keys;
+    } catch (error) {
+      throw classifyWarehouseError(error, 'reading the ledger');
+    }
+  }
+
   /** The whole ledger row of one slice, or undefined when the slice was never attempted. */
   async row(slice: Slice): Promise<ReportLoadsRow | undefined> {
     try {
