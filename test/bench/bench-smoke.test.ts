@@ -64,7 +64,7 @@ const INVARIANTS: Record<string, (rows: readonly BenchResult[]) => void> = {
     }
   },
   'big-slice': (rows) => {
-    for (const dialect of ['big slice → SQLite', 'big slice → Postgres']) {
+    for (const dialect of ['big slice → SQLite', 'big slice → Postgres', 'big slice → MySQL']) {
       const facts = factsOf(rows, dialect);
       expectEverySliceLoadedOnce(facts);
       expect(facts.slicesPlanned).toBe(1);
@@ -148,7 +148,7 @@ const INVARIANTS: Record<string, (rows: readonly BenchResult[]) => void> = {
     for (const row of rows) expect(row.facts?.nonZeroExits).toBe(0);
   },
   'warehouse-growth': (rows) => {
-    for (const dialect of ['SQLite', 'Postgres']) {
+    for (const dialect of ['SQLite', 'Postgres', 'MySQL']) {
       const loads = factsOf(rows, `warehouse growth: load a slice, ${dialect}`);
       expectEverySliceLoadedOnce(loads);
       // The slices were loaded beside the seeded table, which they left as it was.
@@ -157,7 +157,7 @@ const INVARIANTS: Record<string, (rows: readonly BenchResult[]) => void> = {
     }
   },
   'ledger-growth': (rows) => {
-    for (const dialect of ['SQLite', 'Postgres']) {
+    for (const dialect of ['SQLite', 'Postgres', 'MySQL']) {
       const ledger = rows.find((row) => row.benchmark.startsWith('ledger of') && row.benchmark.endsWith(dialect))?.facts;
       expect(ledger, `the ledger row of ${dialect}`).toBeDefined();
       // check and the month view answered what the seed holds, from the monthly counts and the ledger.

@@ -13,6 +13,7 @@ import type { BenchResult, BenchSize, Benchmark } from './bench-result.js';
 import { bigSliceProduct, bigSliceProductProcess, type BigSliceProductInput } from './big-slice-product.js';
 import type { BigSliceSideResult } from './big-slice-side.js';
 import { BIG_SLICE, writeBigSliceZip } from './big-slice-zip.js';
+import { rawMysqlSlice, type RawMysqlSliceInput } from './raw-mysql-slice.js';
 import { rawPostgresSlice, type RawPostgresSliceInput } from './raw-postgres-slice.js';
 import { rawSqliteSlice, type RawSqliteSliceInput } from './raw-sqlite-slice.js';
 import { countSliceFactsAt, type SliceFacts } from './count-slice-facts.js';
@@ -34,8 +35,8 @@ type CountedSide = BigSliceSideResult & { readonly facts: SliceFacts };
  * (written with data descriptors), served by the simulator from memory. Each side runs in a
  * child process of its own, so the peak RSS is the side's own: the product is the real
  * `report-sync run` for that slice (its ZIP, over 8 MiB, read on a worker thread while the main
- * thread writes); the raw baselines download the same bytes and do
- * unzipper → csv-parse → one prepared INSERT (SQLite) or → COPY (Postgres), in one transaction.
+ * thread writes); the raw baselines download the same bytes and do unzipper → csv-parse → one
+ * prepared INSERT (SQLite), → COPY (Postgres) or → multi-row prepared INSERTs (MySQL), in one transaction.
  * `psql \copy` of the unpacked CSV is reported as Postgres's ceiling.
  */
 export const benchmark: Benchmark = {
@@ -71,6 +72,7 @@ export const benchmark: Benchmark = {
 
       const sqlite = { product: [] as CountedSide[], raw: [] as CountedSide[] };
       const postgres = { product: [] as CountedSide[], raw: [] as CountedSide[], ceilingMs: [] as number[] };
+      const mysql = { product: [] as CountedSide[], raw: [] as CountedSide[] };
       // The rows the generator wrote into the ZIP, and the slice, as the warehouse is asked about them.
       const counted = async (databaseUrl: string, side: BigSliceSideResult): Promise<CountedSide> => ({
         ...side,
@@ -95,18 +97,29 @@ export const benchmark: Benchmark = {
         rmSync(productFile, { force: true });
         rmSync(rawFile, { force: true });
 
-        await withDatabase(async (databaseUrl) => {
+        await withDatabase('postgres', async (databaseUrl) => {
           serveOnce();
           const input: BigSliceProductInput = { ...productInput, env: { ...productInput.env, DATABASE_URL: databaseUrl } };
           postgres.product.push(await counted(databaseUrl, expectRows(await runSide(size, 'big-slice-product.ts', input, timeoutMs), rows, 'product → Postgres')));
         });
-        await withDatabase(async (databaseUrl) => {
+        await withDatabase('postgres', async (databaseUrl) => {
           serveOnce();
           const input: RawPostgresSliceInput = { ...rawRequest, databaseUrl, slice: BIG_SLICE };
           postgres.raw.push(await counted(databaseUrl, expectRows(await runSide(size, 'raw-postgres-slice.ts', input, timeoutMs), rows, 'raw → Postgres')));
         });
-        await withDatabase(async (databaseUrl) => {
+        await withDatabase('postgres', async (databaseUrl) => {
           postgres.ceilingMs.push(await psqlCopy(databaseUrl, csvPath, rows, timeoutMs));
+        });
+
+        await withDatabase('mysql', async (databaseUrl) => {
+          serveOnce();
+          const input: BigSliceProductInput = { ...productInput, env: { ...productInput.env, DATABASE_URL: databaseUrl } };
+          mysql.product.push(await counted(databaseUrl, expectRows(await runSide(size, 'big-slice-product.ts', input, timeoutMs), rows, 'product → MySQL')));
+        });
+        await withDatabase('mysql', async (databaseUrl) => {
+          serveOnce();
+          const input: RawMysqlSliceInput = { ...rawRequest, databaseUrl, slice: BIG_SLICE };
+          mysql.raw.push(await counted(databaseUrl, expectRows(await runSide(size, 'raw-mysql-slice.ts', input, timeoutMs), rows, 'raw → MySQL')));
         });
       }
 
@@ -117,6 +130,7 @@ export const benchmark: Benchmark = {
       const peak = (runs: BigSliceSideResult[]) => Math.max(...runs.map((run) => run.peakRssMb));
       const sqliteRatio = rate(best(sqlite.product)) / rate(best(sqlite.raw));
       const postgresRatio = rate(best(postgres.product)) / rate(best(postgres.raw));
+      const mysqlRatio = rate(best(mysql.product)) / rate(best(mysql.raw));
       const ceilingRate = (rows / Math.min(...postgres.ceilingMs)) * 1000;
       return [
         {
@@ -166,6 +180,25 @@ export const benchmark: Benchmark = {
           pass: true,
           note: 'psql \\copy of the unpacked CSV into a table of its 10 columns, no index: no download, no inflating, no slice columns',
         },
+        {
+          benchmark: 'big slice → MySQL',
+          product: `${perSecond(rate(best(mysql.product)))} rows/s`,
+          baseline: `${perSecond(rate(best(mysql.raw)))} rows/s`,
+          ratio: mysqlRatio,
+          target: `≥ ${RATIO_TARGET} × raw`,
+          pass: mysqlRatio >= RATIO_TARGET,
+          facts: facts(mysql),
+          note: `${sizes}; raw: unzipper → csv-parse → prepared INSERTs of 500 rows, one transaction`,
+        },
+        {
+          benchmark: 'big slice → MySQL, peak RSS',
+          product: `${Math.round(peak(mysql.product))} MB`,
+          baseline: `${Math.round(peak(mysql.raw))} MB`,
+          ratio: null,
+          target: `≤ ${RSS_LIMIT_MB} MB`,
+          pass: peak(mysql.product) <= RSS_LIMIT_MB,
+          note: 'whole process, worst run',
+        },
       ];
     } finally {
       await simulator?.close();
@@ -204,8 +237,8 @@ async function migrated(databaseUrl: string): Promise<void> {
   }
 }
 
-async function withDatabase(work: (databaseUrl: string) => Promise<void>): Promise<void> {
-  const database = await createTempDatabase('postgres');
+async function withDatabase(dialect: 'postgres' | 'mysql', work: (databaseUrl: string) => Promise<void>): Promise<void> {
+  const database = await createTempDatabase(dialect);
   try {
     await migrated(database.databaseUrl);
     await work(database.databaseUrl);
@@ -218,6 +251,7 @@ const SIDES: Record<string, (input: never) => Promise<BigSliceSideResult>> = {
   'big-slice-product.ts': bigSliceProduct,
   'raw-sqlite-slice.ts': rawSqliteSlice,
   'raw-postgres-slice.ts': rawPostgresSlice,
+  'raw-mysql-slice.ts': rawMysqlSlice,
 };
 
 /**

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startCliProcess, type CliProcess } from '../helpers/cli-process.js';
@@ -15,7 +16,7 @@ import { until } from '../helpers/until.js';
  * listening, starting up, restarting during a deploy) is waited for up to startup.timeoutMs, as
  * Redis is, while a database that does not exist still fails at once; a SQLite warehouse another
  * process holds the write lock of is waited for up to warehouse.busyTimeoutMs before migrating,
- * and a Postgres warehouse another process is migrating for as long as that takes.
+ * and a Postgres or MySQL warehouse another process is migrating for as long as that takes.
  * Every wait says what it waits for, and ends on the first SIGTERM. The real compiled CLI, each in
  * a process of its own.
  */
@@ -182,9 +183,33 @@ describe('a SQLite warehouse whose write lock another process holds when it is t
   }, 60_000);
 });
 
-describe('a Postgres warehouse another process is migrating', () => {
+/** Another session holding the migration lock of `databaseUrl`, as a report-sync of an earlier release takes it through Kysely. */
+async function holdMigrationLock(dialect: 'postgres' | 'mysql', databaseUrl: string) {
+  if (dialect === 'postgres') {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    await client.query('select pg_advisory_lock(3853314791062309107)');
+    return {
+      release: async () => void (await client.query('select pg_advisory_unlock(3853314791062309107)')),
+      tables: async () => (await client.query<{ n: number }>("select count(*)::int as n from information_schema.tables where table_schema = 'public'")).rows[0]!.n,
+      end: () => client.end(),
+    };
+  }
+  const connection = await mysql.createConnection(databaseUrl);
+  await connection.query("select get_lock('ea586330-2c93-47c8-908d-981d9d270f9d', 0)");
+  return {
+    release: async () => void (await connection.query("select release_lock('ea586330-2c93-47c8-908d-981d9d270f9d')")),
+    tables: async () => {
+      const [rows] = await connection.query<mysql.RowDataPacket[]>('select count(*) as n from information_schema.tables where table_schema = database()');
+      return Number(rows[0]!.n);
+    },
+    end: () => connection.end(),
+  };
+}
+
+describe.each(['postgres', 'mysql'] as const)('a %s warehouse another process is migrating', (dialect) => {
   let database: Awaited<ReturnType<typeof createTempDatabase>> | undefined;
-  let holder: pg.Client | undefined;
+  let holder: Awaited<ReturnType<typeof holdMigrationLock>> | undefined;
   afterEach(async () => {
     await holder?.end();
     holder = undefined;
@@ -192,12 +217,10 @@ describe('a Postgres warehouse another process is migrating', () => {
     database = undefined;
   });
 
-  /** A new database whose migration lock another session holds (as a report-sync of an earlier release took it). */
+  /** A new database whose migration lock another session holds. */
   async function lockedDatabase() {
-    database = await createTempDatabase('postgres');
-    holder = new pg.Client({ connectionString: database.databaseUrl });
-    await holder.connect();
-    await holder.query('select pg_advisory_lock(3853314791062309107)');
+    database = await createTempDatabase(dialect);
+    holder = await holdMigrationLock(dialect, database.databaseUrl);
     return { dir: project({}), databaseUrl: database.databaseUrl };
   }
 
@@ -205,7 +228,7 @@ describe('a Postgres warehouse another process is migrating', () => {
     const { dir, databaseUrl } = await lockedDatabase();
     const running = migrate(dir, databaseUrl);
     await until(() => running.process.output().includes('another process is migrating the warehouse: waiting for it to finish'), 30_000, 'migrate to wait for the lock');
-    await holder!.query('select pg_advisory_unlock(3853314791062309107)');
+    await holder!.release();
     const result = await running.finished;
 
     expect(result.exit, result.output).toBe(0);
@@ -222,7 +245,6 @@ describe('a Postgres warehouse another process is migrating', () => {
     expect(exit, output).toBe(1);
     expect(stoppedInMs).toBeLessThan(5_000);
     expect(output).toContain(`report-sync: stopped while waiting for another process's migration of`);
-    const tables = await holder!.query("select count(*)::int as n from information_schema.tables where table_schema = 'public'");
-    expect(tables.rows[0]).toEqual({ n: 0 });
+    expect(await holder!.tables()).toBe(0);
   }, 60_000);
 });

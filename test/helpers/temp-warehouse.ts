@@ -14,7 +14,7 @@ export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://po
 /** The MySQL (MariaDB) server the tests use: loopback, root without a password (`.ci/run` makes sure it answers). */
 export const TEST_MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
 
-export const DIALECTS: readonly WarehouseDialect[] = ['sqlite', 'postgres'];
+export const DIALECTS: readonly WarehouseDialect[] = ['sqlite', 'postgres', 'mysql'];
 
 /** An empty database of its own: a SQLite file in a temporary directory, or a new Postgres or MySQL database. */
 export async function createTempDatabase(dialect: WarehouseDialect): Promise<{ databaseUrl: string; drop(): Promise<void> }> {

@@ -10,7 +10,8 @@ const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8'),
       command?: string[];
       healthcheck?: { test?: string[] };
       env_file?: string;
-      depends_on?: Record<string, { condition: string }>;
+      depends_on?: Record<string, { condition: string; required?: boolean }>;
+      profiles?: string[];
       deploy?: { replicas?: number };
       environment?: Record<string, string>;
       image?: string;
@@ -45,9 +46,24 @@ describe('docker-compose.yml', () => {
     for (const name of ['migrate', 'scheduler', 'worker']) {
       const service = compose.services[name]!;
       expect(service.env_file).toBe('.env');
-      expect(service.environment?.DATABASE_URL).toMatch(/^postgres:\/\/.+@postgres:5432\//);
+      // Postgres unless WAREHOUSE_URL names another warehouse (the mariadb profile's).
+      expect(service.environment?.DATABASE_URL).toMatch(/^\$\{WAREHOUSE_URL:-postgres:\/\/.+@postgres:5432\/report_sync\}$/);
       expect(service.environment?.REDIS_URL).toBe('redis://redis:6379');
     }
+  });
+});
+
+describe('the optional MariaDB warehouse', () => {
+  it('runs only under the mariadb profile, in utf8mb4, its password from .env, and migrate waits for it when it runs', () => {
+    const mariadb = compose.services.mariadb!;
+    expect(mariadb.profiles).toEqual(['mariadb']);
+    expect(mariadb.command).toEqual(expect.arrayContaining(['--character-set-server=utf8mb4', '--collation-server=utf8mb4_bin']));
+    expect(mariadb.environment?.MARIADB_PASSWORD).toBe('${MARIADB_PASSWORD:?set MARIADB_PASSWORD in .env (letters and digits)}');
+    expect(mariadb.environment?.MARIADB_DATABASE).toBe('report_sync');
+    expect(mariadb.healthcheck?.test).toContain('healthcheck.sh');
+    expect(compose.services.migrate!.depends_on?.mariadb).toEqual({ condition: 'service_healthy', required: false });
+    expect(compose.services.postgres!.profiles).toBeUndefined();
+    expect(readFileSync(new URL('config/.env.example', root), 'utf8')).toMatch(/^# MARIADB_PASSWORD=$/m);
   });
 });
 

@@ -1,7 +1,8 @@
-import { CompiledQuery, Migrator, sql, type RawBuilder } from 'kysely';
+import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import { createIndexIfMissing } from '../engine/index-definition.js';
 import type { LedgerPeriod } from '../engine/ledger-period.js';
 import type { WarehouseEngine } from '../engine/warehouse-engine.js';
+import { migrateHoldingMysqlLock } from './migrate-holding-mysql-lock.js';
 import { readMysqlIndexesAndViews, readMysqlTables } from './mysql-catalogue.js';
 import { MYSQL_MIGRATIONS } from './mysql-migrations.js';
 import { MysqlRowWriter } from './mysql-row-writer.js';
@@ -39,9 +40,7 @@ export const mysqlEngine: WarehouseEngine<'mysql'> = {
   // `or replace` with the same query changes nothing (MySQL has no `create view if not exists`).
   createView: (name, query) => sql`create or replace view ${sql.id(name)} as ${query}`,
   migrations: MYSQL_MIGRATIONS,
-  // Kysely's migrator holds a named lock (GET_LOCK) of its own on MySQL while it migrates, on one
-  // connection: processes migrating at once take turns, and a killed one's lock goes with its session.
-  migrate: (warehouse, provider) => new Migrator({ db: warehouse.db, provider }).migrateToLatest(),
+  migrate: migrateHoldingMysqlLock,
   isDroppedUnderView: () => false,
   unreachableAdvice: '; check DATABASE_URL and that the database server is running',
 };

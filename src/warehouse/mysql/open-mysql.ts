@@ -9,24 +9,6 @@ import { OnConflictAsDuplicateKeyPlugin } from './on-conflict-as-duplicate-key-p
 import { sessionMysqlPool } from './session-mysql-pool.js';
 
 /**
- * `DECIMAL(65,30)` hands back every digit of its scale: `1.5` comes back `1.500000000000000000000000000000`.
- * The trailing zeros of the fraction are dropped, so a decimal reads back as it was written (the
- * same value either way; Postgres keeps the text, SQLite the double). Every other type is mysql2's.
- */
-function typeCast(field: { type: string; string(): string | null }, next: () => unknown): unknown {
-  if (field.type !== 'NEWDECIMAL') return next();
-  const text = field.string();
-  return text === null ? null : withoutTrailingZeros(text);
-}
-
-/** `1.500` → `1.5`, `2.000` → `2`, `10` → `10`. */
-export function withoutTrailingZeros(text: string): string {
-  if (!text.includes('.')) return text;
-  const trimmed = text.replace(/\.?0+$/, '');
-  return trimmed === '' || trimmed === '-' ? '0' : trimmed === '-0' ? '0' : trimmed;
-}
-
-/**
  * Opens the MySQL or MariaDB warehouse of a `mysql://user[:password]@host[:port]/database` URL
  * (`mariadb://` the same), as a pool of connections each checked for strict mode (see `sessionMysqlPool`).
  */
@@ -48,13 +30,13 @@ export function openMysql(databaseUrl: string, options: OpenWarehouseOptions): O
     charset: 'utf8mb4',
     // Report dates are the YYYY-MM-DD they are, never a Date shifted by a zone.
     dateStrings: true,
-    // Decimals as their text, never a double; counts as numbers where they fit, text where they would not.
+    // Decimals as their text, never a double (their trailing zeros dropped by `sessionMysqlPool`);
+    // counts as numbers where they fit, text where they would not.
     decimalNumbers: false,
     supportBigNumbers: true,
     bigNumberStrings: false,
     // `extra` as the JSON text it is (MySQL's JSON type would be parsed, its decimals rounded).
     jsonStrings: true,
-    typeCast: typeCast as mysql.PoolOptions['typeCast'],
     // Statements kept prepared per connection, the least recently used closed first. The server
     // caps them for all its sessions together (max_prepared_stmt_count, 16382 by default): mysql2's
     // own 16,000 per connection would let a few processes' pools exhaust it.

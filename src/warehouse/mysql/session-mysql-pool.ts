@@ -2,6 +2,9 @@ import type { MysqlPool, MysqlPoolConnection, MysqlQueryResult } from 'kysely';
 import type mysql from 'mysql2';
 import { ConfigError } from '../../errors/sync-error.js';
 
+/** The most an in-memory temporary table of a session may take before the server moves it to disk. */
+export const TEMPORARY_TABLE_BYTES = 192 * 1024 * 1024;
+
 /** What each new connection's session is set to before Kysely may use it (see {@link sessionMysqlPool}). */
 const SESSION_SETUP = [
   // A slice's ledger row is read under its lock, and must be the latest committed, not a snapshot
@@ -9,6 +12,14 @@ const SESSION_SETUP = [
   'set session transaction isolation level read committed',
   // The session's clock and dates never depend on the server's zone.
   "set session time_zone = '+00:00'",
+  // `||` concatenates, as in SQLite and Postgres (the ledger writes `report_type || ''` to keep a
+  // planner off an index); MySQL's default reads it as a logical OR.
+  "set session sql_mode = concat_ws(',', @@session.sql_mode, 'PIPES_AS_CONCAT')",
+  // Counting the ledger by pair and week groups in a temporary table of up to the dashboard's
+  // MAX_CELLS rows. MariaDB's in-memory temporary tables hold each VARCHAR at its full width (a
+  // `report_type` is 1,020 bytes in utf8mb4), so the default 16 MiB cap sends such a count to
+  // disk, where it takes many times longer. The cap is the most a table may take, not what it takes.
+  `set session max_heap_table_size = ${TEMPORARY_TABLE_BYTES}, tmp_table_size = ${TEMPORARY_TABLE_BYTES}`,
 ];
 
 /** The statement after which a connection's slice locks (see `MysqlSliceLock`) are released. */
@@ -18,18 +29,19 @@ const RELEASE_SLICE_LOCKS = 'do release_all_locks()';
 export const HOLDS_SLICE_LOCKS = Symbol('holds slice locks');
 
 /**
- * The mysql2 pool as Kysely's MySQL dialect sees it, with three additions:
+ * The mysql2 pool as Kysely's MySQL dialect sees it, with four additions:
  *
  * - A new connection is first checked and set up: its `sql_mode` must be strict (else the server
  *   would store a value it cannot keep as the nearest one it can, with a warning nobody reads), and
- *   the session is put in READ COMMITTED and UTC. A server that is not strict is refused with a
- *   `CONFIG_INVALID` {@link ConfigError} naming `sql_mode`.
+ *   the session is put in READ COMMITTED and UTC, with `||` concatenating. A server that is not
+ *   strict is refused with a `CONFIG_INVALID` {@link ConfigError} naming `sql_mode`.
  * - A statement with parameters runs as a server-side prepared statement (mysql2's `execute`,
  *   which keeps each connection's statements prepared by SQL text): values travel apart from the SQL.
  * - `GET_LOCK` locks are the session's, not the transaction's: once a connection has taken a
  *   slice's lock (its query's parameters start with {@link HOLDS_SLICE_LOCKS}), the COMMIT or
  *   ROLLBACK that ends its transaction is followed by releasing every lock it holds, before the
  *   connection goes back to the pool. A process killed meanwhile loses its session, and its locks with it.
+ * - Decimals read back without the zeros their scale pads them with (see `withDecimalsAsWritten`).
  */
 export function sessionMysqlPool(pool: mysql.Pool, location: string): MysqlPool {
   const ready = new WeakSet<mysql.PoolConnection>();
@@ -86,7 +98,10 @@ export function strictModeRefusal(sqlMode: string, location: string): ConfigErro
 function sessionConnection(connection: mysql.PoolConnection): MysqlPoolConnection {
   let holdsLocks = false;
   const run = (sql: string, parameters: readonly unknown[], callback: (error: unknown, result: MysqlQueryResult) => void) => {
-    const done = (error: unknown, result: unknown) => callback(error, result as MysqlQueryResult);
+    const done = (error: unknown, result: unknown, fields?: readonly mysql.FieldPacket[]) => {
+      if (Array.isArray(result) && fields) withDecimalsAsWritten(result as Record<string, unknown>[], fields);
+      callback(error, result as MysqlQueryResult);
+    };
     if (parameters.length === 0) return connection.query(sql, done);
     return connection.execute(sql, parameters.map((value) => value ?? null) as never, done);
   };
@@ -112,4 +127,32 @@ function sessionConnection(connection: mysql.PoolConnection): MysqlPoolConnectio
     },
     release: () => connection.release(),
   } as MysqlPoolConnection;
+}
+
+/** mysql2's code of a `DECIMAL` column (`Types.NEWDECIMAL`). */
+const NEWDECIMAL = 246;
+
+/**
+ * `DECIMAL(65,30)` hands back every digit of its scale: `1.5` comes back `1.500000000000000000000000000000`.
+ * The trailing zeros of each decimal's fraction are dropped in place, so a decimal reads back as it
+ * was written (the same value either way; Postgres keeps the text, SQLite the double). Done here on
+ * the decimal columns alone rather than in mysql2's `typeCast`, which would be called for every
+ * field of every row and makes reading a large answer several times slower and larger.
+ */
+function withDecimalsAsWritten(rows: Record<string, unknown>[], fields: readonly mysql.FieldPacket[]): void {
+  const decimals = fields.filter((field) => (field.columnType ?? field.type) === NEWDECIMAL).map((field) => field.name);
+  if (decimals.length === 0) return;
+  for (const row of rows) {
+    for (const name of decimals) {
+      const value = row[name];
+      if (typeof value === 'string') row[name] = withoutTrailingZeros(value);
+    }
+  }
+}
+
+/** `1.500` → `1.5`, `2.000` → `2`, `10` → `10`. */
+function withoutTrailingZeros(text: string): string {
+  if (!text.includes('.')) return text;
+  const trimmed = text.replace(/\.?0+$/, '');
+  return trimmed === '' || trimmed === '-' ? '0' : trimmed === '-0' ? '0' : trimmed;
 }

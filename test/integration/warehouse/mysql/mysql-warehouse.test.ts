@@ -7,7 +7,7 @@ import { constituentReport } from '../../../../src/reports/constituent-report.js
 import type { Slice } from '../../../../src/slice/slice.js';
 import type { Warehouse } from '../../../../src/warehouse/engine/warehouse-schema.js';
 import { SliceLoader } from '../../../../src/warehouse/loading/slice-loader.js';
-import { sessionMysqlPool, strictModeRefusal } from '../../../../src/warehouse/mysql/session-mysql-pool.js';
+import { TEMPORARY_TABLE_BYTES, sessionMysqlPool, strictModeRefusal } from '../../../../src/warehouse/mysql/session-mysql-pool.js';
 import { openWarehouse } from '../../../../src/warehouse/open-warehouse.js';
 import { createTempWarehouse } from '../../../helpers/temp-warehouse.js';
 
@@ -72,6 +72,23 @@ describe('the MySQL warehouse', () => {
     const ledger = await warehouse.db.selectFrom('report_loads').select(['report_date', 'updated_at', 'bytes', 'row_count']).execute();
     expect(ledger[0]).toMatchObject({ report_date: '2024-03-01', bytes: 10, row_count: 4 });
     expect(ledger[0]!.updated_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it('lets a session count into an in-memory temporary table larger than the server default, in UTC', async () => {
+    const { rows } = await sql<{ heap: number | string; tmp: number | string; zone: string }>`
+      select @@session.max_heap_table_size as heap, @@session.tmp_table_size as tmp, @@session.time_zone as zone`.execute(warehouse.db);
+    expect({ ...rows[0], heap: Number(rows[0]!.heap), tmp: Number(rows[0]!.tmp) }).toEqual({
+      heap: TEMPORARY_TABLE_BYTES,
+      tmp: TEMPORARY_TABLE_BYTES,
+      zone: '+00:00',
+    });
+    expect(TEMPORARY_TABLE_BYTES).toBeGreaterThan(16 * 1024 * 1024);
+  });
+
+  it('concatenates with ||, as SQLite and Postgres do, and stays strict', async () => {
+    const { rows } = await sql<{ joined: string; mode: string }>`select 'constituent' || '.close' as joined, @@session.sql_mode as mode`.execute(warehouse.db);
+    expect(rows[0]!.joined).toBe('constituent.close');
+    expect(rows[0]!.mode.split(',')).toEqual(expect.arrayContaining(['PIPES_AS_CONCAT', 'STRICT_TRANS_TABLES']));
   });
 
   it('types every decimal column DECIMAL(65,30), and none DOUBLE', async () => {
