@@ -1,14 +1,11 @@
-import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse';
 import mysql from 'mysql2/promise';
-import { request } from 'undici';
-import unzipper from 'unzipper';
 import { sideResult, type BigSliceSideResult } from './big-slice-side.js';
+import { downloadExportCsv } from './download-export-csv.js';
 
 /** What the raw MySQL side is given by the benchmark. */
 export interface RawMysqlSliceInput {
@@ -36,14 +33,8 @@ export async function rawMysqlSlice(input: RawMysqlSliceInput): Promise<BigSlice
   const dir = await mkdtemp(join(tmpdir(), 'raw-mysql-slice-'));
   const connection = await mysql.createConnection({ uri: input.databaseUrl, charset: 'utf8mb4' });
   try {
-    const zipPath = join(dir, 'export.zip');
-    const response = await request(input.url, { headers: input.headers });
-    if (response.statusCode !== 200) throw new Error(`export answered ${response.statusCode}`);
-    await pipeline(response.body, createWriteStream(zipPath));
+    const entry = await downloadExportCsv(input.url, input.headers, dir);
 
-    const directory = await unzipper.Open.file(zipPath);
-    const entry = directory.files.find((file) => file.path.endsWith('.csv'));
-    if (!entry) throw new Error('no CSV in the ZIP');
     const { portfolioId, reportType, reportDate } = input.slice;
     const fullInsert = insertOf(ROWS_PER_INSERT);
     let rows = 0;

@@ -1,4 +1,3 @@
-import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,9 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { request } from 'undici';
-import unzipper from 'unzipper';
 import { sideResult, type BigSliceSideResult } from './big-slice-side.js';
+import { downloadExportCsv } from './download-export-csv.js';
 
 /** What the raw Postgres side is given by the benchmark. */
 export interface RawPostgresSliceInput {
@@ -32,14 +30,8 @@ export async function rawPostgresSlice(input: RawPostgresSliceInput): Promise<Bi
   const client = new pg.Client({ connectionString: input.databaseUrl });
   await client.connect();
   try {
-    const zipPath = join(dir, 'export.zip');
-    const response = await request(input.url, { headers: input.headers });
-    if (response.statusCode !== 200) throw new Error(`export answered ${response.statusCode}`);
-    await pipeline(response.body, createWriteStream(zipPath));
+    const entry = await downloadExportCsv(input.url, input.headers, dir);
 
-    const directory = await unzipper.Open.file(zipPath);
-    const entry = directory.files.find((file) => file.path.endsWith('.csv'));
-    if (!entry) throw new Error('no CSV in the ZIP');
     const prefix = `${input.slice.portfolioId}\t${input.slice.reportType}\t${input.slice.reportDate}\t`;
     let rows = 0;
     // Lines are handed to COPY in chunks of ~64 KiB, as anyone writing this by hand would: a write

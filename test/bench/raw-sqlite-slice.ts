@@ -1,14 +1,11 @@
-import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { parse } from 'csv-parse';
-import { request } from 'undici';
-import unzipper from 'unzipper';
 import { sideResult, type BigSliceSideResult } from './big-slice-side.js';
+import { downloadExportCsv } from './download-export-csv.js';
 
 /** What the raw SQLite side is given by the benchmark. */
 export interface RawSqliteSliceInput {
@@ -30,10 +27,7 @@ export async function rawSqliteSlice(input: RawSqliteSliceInput): Promise<BigSli
   const dir = await mkdtemp(join(tmpdir(), 'raw-sqlite-slice-'));
   const db = new Database(input.databasePath);
   try {
-    const zipPath = join(dir, 'export.zip');
-    const response = await request(input.url, { headers: input.headers });
-    if (response.statusCode !== 200) throw new Error(`export answered ${response.statusCode}`);
-    await pipeline(response.body, createWriteStream(zipPath));
+    const entry = await downloadExportCsv(input.url, input.headers, dir);
 
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
@@ -42,9 +36,6 @@ export async function rawSqliteSlice(input: RawSqliteSliceInput): Promise<BigSli
          security_ticker, exchange_code, closing_price, currency, closing_fx, index_shares, index_weighting, extra)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null)`,
     );
-    const directory = await unzipper.Open.file(zipPath);
-    const entry = directory.files.find((file) => file.path.endsWith('.csv'));
-    if (!entry) throw new Error('no CSV in the ZIP');
     const { portfolioId, reportType, reportDate } = input.slice;
     let rows = 0;
     db.exec('begin immediate');
