@@ -8,33 +8,12 @@ import { Ledger } from '../../../../src/warehouse/ledger/ledger.js';
 import { SliceLoader } from '../../../../src/warehouse/loading/slice-loader.js';
 import type { SliceLock } from '../../../../src/warehouse/engine/slice-lock.js';
 import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
+import { constituentRow, LOADED_FILE, LOADED_SLICE, rowStream } from '../../../helpers/constituent-row.js';
 
-const slice: Slice = { portfolioId: 7, reportType: 'constituent.close', reportDate: '2024-03-01' };
-const file = { format: 'csv' as const, fileName: 'f.zip', bytes: 10, sha256: 'abc' };
-
-function row(line: number, price: string): WarehouseRow {
-  return {
-    portfolio_id: 7,
-    report_type: 'constituent.close',
-    report_date: '2024-03-01',
-    line_number: line,
-    effective_date: '2024-03-01',
-    isin: `ISIN${line}`,
-    security_name: null,
-    security_ticker: null,
-    exchange_code: null,
-    closing_price: price,
-    currency: 'EUR',
-    closing_fx: '1',
-    index_shares: '10',
-    index_weighting: '0.5',
-    extra: null,
-  };
-}
-
-async function* rows(...items: WarehouseRow[]): AsyncGenerator<WarehouseRow> {
-  yield* items;
-}
+const slice = LOADED_SLICE;
+const file = LOADED_FILE;
+const row = (line: number, price: string) => constituentRow(line, price);
+const rows = rowStream;
 
 describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
   let warehouse: Awaited<ReturnType<typeof createTempWarehouse>>;

@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../../src/errors/sync-error.js';
 import type { WarehouseRow } from '../../../../src/extract/row-builder.js';
 import { constituentReport } from '../../../../src/reports/constituent-report.js';
-import type { Slice } from '../../../../src/slice/slice.js';
 import type { Warehouse } from '../../../../src/warehouse/engine/warehouse-schema.js';
 import { SliceLoader } from '../../../../src/warehouse/loading/slice-loader.js';
 import { TEMPORARY_TABLE_BYTES, sessionMysqlPool, strictModeRefusal } from '../../../../src/warehouse/mysql/session-mysql-pool.js';
 import { openWarehouse } from '../../../../src/warehouse/open-warehouse.js';
 import { createTempWarehouse } from '../../../helpers/temp-warehouse.js';
+import { constituentRow, LOADED_FILE, LOADED_SLICE, rowStream } from '../../../helpers/constituent-row.js';
 
 /*
  * What the MySQL (MariaDB) warehouse keeps that the other two keep by other means: every digit of a
@@ -17,31 +17,12 @@ import { createTempWarehouse } from '../../../helpers/temp-warehouse.js';
  * transaction. The tests that run per dialect cover the rest.
  */
 
-const slice: Slice = { portfolioId: 7, reportType: 'constituent.close', reportDate: '2024-03-01' };
-const file = { format: 'csv' as const, fileName: 'f.zip', bytes: 10, sha256: 'abc' };
+const slice = LOADED_SLICE;
+const file = LOADED_FILE;
 
+/** A row that carries text beyond ASCII and an exact decimal in `extra`. */
 function row(line: number, price: string): WarehouseRow {
-  return {
-    portfolio_id: 7,
-    report_type: 'constituent.close',
-    report_date: '2024-03-01',
-    line_number: line,
-    effective_date: '2024-02-29',
-    isin: `ISIN${line}`,
-    security_name: 'Société Générale 😀',
-    security_ticker: null,
-    exchange_code: null,
-    closing_price: price,
-    currency: 'EUR',
-    closing_fx: '1',
-    index_shares: '10',
-    index_weighting: '0.5',
-    extra: '{"note":1.10}',
-  };
-}
-
-async function* rows(...items: WarehouseRow[]): AsyncGenerator<WarehouseRow> {
-  yield* items;
+  return constituentRow(line, price, { effective_date: '2024-02-29', security_name: 'Société Générale 😀', extra: '{"note":1.10}' });
 }
 
 describe('the MySQL warehouse', () => {
@@ -56,7 +37,7 @@ describe('the MySQL warehouse', () => {
   it('round-trips every one of 20 significant digits, dates as written and text as utf8mb4', async () => {
     const prices = ['1234.56789012345678901', '-0.00000000000000000012345', '12345678901234567890', '105.20697588613054211'];
     const loader = new SliceLoader({ warehouse });
-    await loader.replaceRows({ slice, definition: constituentReport, rows: rows(...prices.map((price, i) => row(i + 1, price))), file, attempts: 1 });
+    await loader.replaceRows({ slice, definition: constituentReport, rows: rowStream(...prices.map((price, i) => row(i + 1, price))), file, attempts: 1 });
     const stored = await warehouse.db
       .selectFrom('constituent_report')
       .select(['closing_price', 'report_date', 'effective_date', 'security_name', 'extra'])
