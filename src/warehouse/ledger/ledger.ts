@@ -3,7 +3,7 @@ import { EXAMPLES_PER_GROUP, NO_FAILURES, summariseFailures, type FailureGroup, 
 import { SLICE_CHECK_NAMES } from '../../quality/slice-check-result.js';
 import { NO_WARNINGS, summariseWarnings, WARNING_EXAMPLES_PER_GROUP, type WarningGroup, type WarningSummary } from '../../outcomes/warning-groups.js';
 import type { ReportType } from '../../reports/report-types.js';
-import type { Slice } from '../../slice/slice.js';
+import { sliceKey, type Slice } from '../../slice/slice.js';
 import { ledgerError } from '../schema/ledger-error.js';
 import { LedgerWriter } from './ledger-writer.js';
 import { splitWholeMonths, type DateSpan, type SplitRange } from './split-whole-months.js';
@@ -388,7 +388,7 @@ export class Ledger {
         .where('status', 'in', [...options.status])
         .execute();
       const keys = new Set<string>();
-      for (const row of rows) keys.add(`${Number(row.portfolio_id)}:${row.report_type}:${String(row.report_date)}`);
+      for (const row of rows) keys.add(sliceKey(sliceOfEntry({ portfolio_id: Number(row.portfolio_id), report_type: row.report_type, report_date: String(row.report_date) })));
       return keys;
     } catch (error) {
       throw classifyWarehouseError(error, 'reading the ledger');
