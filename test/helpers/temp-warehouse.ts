@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Migrator } from 'kysely';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
-import { migrateWarehouse } from '../../src/warehouse/schema/migrate-warehouse.js';
+import { migrateWarehouse, migrationsFor } from '../../src/warehouse/schema/migrate-warehouse.js';
 import { openWarehouse, type WarehouseDialect } from '../../src/warehouse/open-warehouse.js';
 import type { WarehouseHandle } from '../../src/warehouse/engine/warehouse-engine.js';
 
@@ -45,11 +46,19 @@ export async function createTempDatabase(dialect: WarehouseDialect): Promise<{ d
   };
 }
 
-/** A migrated warehouse of its own; `close()` closes and removes it. */
-export async function createTempWarehouse(dialect: WarehouseDialect = 'sqlite'): Promise<WarehouseHandle & { readonly databaseUrl: string }> {
+/**
+ * A migrated warehouse of its own; `close()` closes and removes it. With `before`, the migrations
+ * stop short of the one named, as a warehouse an earlier release left (`migrateWarehouse` then
+ * brings it up to date).
+ */
+export async function createTempWarehouse(
+  dialect: WarehouseDialect = 'sqlite',
+  options: { readonly before?: string } = {},
+): Promise<WarehouseHandle & { readonly databaseUrl: string }> {
   const database = await createTempDatabase(dialect);
   const warehouse = await openWarehouse(database.databaseUrl);
-  await migrateWarehouse(warehouse);
+  if (options.before === undefined) await migrateWarehouse(warehouse);
+  else await migrateBefore(warehouse, options.before);
   return {
     ...warehouse,
     databaseUrl: database.databaseUrl,
@@ -72,4 +81,14 @@ async function createTempMysqlDatabase(name: string): Promise<{ databaseUrl: str
   };
   await admin(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
   return { databaseUrl: `${TEST_MYSQL_URL}/${name}`, drop: () => admin(`DROP DATABASE IF EXISTS ${name}`) };
+}
+
+/** Applies the migrations listed before `name` (which must be one of them), and none after. */
+async function migrateBefore(warehouse: WarehouseHandle, name: string): Promise<void> {
+  const all = Object.entries(migrationsFor(warehouse.engine.migrations));
+  const stop = all.findIndex(([candidate]) => candidate === name);
+  if (stop < 0) throw new Error(`no migration is named ${name}: the names are ${all.map(([candidate]) => candidate).join(', ')}`);
+  const earlier = Object.fromEntries(all.slice(0, stop));
+  const { error } = await new Migrator({ db: warehouse.db, provider: { getMigrations: async () => earlier } }).migrateToLatest();
+  if (error) throw error;
 }

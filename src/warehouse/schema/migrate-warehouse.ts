@@ -19,7 +19,7 @@ import { verifyWarehouseSchema } from './verify-warehouse-schema.js';
  * from TypeScript sources, a bundle or a Docker image. Never edit a migration that has shipped:
  * add the next one.
  */
-function migrationsFor(dialect: MigrationDialect): Record<string, Migration> {
+export function migrationsFor(dialect: MigrationDialect): Record<string, Migration> {
   return {
     '0001-create-tables': createTables(dialect),
     '0002-ledger-error-code': ledgerErrorCode(),
