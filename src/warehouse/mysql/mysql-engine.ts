@@ -7,7 +7,6 @@ import { readMysqlIndexesAndViews, readMysqlTables } from './mysql-catalogue.js'
 import { MYSQL_MIGRATIONS } from './mysql-migrations.js';
 import { MysqlRowWriter } from './mysql-row-writer.js';
 import { mysqlTimestamp } from './mysql-slice-lock.js';
-import { openMysql } from './open-mysql.js';
 
 const NOW = CompiledQuery.raw('select utc_timestamp(3) as now');
 
@@ -26,7 +25,8 @@ export const mysqlEngine: WarehouseEngine<'mysql'> = {
   dialect: 'mysql',
   schemes: ['mysql://', 'mariadb://'],
   example: 'mysql://user@host:3306/database',
-  open: async (databaseUrl, options) => openMysql(databaseUrl, options),
+  // The driver is loaded when a warehouse of this dialect is opened, not by every command's start.
+  open: async (databaseUrl, options) => (await import('./open-mysql.js')).openMysql(databaseUrl, options),
   rowWriter: new MysqlRowWriter(),
   transactions: { parallel: 2, small: () => false, smallMaxHeldRows: 0 },
   now: async (db) => {

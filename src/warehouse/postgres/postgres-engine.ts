@@ -3,7 +3,6 @@ import { createIndexIfMissing } from '../engine/index-definition.js';
 import type { LedgerPeriod } from '../engine/ledger-period.js';
 import type { WarehouseEngine } from '../engine/warehouse-engine.js';
 import { migrateHoldingPostgresLock } from './migrate-holding-postgres-lock.js';
-import { openPostgres } from './open-postgres.js';
 import { readPostgresIndexesAndViews, readPostgresTables } from './postgres-catalogue.js';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
 import { PostgresRowWriter } from './postgres-row-writer.js';
@@ -26,7 +25,8 @@ export const postgresEngine: WarehouseEngine<'postgres'> = {
   dialect: 'postgres',
   schemes: ['postgres://', 'postgresql://'],
   example: 'postgres://user@host:5432/database',
-  open: async (databaseUrl, options) => openPostgres(databaseUrl, options),
+  // The driver is loaded when a warehouse of this dialect is opened, not by every command's start.
+  open: async (databaseUrl, options) => (await import('./open-postgres.js')).openPostgres(databaseUrl, options),
   rowWriter: new PostgresRowWriter(),
   transactions: { parallel: 2, small: () => false, smallMaxHeldRows: 0 },
   // The server's clock, at the start of the transaction.
