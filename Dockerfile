@@ -1,5 +1,5 @@
 # report-sync on the current Node LTS line. Multi-stage: the build stage compiles the native
-# modules (with the compilers) and the TypeScript into dist/, then keeps production dependencies
+# modules (with the compilers) and bundles the TypeScript into dist/, then keeps production dependencies
 # only; the runtime stage gets dist/, those dependencies and the shipped defaults, and runs as a
 # non-root user. No compiler, no TypeScript, no tsx and no native build leftovers in the image.
 FROM node:24-slim AS build
@@ -9,7 +9,8 @@ COPY package.json package-lock.json ./
 # The project's own prepare script (the build) needs the sources, which come later for the layer
 # cache: install without scripts, then build the native modules alone.
 RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3 msgpackr-extract
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
+COPY scripts/build.mjs ./scripts/build.mjs
 COPY src ./src
 COPY jobs ./jobs
 RUN npm run build \
@@ -23,7 +24,6 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
-COPY --from=build /app/dist/jobs ./dist/jobs
 COPY package.json ./
 COPY config/default.json ./config/default.json
 RUN mkdir -p /app/data && chown node:node /app/data

@@ -93,12 +93,15 @@ describe('the packed tarball, installed globally', () => {
       ...docs.sort(),
       'package.json',
     ]);
-    // One .js per TypeScript module of src/ and jobs/ (no stale output, no maps, no sources), plus the dashboard's assets.
-    const sources = [...walk(join(PROJECT, 'src')), ...walk(join(PROJECT, 'jobs'))]
-      .map((path) => relative(PROJECT, path))
-      .map((path) => (path.endsWith('.ts') ? `dist/${path.replace(/\.ts$/, '.js')}` : `dist/${path}`))
-      .sort();
-    expect(compiled).toEqual(sources);
+    // The bundle (scripts/build.mjs): the command, its two worker-thread modules and the chunks
+    // they share, beside the dashboard's assets; no maps, no sources, nothing else.
+    const bundle = 'dist/src/cli/';
+    expect(compiled.every((path) => path.startsWith(bundle))).toBe(true);
+    const assets = [...walk(join(PROJECT, 'src/dashboard/assets'))].map((path) => `${bundle}assets/${relative(join(PROJECT, 'src/dashboard/assets'), path)}`);
+    expect(compiled.filter((path) => path.startsWith(`${bundle}assets/`))).toEqual(assets.sort());
+    const modules = compiled.filter((path) => !path.startsWith(`${bundle}assets/`)).map((path) => path.slice(bundle.length));
+    expect(modules).toEqual(expect.arrayContaining(['bin.js', 'wal-checkpoint-worker.js', 'zip-rows-worker.js']));
+    expect(modules.every((name) => name.endsWith('.js') && !name.includes('/'))).toBe(true);
     expect(files.some((path) => /\.(ts|map|tsbuildinfo)$/.test(path) || path.startsWith('test/'))).toBe(false);
   });
 

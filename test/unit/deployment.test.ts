@@ -129,7 +129,7 @@ describe('.dockerignore', () => {
       'package.json',
       'package-lock.json',
       'tsconfig.json',
-      'tsconfig.build.json',
+      'scripts/build.mjs',
       'src/cli/main.ts',
       'src/dashboard/assets/dashboard.js',
       'jobs/export-slice/handler.ts',
