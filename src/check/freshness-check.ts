@@ -48,9 +48,10 @@ export interface FreshnessCheckOptions {
 
 /**
  * Is every expected slice `loaded` or `no_data`? Counted per month (see `Ledger.countByMonth`);
- * only the pairs short in months with gaps are read slice by slice, a month at a time, their missing slices grouped
- * by portfolio and report type; failures are grouped by code and portfolio. The last
- * day's slices missing within its night's grace make the result `pending`: the night may be running.
+ * the months with gaps are planned as `backfill --only-missing` plans them (see
+ * {@link planMissingSlices}), counting any outcome as done, their missing slices grouped by
+ * portfolio and report type; failures are grouped by code and portfolio. The last day's slices
+ * missing within its night's grace make the result `pending`: the night may be running.
  */
 export async function checkFreshness(options: FreshnessCheckOptions): Promise<FreshnessResult> {
   const { ledger, range } = options;
