@@ -1,10 +1,11 @@
 import type { FailureSummary } from '../outcomes/failure-groups.js';
 import type { SliceRange } from '../slice/slice-range.js';
-import { countSlices, planSlices, rangeMonths } from '../slice/slice-range.js';
+import { countSlices, rangeMonths } from '../slice/slice-range.js';
 import type { ReportType } from '../reports/report-types.js';
-import { sliceKey, type Slice } from '../slice/slice.js';
-import { sliceOfEntry, type Ledger } from '../warehouse/ledger/ledger.js';
-import { countIsoDates } from '../dates/report-date.js';
+import type { Slice } from '../slice/slice.js';
+import type { Ledger } from '../warehouse/ledger/ledger.js';
+import { SLICE_STATUSES } from '../warehouse/engine/warehouse-schema.js';
+import { planMissingSlices } from '../planning/plan-missing-slices.js';
 
 /** Missing slices named one by one; the rest are counted per portfolio and report type. */
 const MISSING_NAMED = 20;
@@ -47,9 +48,10 @@ export interface FreshnessCheckOptions {
 
 /**
  * Is every expected slice `loaded` or `no_data`? Counted per month (see `Ledger.countByMonth`);
- * only the pairs short in months with gaps are read slice by slice, a month at a time, their missing slices grouped
- * by portfolio and report type; failures are grouped by code and portfolio. The last
- * day's slices missing within its night's grace make the result `pending`: the night may be running.
+ * the months with gaps are planned as `backfill --only-missing` plans them (see
+ * {@link planMissingSlices}), counting any outcome as done, their missing slices grouped by
+ * portfolio and report type; failures are grouped by code and portfolio. The last day's slices
+ * missing within its night's grace make the result `pending`: the night may be running.
  */
 export async function checkFreshness(options: FreshnessCheckOptions): Promise<FreshnessResult> {
   const { ledger, range } = options;
@@ -74,15 +76,7 @@ export async function checkFreshness(options: FreshnessCheckOptions): Promise<Fr
     for (const count of counts) counted.set(count.month, (counted.get(count.month) ?? 0) + count.slices);
     for (const window of rangeMonths(range)) {
       if ((counted.get(`${window.from.slice(0, 7)}-01`) ?? 0) >= countSlices(window)) continue;
-      const short = await shortPairs(ledger, window);
-      const narrowed = {
-        ...window,
-        portfolios: window.portfolios.filter((id) => short.portfolios.has(id)),
-        reportTypes: window.reportTypes.filter((type) => short.reportTypes.has(type)),
-      };
-      const known = new Set((await ledger.entries(narrowed)).map((entry) => sliceKey(sliceOfEntry(entry))));
-      for (const slice of planSlices(narrowed)) {
-        if (!short.pairs.has(pairKey(slice.portfolioId, slice.reportType)) || known.has(sliceKey(slice))) continue;
+      for await (const slice of planMissingSlices(window, ledger, { done: SLICE_STATUSES })) {
         if (slice.reportDate !== range.to) missingBeforeLastDay += 1;
         if (examples.length < MISSING_NAMED) examples.push(slice);
         const key = pairKey(slice.portfolioId, slice.reportType);
@@ -116,24 +110,4 @@ export async function checkFreshness(options: FreshnessCheckOptions): Promise<Fr
 
 function pairKey(portfolioId: number, reportType: string): string {
   return `${portfolioId}\u0000${reportType}`;
-}
-
-/** The pairs of `window` (inside one month) with fewer slices in the ledger than it has days, and their portfolios and report types. */
-async function shortPairs(ledger: Ledger, window: SliceRange): Promise<{ pairs: Set<string>; portfolios: Set<number>; reportTypes: Set<ReportType> }> {
-  const slices = new Map<string, number>();
-  for (const count of await ledger.countByStatus(window)) {
-    const key = pairKey(count.portfolioId, count.reportType);
-    slices.set(key, (slices.get(key) ?? 0) + count.slices);
-  }
-  const days = countIsoDates(window.from, window.to);
-  const short = { pairs: new Set<string>(), portfolios: new Set<number>(), reportTypes: new Set<ReportType>() };
-  for (const portfolioId of window.portfolios) {
-    for (const reportType of window.reportTypes) {
-      if ((slices.get(pairKey(portfolioId, reportType)) ?? 0) >= days) continue;
-      short.pairs.add(pairKey(portfolioId, reportType));
-      short.portfolios.add(portfolioId);
-      short.reportTypes.add(reportType);
-    }
-  }
-  return short;
 }

@@ -44,3 +44,18 @@ export function* rangeWindows(range: SliceRange, days = LEDGER_WINDOW_DAYS): Gen
     yield { ...range, from, to: lastDay < range.to ? lastDay : range.to };
   }
 }
+
+/**
+ * The range with only the portfolios and report types of `pairs`, in the range's order, so its
+ * slices are a subsequence of the range's. It holds every pair of those portfolios and types,
+ * also pairs not in `pairs`.
+ */
+export function rangeOfPairs(range: SliceRange, pairs: Iterable<{ readonly portfolioId: number; readonly reportType: ReportType }>): SliceRange {
+  const portfolios = new Set<number>();
+  const reportTypes = new Set<ReportType>();
+  for (const pair of pairs) {
+    portfolios.add(pair.portfolioId);
+    reportTypes.add(pair.reportType);
+  }
+  return { ...range, portfolios: range.portfolios.filter((id) => portfolios.has(id)), reportTypes: range.reportTypes.filter((type) => reportTypes.has(type)) };
+}

@@ -3,11 +3,13 @@ import { EXAMPLES_PER_GROUP, NO_FAILURES, summariseFailures, type FailureGroup, 
 import { SLICE_CHECK_NAMES } from '../../quality/slice-check-result.js';
 import { NO_WARNINGS, summariseWarnings, WARNING_EXAMPLES_PER_GROUP, type WarningGroup, type WarningSummary } from '../../outcomes/warning-groups.js';
 import type { ReportType } from '../../reports/report-types.js';
-import { sliceKey, type Slice } from '../../slice/slice.js';
+import type { Slice } from '../../slice/slice.js';
+import { rangeOfPairs, type SliceRange } from '../../slice/slice-range.js';
+import { ShortPairs, type LedgerPair } from './short-pairs.js';
 import { ledgerError } from '../schema/ledger-error.js';
 import { LedgerWriter } from './ledger-writer.js';
 import { splitWholeMonths, type DateSpan, type SplitRange } from './split-whole-months.js';
-import { monthEnd, shiftIsoDate } from '../../dates/report-date.js';
+import { countIsoDates, monthEnd, shiftIsoDate } from '../../dates/report-date.js';
 import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
 import type { LedgerPeriod } from '../engine/ledger-period.js';
 import type { WarehouseEngine, WarehouseHandle } from '../engine/warehouse-engine.js';
@@ -120,6 +122,9 @@ export interface MonthlyCountDifference {
 
 /** Failure groups whose example slices are read; the rest are counted only. */
 const GROUPS_WITH_EXAMPLES = 60;
+
+/** Most slices one query of {@link Ledger.shortPairs} reads the days of (unless a single portfolio has more). */
+const SLICES_READ_AT_ONCE = 5_000;
 
 /**
  * The ledger (`report_loads`): the questions asked of it (what we have, what is missing, what
@@ -328,7 +333,7 @@ export class Ledger {
       const found = new Map<string, { portfolioId: number; reportType: string }>();
       const add = (rows: readonly { portfolio_id: number; report_type: string }[]) => {
         for (const row of rows)
-          if (found.size < limit) found.set(`${row.portfolio_id}\u0000${row.report_type}`, { portfolioId: Number(row.portfolio_id), reportType: row.report_type });
+          if (found.size < limit) found.set(pairKey(row.portfolio_id, row.report_type), { portfolioId: Number(row.portfolio_id), reportType: row.report_type });
       };
       if (split.months) {
         add(
@@ -377,19 +382,50 @@ export class Ledger {
   }
 
   /**
-   * The keys ({@link sliceKey}) of the slices in the filter with one of these statuses: what a
-   * selection planning a month at a time needs of the ledger, without each row's error and times
-   * (a ten-year `--only-missing` reads millions of them).
+   * The pairs of `range` with fewer slices of these statuses than it has days, and the days of
+   * those statuses they have: what planning the slices the ledger lacks needs of it. The pairs are
+   * counted first (see {@link countByStatus}: whole months from `report_loads_monthly`); a pair
+   * with a slice for every day is left out and one with none needs no row read, so only the pairs
+   * with some but not all have their days read, a few pairs a query. A range of a month or less
+   * keeps that to a month of slices however long the ledger.
    */
-  async sliceKeys(filter: LedgerFilter, options: { status: readonly SliceStatus[] }): Promise<Set<string>> {
+  async shortPairs(range: SliceRange, options: { status: readonly SliceStatus[] }): Promise<ShortPairs> {
+    const counted = new Map<string, number>();
+    for (const count of await this.countByStatus(range)) {
+      if (!options.status.includes(count.status)) continue;
+      const key = pairKey(count.portfolioId, count.reportType);
+      counted.set(key, (counted.get(key) ?? 0) + count.slices);
+    }
+    const days = countIsoDates(range.from, range.to);
+    const pairs: LedgerPair[] = [];
+    // The pairs with some days but not all, by portfolio.
+    const partial = new Map<number, LedgerPair[]>();
+    for (const portfolioId of range.portfolios) {
+      for (const reportType of range.reportTypes) {
+        const slices = counted.get(pairKey(portfolioId, reportType)) ?? 0;
+        if (slices >= days) continue;
+        pairs.push({ portfolioId, reportType });
+        if (slices === 0) continue;
+        const ofPortfolio = partial.get(portfolioId);
+        if (ofPortfolio) ofPortfolio.push({ portfolioId, reportType });
+        else partial.set(portfolioId, [{ portfolioId, reportType }]);
+      }
+    }
+    const short = new ShortPairs(range, pairs);
+    // A few portfolios a query (one at least), so each query's rows are dropped young.
+    const portfolios = [...partial.keys()];
+    const perQuery = Math.max(1, Math.floor(SLICES_READ_AT_ONCE / (days * range.reportTypes.length)));
     try {
-      const rows = await this.#where(this.#db.selectFrom('report_loads'), filter)
-        .select(['portfolio_id', 'report_type', 'report_date'])
-        .where('status', 'in', [...options.status])
-        .execute();
-      const keys = new Set<string>();
-      for (const row of rows) keys.add(sliceKey(sliceOfEntry({ portfolio_id: Number(row.portfolio_id), report_type: row.report_type, report_date: String(row.report_date) })));
-      return keys;
+      for (let i = 0; i < portfolios.length; i += perQuery) {
+        const batch = portfolios.slice(i, i + perQuery).flatMap((portfolioId) => partial.get(portfolioId)!);
+        const rows = await this.#where(this.#db.selectFrom('report_loads'), rangeOfPairs(range, batch))
+          .select(['portfolio_id', 'report_type', 'report_date'])
+          .where('status', 'in', [...options.status])
+          .execute();
+        // Portfolios × report types may take in pairs that are not short: the short pairs keep only their own.
+        for (const row of rows) short.hold(Number(row.portfolio_id), row.report_type, String(row.report_date));
+      }
+      return short;
     } catch (error) {
       throw classifyWarehouseError(error, 'reading the ledger');
     }
@@ -861,6 +897,11 @@ export class Ledger {
 /** Text compared as SQL compares the ledger's keys (code point by code point), not by locale. */
 function byText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A pair's key in a map. */
+function pairKey(portfolioId: number, reportType: string): string {
+  return `${portfolioId}\u0000${reportType}`;
 }
 
 /** Counts of the same pair and status (from the ledger and the monthly counts) added up, in pair order. */

@@ -9,7 +9,6 @@ import { tallyOutcomes } from '../../../../src/warehouse/ledger/tally-outcomes.j
 import type { SliceChecksRow } from '../../../../src/warehouse/engine/warehouse-schema.js';
 import { rowsPerTable } from '../../../../src/reports/rows-per-table.js';
 import { ledgerRow } from '../../../helpers/ledger-row.js';
-import { sliceKey } from '../../../../src/slice/slice.js';
 import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
 
 const BEFORE = '2024-03-05T00:00:00.000Z';
@@ -84,16 +83,6 @@ describe.each(DIALECTS)('what backfill --wait and a queued night count, from the
     expect(await ledger.finishedSince({ ...march, portfolios: [1004] }, SINCE)).toEqual({ loaded: 0, noData: 0, failed: 1, finished: 1 });
     // The same as the summary's own count.
     expect(tallyOutcomes(await ledger.outcomesSince(march, SINCE))).toMatchObject({ loaded: 3, noData: 1, failed: 1, finished: 5 });
-  });
-
-  it('names the slices of some statuses by their keys, as planning a selection compares them', async () => {
-    const ledger = new Ledger(warehouse);
-    const march = { from: '2024-03-01', to: '2024-03-31' };
-    const key = (portfolioId: number) => sliceKey({ portfolioId, reportType: 'constituent.close', reportDate: '2024-03-04' });
-    expect(await ledger.sliceKeys(march, { status: ['loaded', 'no_data'] })).toEqual(new Set([key(1001), key(1002), key(1003)]));
-    expect(await ledger.sliceKeys(march, { status: ['failed'] })).toEqual(new Set([key(1004)]));
-    expect(await ledger.sliceKeys({ ...march, portfolios: [1002] }, { status: ['loaded'] })).toEqual(new Set([key(1002)]));
-    expect(await ledger.sliceKeys({ from: '2024-04-01', to: '2024-04-30' }, { status: ['loaded'] })).toEqual(new Set());
   });
 
   it('groups the warnings of the slices loaded anew by check and portfolio; without a moment, of every slice loaded with warnings', async () => {
