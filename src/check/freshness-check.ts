@@ -2,7 +2,7 @@ import type { FailureSummary } from '../outcomes/failure-groups.js';
 import type { SliceRange } from '../slice/slice-range.js';
 import { countSlices, rangeMonths } from '../slice/slice-range.js';
 import type { ReportType } from '../reports/report-types.js';
-import type { Slice } from '../slice/slice.js';
+import { pairKey, type Slice } from '../slice/slice.js';
 import type { Ledger } from '../warehouse/ledger/ledger.js';
 import { SLICE_STATUSES } from '../warehouse/engine/warehouse-schema.js';
 import { planMissingSlices } from '../planning/plan-missing-slices.js';
@@ -106,8 +106,4 @@ export async function checkFreshness(options: FreshnessCheckOptions): Promise<Fr
     failures,
     graceUntil: withinGrace ? options.graceUntil : undefined,
   };
-}
-
-function pairKey(portfolioId: number, reportType: string): string {
-  return `${portfolioId}\u0000${reportType}`;
 }

@@ -1,4 +1,5 @@
 import { countIsoDates, weekdayOf } from '../dates/report-date.js';
+import { pairKey } from '../slice/slice.js';
 import type { LedgerPeriodCount } from '../warehouse/ledger/ledger.js';
 import type { LedgerPeriod } from '../warehouse/engine/ledger-period.js';
 
@@ -115,9 +116,6 @@ export function buildCoverageGrid(options: {
   return { from, to, period, rows };
 }
 
-function pairKey(portfolioId: number, reportType: string): string {
-  return `${portfolioId}\u0000${reportType}`;
-}
 
 const DAY_MS = 86_400_000;
 

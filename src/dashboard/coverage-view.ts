@@ -1,7 +1,7 @@
 import { buildCoverageGrid, countPeriods, type CoverageCell } from '../coverage/coverage-grid.js';
 import { shiftIsoDate, todayIn } from '../dates/report-date.js';
 import type { ReportType } from '../reports/report-types.js';
-import type { Slice } from '../slice/slice.js';
+import { pairKey, type Slice } from '../slice/slice.js';
 import type { Ledger } from '../warehouse/ledger/ledger.js';
 import type { LedgerPeriod } from '../warehouse/engine/ledger-period.js';
 import { DASHBOARD_OUTCOMES, type DashboardOutcome, type DashboardQuery } from './dashboard-query.js';
@@ -226,10 +226,6 @@ function spanIndex(spans: readonly { from: string }[], date: string): number {
     else high = middle - 1;
   }
   return low;
-}
-
-function pairKey(portfolioId: number, reportType: string): string {
-  return `${portfolioId}\u0000${reportType}`;
 }
 
 /** The query's dates, or: to yesterday (or the ledger's last day if later), from the recent window before it. */

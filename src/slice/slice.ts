@@ -15,6 +15,11 @@ export function sliceKey(slice: Slice): string {
   return `${slice.portfolioId}:${slice.reportType}:${slice.reportDate}`;
 }
 
+/** A map key for a portfolio and report type (a pair), in every grouping by pair. */
+export function pairKey(portfolioId: number, reportType: string): string {
+  return `${portfolioId}\u0000${reportType}`;
+}
+
 /** How a slice is named in messages meant for people. */
 export function describeSlice(slice: Slice): string {
   return `portfolio ${slice.portfolioId}, ${slice.reportType}, ${slice.reportDate}`;

@@ -3,7 +3,7 @@ import { EXAMPLES_PER_GROUP, NO_FAILURES, summariseFailures, type FailureGroup, 
 import { SLICE_CHECK_NAMES } from '../../quality/slice-check-result.js';
 import { NO_WARNINGS, summariseWarnings, WARNING_EXAMPLES_PER_GROUP, type WarningGroup, type WarningSummary } from '../../outcomes/warning-groups.js';
 import type { ReportType } from '../../reports/report-types.js';
-import type { Slice } from '../../slice/slice.js';
+import { pairKey, type Slice } from '../../slice/slice.js';
 import { rangeOfPairs, type SliceRange } from '../../slice/slice-range.js';
 import { ShortPairs, type LedgerPair } from './short-pairs.js';
 import { ledgerError } from '../schema/ledger-error.js';
@@ -897,11 +897,6 @@ export class Ledger {
 /** Text compared as SQL compares the ledger's keys (code point by code point), not by locale. */
 function byText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** A pair's key in a map. */
-function pairKey(portfolioId: number, reportType: string): string {
-  return `${portfolioId}\u0000${reportType}`;
 }
 
 /** Counts of the same pair and status (from the ledger and the monthly counts) added up, in pair order. */

@@ -1,7 +1,7 @@
 import { eachIsoDate } from '../../dates/report-date.js';
 import type { ReportType } from '../../reports/report-types.js';
 import type { SliceRange } from '../../slice/slice-range.js';
-import type { Slice } from '../../slice/slice.js';
+import { pairKey, type Slice } from '../../slice/slice.js';
 
 /** A portfolio and report type of a range. */
 export interface LedgerPair {
@@ -47,8 +47,4 @@ export class ShortPairs {
     const days = this.#held.get(key);
     return days === undefined || days[this.#dayIndex.get(slice.reportDate) ?? -1] !== 1;
   }
-}
-
-function pairKey(portfolioId: number, reportType: string): string {
-  return `${portfolioId}\u0000${reportType}`;
 }
