@@ -476,7 +476,7 @@ const ALLOWED: readonly Allowed[] = [
   {
     file: 'src/warehouse/postgres/postgres-row-writer.ts',
     kind: 'raw-sql',
-    code: 'CompiledQuery.raw(statement.sql, [new CopyFromStdin(chunks())])',
+    code: 'CompiledQuery.raw(statement.sql, [new CopyFromStdin(copyTextChunks(rows, { batchRows, lineEnd, tally }))])',
     reason: 'the COPY statement Kysely compiled; its one parameter is the row stream, sent as COPY text data (copyTextRow escapes it)',
   },
   {
