@@ -27,4 +27,8 @@ export class PostgresRowWriter implements RowWriter {
     await trx.executeQuery(CompiledQuery.raw(statement.sql, [new CopyFromStdin(copyTextChunks(rows, { batchRows, lineEnd, tally }))]));
     return tally.rows;
   }
+
+  async describe(): Promise<string> {
+    return 'COPY FROM STDIN';
+  }
 }
