@@ -1,5 +1,4 @@
-import { once } from 'node:events';
-import { Readable, type Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { MysqlQueryResult } from 'kysely';
 import type mysql from 'mysql2';
 import type { LoadDataLocal } from './load-data-local.js';
@@ -19,12 +18,11 @@ const FIRST_WARNINGS = 'show warnings limit 3';
  * A failure of the chunks (a bad record) ends the file early and is the error answered.
  */
 export function runLoadDataLocal(connection: mysql.PoolConnection, sql: string, load: LoadDataLocal, callback: (error: unknown, result: MysqlQueryResult) => void): void {
-  const socket = (connection as unknown as { stream: Writable }).stream;
-  const stop = new AbortController();
-  const file = Readable.from(asSent(load.chunks ?? [], socket, stop.signal), { objectMode: false });
+  // mysql2 pauses the file while the socket is full and resumes it on 'drain': rows are read no
+  // faster than the server takes them.
+  const file = Readable.from(asBytes(load.chunks ?? []), { objectMode: false });
   connection.query({ sql, infileStreamFactory: () => file }, (error: unknown, result: unknown) => {
     // A load the server ended early leaves the chunks unread: stop them (a worker thread may be producing them).
-    stop.abort();
     file.destroy();
     if (error) return callback(error, undefined as never);
     const header = result as mysql.ResultSetHeader;
@@ -42,15 +40,9 @@ interface ServerWarning {
   readonly Message: string;
 }
 
-/** The chunks as the bytes mysql2 sends, no faster than the connection's socket takes them. */
-async function* asSent(chunks: AsyncIterable<string> | Iterable<string>, socket: Writable, signal: AbortSignal): AsyncGenerator<Buffer> {
-  for await (const chunk of chunks) {
-    // mysql2 writes each chunk to the socket as it arrives and pays no heed to the socket's
-    // backpressure: without this wait, rows typed faster than the server stores them would pile
-    // up in this process's memory.
-    if (socket.writableNeedDrain) await once(socket, 'drain', { signal });
-    yield Buffer.from(chunk, 'utf8');
-  }
+/** The chunks as the bytes mysql2 sends (it takes only buffers). */
+async function* asBytes(chunks: AsyncIterable<string> | Iterable<string>): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) yield Buffer.from(chunk, 'utf8');
 }
 
 /** The error of a load that ended with warnings: the server did not store some value as it was sent. */

@@ -136,6 +136,17 @@ describe('MySQL slices loaded with LOAD DATA LOCAL INFILE (the server allows loc
     expect(await warehouse.db.selectFrom('report_loads').select('status').execute()).toEqual([{ status: 'loaded' }]);
   });
 
+  it('streams a file of many chunks to the last row', async () => {
+    const name = 'a security name of some length, ';
+    const rows = Array.from({ length: 30_000 }, (_, i) => constituentRow(i + 1, `${i}.25`, { security_name: `${name}${i}` }));
+    expect(await loadCounting(warehouse, rows, 'many chunks')).toMatchObject({ count: 30_000, loads: 1 });
+    const { rows: stored } = await warehouse.db.executeQuery<{ n: number; last: string }>(
+      CompiledQuery.raw('select count(*) as n, max(closing_price) as last from constituent_report'),
+    );
+    expect(Number(stored[0]!.n)).toBe(30_000);
+    expect(stored[0]!.last).toBe('29999.25');
+  });
+
   it('loads rows a worker thread wrote as COPY text as they are', async () => {
     const rows = awkwardRows();
     expect(await loadCopyText(warehouse, rows, 'copy text')).toBe(rows.length);
