@@ -228,8 +228,8 @@ export const settingsSchema = z
     warehouse: z
       .object({
         /**
-         * Rows per INSERT (SQLite; the statement is compiled once and reused), rows per COPY chunk
-         * (Postgres).
+         * Rows per INSERT (SQLite, and MySQL without local files; the statement is compiled once
+         * and reused), rows per chunk of COPY data (Postgres) or of LOAD DATA's file (MySQL).
          */
         batchRows: positiveInt.max(2_000).default(500),
         /**

@@ -22,7 +22,7 @@ export async function* readZipRowsOnWorker(options: ZipRowsOnWorkerOptions): Asy
 }
 
 /**
- * {@link readZipRowsOnWorker} for a Postgres COPY: the worker also writes the rows as COPY text,
+ * {@link readZipRowsOnWorker} for a Postgres COPY or a MySQL LOAD DATA: the worker also writes the rows as COPY text,
  * each line ended by the load's `lineEnd`; this thread, which only sends them, is left free for
  * the database's own work on the other core.
  */

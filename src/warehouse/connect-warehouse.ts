@@ -40,14 +40,21 @@ export interface ConnectWarehouseOptions {
  * does not exist or refuses the account is `CONFIG_INVALID` at once. On
  * failure nothing is left open. `applied`: the migrations this call applied; `restored`: the
  * indexes and views it re-created; `lacking` (`write` only): the indexes and views still missing,
- * for a sync to warn of; `damage` (`read` only): one message per problem of the schema or of
- * `kysely_migration`, for the command to warn of.
+ * for a sync to warn of; `rowPath` (`write` only): how slices' rows will be written (see
+ * `RowWriter.describe`), for a sync to say once; `damage` (`read` only): one message per problem
+ * of the schema or of `kysely_migration`, for the command to warn of.
  */
 export async function connectWarehouse(
   config: AppConfig,
   options: ConnectWarehouseOptions,
 ): Promise<
-  WarehouseHandle & { readonly applied: readonly string[]; readonly restored: readonly string[]; readonly lacking: readonly string[]; readonly damage: readonly string[] }
+  WarehouseHandle & {
+    readonly applied: readonly string[];
+    readonly restored: readonly string[];
+    readonly lacking: readonly string[];
+    readonly damage: readonly string[];
+    readonly rowPath?: string;
+  }
 > {
   const { settings } = config;
   const warehouse = await openWarehouse(config.databaseUrl, {
@@ -72,7 +79,8 @@ export async function connectWarehouse(
     if (damage) throw damage;
     const restored = options.restoreAnalyticsObjects ? await restoreAnalyticsObjects(warehouse) : [];
     const lacking = options.restoreAnalyticsObjects ? [] : await missingAnalyticsObjects(warehouse);
-    return { ...warehouse, applied, restored, lacking, damage: [] };
+    const rowPath = await warehouse.engine.rowWriter.describe(warehouse.db);
+    return { ...warehouse, applied, restored, lacking, damage: [], rowPath };
   } catch (error) {
     await warehouse.close().catch(() => undefined);
     throw atStart(error, warehouse);

@@ -91,5 +91,11 @@ export interface Benchmark {
   readonly name: string;
   /** Place in the table (the issue's numbering: 1 small slices … 5 scale of the plan). */
   readonly order: number;
-  run(size: BenchSize): Promise<BenchResult[]>;
+  run(size: BenchSize, options?: BenchRunOptions): Promise<BenchResult[]>;
+}
+
+/** What `run-benchmarks` may narrow a run to. */
+export interface BenchRunOptions {
+  /** Only the rows of these dialects (`sqlite`, `postgres`, `mysql`), for a benchmark that runs several. @defaultValue all */
+  readonly dialects?: ReadonlySet<string>;
 }

@@ -5,9 +5,10 @@ import type { BenchResult, BenchSize, Benchmark } from './bench-result.js';
 import { formatBenchTable } from './format-bench-table.js';
 
 /**
- * `npm run bench [-- --smoke] [--only name,name] [--no-readme]`: every `*.bench.ts` beside this
- * file, in their `order`. A full run of all of them rewrites the table in docs/performance.md
- * (between the bench markers), with the machine it ran on.
+ * `npm run bench [-- --smoke] [--only name,name] [--dialects name,name] [--no-readme]`: every
+ * `*.bench.ts` beside this file, in their `order`; `--dialects` keeps only those dialects' rows of
+ * a benchmark that measures several. A full run of all of them rewrites the table in
+ * docs/performance.md (between the bench markers), with the machine it ran on.
  */
 const PERFORMANCE_PAGE = fileURLToPath(new URL('../../docs/performance.md', import.meta.url));
 const START = '<!-- bench:start -->';
@@ -29,6 +30,8 @@ async function main(argv: string[]): Promise<number> {
   const size: BenchSize = argv.includes('--smoke') ? 'smoke' : 'full';
   const onlyAt = argv.indexOf('--only');
   const only = onlyAt >= 0 ? new Set((argv[onlyAt + 1] ?? '').split(',')) : undefined;
+  const dialectsAt = argv.indexOf('--dialects');
+  const dialects = dialectsAt >= 0 ? new Set((argv[dialectsAt + 1] ?? '').split(',')) : undefined;
   const all = await loadBenchmarks();
   const chosen = only ? all.filter((bench) => only.has(bench.name)) : all;
   if (only && chosen.length !== only.size) {
@@ -39,7 +42,7 @@ async function main(argv: string[]): Promise<number> {
   const results: BenchResult[] = [];
   for (const bench of chosen) {
     console.error(`running ${bench.name} (${size})…`);
-    const rows = await bench.run(size);
+    const rows = await bench.run(size, { dialects });
     results.push(...rows);
     console.error(formatBenchTable(rows));
   }
@@ -47,7 +50,7 @@ async function main(argv: string[]): Promise<number> {
   const machine = machineDescription();
   console.log(`\n${table}\n\nmachine: ${machine}`);
 
-  if (size === 'full' && !only && !argv.includes('--no-readme')) {
+  if (size === 'full' && !only && !dialects && !argv.includes('--no-readme')) {
     const readme = readFileSync(PERFORMANCE_PAGE, 'utf8');
     const start = readme.indexOf(START);
     const end = readme.indexOf(END);

@@ -64,11 +64,13 @@ describe.each(DIALECTS)('a damaged warehouse (%s)', (dialect) => {
     await expectStatusWarns(rig, /lacks index_report \(table\)/);
 
     // The repair the message gives is the repair: the table re-created, then the run it names.
+    // MySQL's bare `numeric` is DECIMAL(10,0), which would keep no fraction: LOAD DATA refuses to round.
+    const numeric = dialect === 'mysql' ? 'decimal(65,30)' : 'numeric';
     await sql
       .raw(
         `create table index_report (portfolio_id integer not null, report_date date not null, line_number integer not null,
-      effective_date date not null, index_id text not null, index_name text, index_value numeric, currency text, close_market_value numeric,
-      open_market_value numeric, close_divisor numeric, open_divisor numeric, extra ${dialect === 'postgres' ? 'jsonb' : 'text'}, load_id ${dialect === 'postgres' ? 'uuid' : 'text'},
+      effective_date date not null, index_id text not null, index_name text, index_value ${numeric}, currency text, close_market_value ${numeric},
+      open_market_value ${numeric}, close_divisor ${numeric}, open_divisor ${numeric}, extra ${dialect === 'postgres' ? 'jsonb' : 'text'}, load_id ${dialect === 'postgres' ? 'uuid' : 'text'},
       primary key (portfolio_id, report_date, line_number))`,
       )
       .execute((await rig.warehouse()).db);

@@ -1,5 +1,5 @@
 /**
- * A slice's rows already written as Postgres COPY text (see `copyTextRow`), in batches of whole
+ * A slice's rows already written as COPY text (see `copyTextRow`; MySQL's LOAD DATA reads it too), in batches of whole
  * lines, by the thread that typed them (see `readZipCopyTextOnWorker`): the writing thread only
  * sends them. Only a {@link RowWriter} whose `takesCopyText` is set is handed these.
  */

@@ -7,12 +7,12 @@ import type { Warehouse } from './warehouse-schema.js';
 
 /**
  * Writes a slice's rows into its report table the fastest way the warehouse's dialect has: each
- * engine has one (`WarehouseEngine.rowWriter`). Every value stays a parameter or COPY data, never SQL text.
+ * engine has one (`WarehouseEngine.rowWriter`). Every value stays a parameter or COPY (LOAD DATA) data, never SQL text.
  */
 export interface RowWriter {
   /**
    * Whether {@link write} also takes rows already written as COPY text ({@link CopyTextRows}), so a
-   * thread that types rows can format them too (Postgres).
+   * thread that types rows can format them too (Postgres, MySQL).
    */
   readonly takesCopyText: boolean;
 
@@ -28,6 +28,12 @@ export interface RowWriter {
    * @returns the number of rows written
    */
   write(trx: Kysely<Warehouse>, batch: RowBatches): Promise<number>;
+
+  /**
+   * How the rows of the warehouse `db` are written (`COPY FROM STDIN`; MySQL: `LOAD DATA LOCAL
+   * INFILE`, or multi-row INSERTs and why), said once at start so an operator knows which path runs.
+   */
+  describe(db: Kysely<Warehouse>): Promise<string>;
 }
 
 /** What {@link RowWriter.write} writes, and how. */

@@ -24,7 +24,7 @@ export interface WarehouseEngine<Dialect extends string = string> {
   /** Opens the warehouse a `DATABASE_URL` of one of its schemes names; the caller owns `close()`. */
   open(databaseUrl: string, options: OpenWarehouseOptions): Promise<OpenedWarehouse>;
 
-  /** How a slice's rows are written: the bulk-load path (SQLite, MySQL: multi-row INSERT; Postgres: COPY). */
+  /** How a slice's rows are written: the bulk-load path (SQLite: multi-row INSERT; Postgres: COPY; MySQL: LOAD DATA LOCAL INFILE, or multi-row INSERT). */
   readonly rowWriter: RowWriter;
   /** How big and how many the transactions that write slices may be. */
   readonly transactions: TransactionRules;
@@ -118,6 +118,11 @@ export interface OpenWarehouseOptions {
   cwd?: string;
   /** Postgres, MySQL: connections in the pool. @defaultValue 10 */
   poolSize?: number;
+  /**
+   * MySQL: offer the server local files, so slices load with `LOAD DATA LOCAL INFILE` where the
+   * server's `local_infile` is on; `false` always loads with multi-row INSERTs. @defaultValue true
+   */
+  mysqlLocalFiles?: boolean;
   /** Postgres, MySQL: how long to wait for a connection before the query fails (0: no limit). @defaultValue 10000 */
   connectTimeoutMs?: number;
   /**

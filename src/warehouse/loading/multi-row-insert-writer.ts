@@ -13,7 +13,7 @@ import type { Warehouse } from '../engine/warehouse-schema.js';
  * batch's values (the warehouse keeps it prepared): SQLite's and MySQL's way.
  */
 export class MultiRowInsertWriter implements RowWriter {
-  readonly takesCopyText = false;
+  readonly takesCopyText: boolean = false;
   readonly decimals: DecimalCapacity;
 
   /** @param decimals what the dialect's decimal columns keep exactly */
@@ -29,7 +29,7 @@ export class MultiRowInsertWriter implements RowWriter {
 
   async write(trx: Kysely<Warehouse>, batch: RowBatches): Promise<number> {
     const { definition, rows, batchRows, loadId } = batch;
-    if (rows instanceof CopyTextRows) throw new Error('MultiRowInsertWriter was handed COPY text rows, which only Postgres reads: a bug in whoever chose the rows');
+    if (rows instanceof CopyTextRows) throw new Error('MultiRowInsertWriter was handed COPY text rows, which it binds no values of: a bug in whoever chose the rows');
     const columns = tableColumns(definition);
     // Each row's values are the table's columns but the last, load_id, which is the load's.
     const valuesPerRow = columns.length - 1;
@@ -60,6 +60,10 @@ export class MultiRowInsertWriter implements RowWriter {
       rowCount += inBatch;
     }
     return rowCount;
+  }
+
+  async describe(_db: Kysely<Warehouse>): Promise<string> {
+    return 'multi-row INSERTs';
   }
 
   #insertSqlFor(trx: Kysely<Warehouse>, definition: ReportDefinition, columns: readonly string[], count: number): string {

@@ -24,7 +24,7 @@ export interface SliceLoaderOptions {
   readonly warehouse: Pick<WarehouseHandle, 'db' | 'engine' | 'sliceLock'>;
   /** Whose statements read and write the slices' ledger rows. @defaultValue a Ledger of `warehouse` */
   readonly ledger?: Ledger;
-  /** Rows per INSERT (SQLite), or per chunk of COPY data (Postgres). @defaultValue 500 */
+  /** Rows per INSERT (SQLite), or per chunk of COPY data (Postgres) or LOAD DATA file (MySQL). @defaultValue 500 */
   readonly batchRows?: number;
   /** Most slices one transaction commits together (see {@link CommitGroups}); 1, a transaction each. @defaultValue 50 */
   readonly slicesPerCommit?: number;
@@ -83,7 +83,7 @@ export interface FailureRecord {
  * one after the other: the second sees the ledger as the first left it, and decides (the same
  * file again, no data again) from that.
  *
- * Rows go through the engine's `RowWriter` (SQLite: multi-row INSERTs; Postgres: COPY); how big
+ * Rows go through the engine's `RowWriter` (SQLite: multi-row INSERTs; Postgres: COPY; MySQL: LOAD DATA LOCAL INFILE where the server allows it); how big
  * and how many its transactions may be, the engine's `TransactionRules` say. The ledger's
  * statements are the `LedgerWriter`'s. The slice's DELETE and row count are built and compiled by
  * Kysely once per loader and re-run with each slice's values (see {@link ReusableStatement}).

@@ -1,6 +1,8 @@
 import type { MysqlPool, MysqlPoolConnection, MysqlQueryResult } from 'kysely';
 import type mysql from 'mysql2';
 import { ConfigError } from '../../errors/sync-error.js';
+import { LoadDataLocal } from './load-data-local.js';
+import { runLoadDataLocal } from './run-load-data-local.js';
 
 /** The most an in-memory temporary table of a session may take before the server moves it to disk. */
 export const TEMPORARY_TABLE_BYTES = 192 * 1024 * 1024;
@@ -28,8 +30,16 @@ const RELEASE_SLICE_LOCKS = 'do release_all_locks()';
 /** What the connection of a pool is told: that it took a slice lock, so the next COMMIT or ROLLBACK also releases it. */
 export const HOLDS_SLICE_LOCKS = Symbol('holds slice locks');
 
+/** How {@link sessionMysqlPool} sets up its connections. */
+export interface SessionMysqlPoolOptions {
+  /** Where the warehouse is, with no password, for messages. */
+  readonly location: string;
+  /** The pool's connections offer the server local files (mysql2's LOCAL_FILES flag). */
+  readonly localFiles: boolean;
+}
+
 /**
- * The mysql2 pool as Kysely's MySQL dialect sees it, with four additions:
+ * The mysql2 pool as Kysely's MySQL dialect sees it, with five additions:
  *
  * - A new connection is first checked and set up: its `sql_mode` must be strict (else the server
  *   would store a value it cannot keep as the nearest one it can, with a warning nobody reads), and
@@ -42,9 +52,16 @@ export const HOLDS_SLICE_LOCKS = Symbol('holds slice locks');
  *   ROLLBACK that ends its transaction is followed by releasing every lock it holds, before the
  *   connection goes back to the pool. A process killed meanwhile loses its session, and its locks with it.
  * - Decimals read back without the zeros their scale pads them with (see `withDecimalsAsWritten`).
+ * - A statement whose only parameter is a {@link LoadDataLocal} runs as `LOAD DATA LOCAL INFILE`
+ *   streaming its rows (see `runLoadDataLocal`), when both sides allow local files: the client
+ *   (`localFiles`) and the server (`local_infile`, read when the connection is set up). Otherwise
+ *   the statement is not sent, and the parameter says why.
  */
-export function sessionMysqlPool(pool: mysql.Pool, location: string): MysqlPool {
+export function sessionMysqlPool(pool: mysql.Pool, options: SessionMysqlPoolOptions): MysqlPool {
+  const { location } = options;
   const ready = new WeakSet<mysql.PoolConnection>();
+  /** Why a connection cannot load local files; absent when it can. */
+  const noLocalFiles = new WeakMap<mysql.PoolConnection, string>();
   const wrappers = new WeakMap<mysql.PoolConnection, MysqlPoolConnection>();
   return {
     getConnection(callback) {
@@ -52,13 +69,19 @@ export function sessionMysqlPool(pool: mysql.Pool, location: string): MysqlPool 
         if (error) return callback(error, undefined as unknown as MysqlPoolConnection);
         let wrapper = wrappers.get(connection);
         if (!wrapper) {
-          wrapper = sessionConnection(connection);
+          wrapper = sessionConnection(connection, () => noLocalFiles.get(connection));
           wrappers.set(connection, wrapper);
         }
         if (ready.has(connection)) return callback(null, wrapper);
         const wrapped = wrapper;
         setUpSession(connection, location).then(
-          () => {
+          (serverLocalFiles) => {
+            const unavailable = !options.localFiles
+              ? 'the client was opened without local files'
+              : !serverLocalFiles
+                ? "the server's local_infile is OFF (SET GLOBAL local_infile = ON, or local_infile = ON under [mysqld], lets report-sync load with LOAD DATA LOCAL INFILE)"
+                : undefined;
+            if (unavailable !== undefined) noLocalFiles.set(connection, unavailable);
             ready.add(connection);
             callback(null, wrapped);
           },
@@ -74,11 +97,13 @@ export function sessionMysqlPool(pool: mysql.Pool, location: string): MysqlPool 
   };
 }
 
-async function setUpSession(connection: mysql.PoolConnection, location: string): Promise<void> {
-  const [rows] = await connection.promise().query<mysql.RowDataPacket[]>('select @@session.sql_mode as sql_mode');
+/** Checks and sets up a new connection's session; resolves to whether the server takes local files (`local_infile`). */
+async function setUpSession(connection: mysql.PoolConnection, location: string): Promise<boolean> {
+  const [rows] = await connection.promise().query<mysql.RowDataPacket[]>('select @@session.sql_mode as sql_mode, @@global.local_infile as local_infile');
   const refusal = strictModeRefusal(String(rows[0]?.sql_mode ?? ''), location);
   if (refusal) throw refusal;
   for (const statement of SESSION_SETUP) await connection.promise().query(statement);
+  return Number(rows[0]?.local_infile) === 1;
 }
 
 /**
@@ -95,7 +120,7 @@ export function strictModeRefusal(sqlMode: string, location: string): ConfigErro
   );
 }
 
-function sessionConnection(connection: mysql.PoolConnection): MysqlPoolConnection {
+function sessionConnection(connection: mysql.PoolConnection, noLocalFiles: () => string | undefined): MysqlPoolConnection {
   let holdsLocks = false;
   const run = (sql: string, parameters: readonly unknown[], callback: (error: unknown, result: MysqlQueryResult) => void) => {
     const done = (error: unknown, result: unknown, fields?: readonly mysql.FieldPacket[]) => {
@@ -120,6 +145,13 @@ function sessionConnection(connection: mysql.PoolConnection): MysqlPoolConnectio
           // The transaction's outcome is what the caller hears; a lost connection loses its locks anyway.
           connection.query(RELEASE_SLICE_LOCKS, () => callback(error, result));
         });
+        return undefined as never;
+      }
+      if (values.length === 1 && values[0] instanceof LoadDataLocal) {
+        const load = values[0];
+        load.unavailable = noLocalFiles();
+        if (load.unavailable !== undefined || load.chunks === undefined) callback(null, { affectedRows: 0, insertId: 0 } as MysqlQueryResult);
+        else runLoadDataLocal(connection, sql, load, callback);
         return undefined as never;
       }
       run(sql, values, callback);

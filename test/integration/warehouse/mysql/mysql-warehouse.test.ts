@@ -125,7 +125,7 @@ describe('strict SQL mode', () => {
     const pool = mysql.createPool({ host: url.hostname, port: Number(url.port), user: url.username, database: url.pathname.slice(1) });
     // A server configured without strict mode, as far as this pool's sessions can tell.
     pool.on('connection', (connection) => connection.query("set session sql_mode = 'NO_ENGINE_SUBSTITUTION'"));
-    const db = new Kysely<Warehouse>({ dialect: new MysqlDialect({ pool: sessionMysqlPool(pool, 'the lax server') }) });
+    const db = new Kysely<Warehouse>({ dialect: new MysqlDialect({ pool: sessionMysqlPool(pool, { location: 'the lax server', localFiles: false }) }) });
     try {
       const refusal = await sql`select 1`.execute(db).then(
         () => undefined,
