@@ -51,10 +51,13 @@ function expectOneRequestPerSlice(facts: BenchFacts): void {
 /** What each benchmark can vouch for, by its name. */
 const INVARIANTS: Record<string, (rows: readonly BenchResult[]) => void> = {
   'small-slices': (rows) => {
-    const inProcess = factsOf(rows, 'small slices: run, in-process');
-    expectEverySliceLoadedOnce(inProcess);
-    expectOneRequestPerSlice(inProcess);
-    expect(inProcess.baselineRows).toEqual({ raw: inProcess.rowsLoaded, guaranteed: inProcess.rowsLoaded });
+    for (const name of ['small slices: run, in-process', 'small slices: run, in-process, MySQL']) {
+      const inProcess = factsOf(rows, name);
+      expectEverySliceLoadedOnce(inProcess);
+      expectOneRequestPerSlice(inProcess);
+      // Both baselines loaded the same slices into the same dialect, all their rows.
+      expect(inProcess.baselineRows).toEqual({ raw: inProcess.rowsLoaded, guaranteed: inProcess.rowsLoaded });
+    }
     for (const fleet of ['small slices: BullMQ, 1 worker', 'small slices: BullMQ, 2 workers', 'small slices: BullMQ on Postgres, 2 workers']) {
       const facts = factsOf(rows, fleet);
       expectEverySliceLoadedOnce(facts);
@@ -62,6 +65,10 @@ const INVARIANTS: Record<string, (rows: readonly BenchResult[]) => void> = {
       expect(facts.tokenRequests).toBeGreaterThanOrEqual(1);
       expect(facts.tokenRequests).toBeLessThanOrEqual(2);
     }
+    const mysqlWorker = factsOf(rows, 'small slices: BullMQ on MySQL, 1 worker');
+    expectEverySliceLoadedOnce(mysqlWorker);
+    // A fleet of one worker: one token.
+    expect(mysqlWorker.tokenRequests).toBe(1);
   },
   'big-slice': (rows) => {
     for (const dialect of ['big slice → SQLite', 'big slice → Postgres', 'big slice → MySQL']) {

@@ -41,7 +41,7 @@ export const benchmark: Benchmark = {
         slices,
         concurrency: CONCURRENCY,
         connections: CONCURRENCY,
-        sqliteFile: join(mkdtempSync(join(dir, 'raw-')), 'raw.sqlite'),
+        databaseUrl: `sqlite:${join(mkdtempSync(join(dir, 'raw-')), 'raw.sqlite')}`,
       });
       const rawCpu = process.cpuUsage(rawCpuAtStart);
       const rawLoopDelay = rawLoop.stop();

@@ -6,6 +6,7 @@ import { parse } from 'csv-parse';
 import mysql from 'mysql2/promise';
 import { sideResult, type BigSliceSideResult } from './big-slice-side.js';
 import { downloadExportCsv } from './download-export-csv.js';
+import { insertMysqlRows, MYSQL_ROWS_PER_INSERT, mysqlBaselineConnection } from './mysql-baseline.js';
 
 /** What the raw MySQL side is given by the benchmark. */
 export interface RawMysqlSliceInput {
@@ -16,12 +17,22 @@ export interface RawMysqlSliceInput {
   readonly slice: { readonly portfolioId: number; readonly reportType: string; readonly reportDate: string };
 }
 
-/** Rows per INSERT: the product's default `warehouse.batchRows`. */
-const ROWS_PER_INSERT = 500;
-const COLUMNS = `portfolio_id, report_type, report_date, line_number, effective_date, isin, security_name,
-  security_ticker, exchange_code, closing_price, currency, closing_fx, index_shares, index_weighting`;
-const insertOf = (rows: number) =>
-  `insert into constituent_report (${COLUMNS}) values ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`;
+const COLUMNS = [
+  'portfolio_id',
+  'report_type',
+  'report_date',
+  'line_number',
+  'effective_date',
+  'isin',
+  'security_name',
+  'security_ticker',
+  'exchange_code',
+  'closing_price',
+  'currency',
+  'closing_fx',
+  'index_shares',
+  'index_weighting',
+] as const;
 
 /**
  * The raw baseline of the big slice into MySQL, on one thread: download the ZIP to a file,
@@ -31,12 +42,11 @@ const insertOf = (rows: number) =>
 export async function rawMysqlSlice(input: RawMysqlSliceInput): Promise<BigSliceSideResult> {
   const started = performance.now();
   const dir = await mkdtemp(join(tmpdir(), 'raw-mysql-slice-'));
-  const connection = await mysql.createConnection({ uri: input.databaseUrl, charset: 'utf8mb4' });
+  const connection = await mysql.createConnection(mysqlBaselineConnection(input.databaseUrl));
   try {
     const entry = await downloadExportCsv(input.url, input.headers, dir);
 
     const { portfolioId, reportType, reportDate } = input.slice;
-    const fullInsert = insertOf(ROWS_PER_INSERT);
     let rows = 0;
     let values: (string | number | null)[] = [];
     await connection.beginTransaction();
@@ -44,12 +54,12 @@ export async function rawMysqlSlice(input: RawMysqlSliceInput): Promise<BigSlice
       rows += 1;
       values.push(portfolioId, reportType, reportDate, rows);
       for (const value of record) values.push(value === '' ? null : value);
-      if (values.length === ROWS_PER_INSERT * 14) {
-        await connection.execute(fullInsert, values);
+      if (values.length === MYSQL_ROWS_PER_INSERT * COLUMNS.length) {
+        await insertMysqlRows(connection, 'constituent_report', COLUMNS, values);
         values = [];
       }
     }
-    if (values.length > 0) await connection.execute(insertOf(values.length / 14), values);
+    if (values.length > 0) await insertMysqlRows(connection, 'constituent_report', COLUMNS, values);
     await connection.commit();
     return sideResult(rows, performance.now() - started);
   } finally {

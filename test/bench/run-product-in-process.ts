@@ -13,8 +13,10 @@ export interface ProductInProcessOptions {
   /** The `REPORT_*` variables of the upstream. */
   readonly env: Record<string, string>;
   readonly slices: readonly Slice[];
-  /** An empty directory of its own: the project directory (config/, the SQLite warehouse). */
+  /** An empty directory of its own: the project directory (config/, the warehouse if SQLite). */
   readonly dir: string;
+  /** `DATABASE_URL` of an empty (or migrated and empty) database; a SQLite file in `dir` when omitted. */
+  readonly databaseUrl?: string;
   readonly settings: SettingsInput;
 }
 
@@ -37,7 +39,7 @@ class NullOutput extends Writable {
  * The product's in-process sync, as `report-sync run 2> run.log` does it: the config layered from
  * a project directory, the CLI logger writing one JSON line per slice to a file (synchronously, as
  * the CLI writes to a redirected stderr), and `syncSlices` (services, runner, export job, summary)
- * into a fresh SQLite warehouse. The plan is the given slices, so it can skip weekends.
+ * into a fresh warehouse (SQLite unless told otherwise). The plan is the given slices, so it can skip weekends.
  */
 export async function runProductInProcess(options: ProductInProcessOptions): Promise<ProductInProcessResult> {
   mkdirSync(join(options.dir, 'config'), { recursive: true });
@@ -46,7 +48,7 @@ export async function runProductInProcess(options: ProductInProcessOptions): Pro
   const io: CliIo = {
     stdout: new NullOutput(),
     stderr: new NullOutput(),
-    env: { ...options.env, DATABASE_URL: `sqlite:${join(options.dir, 'warehouse.sqlite')}` },
+    env: { ...options.env, DATABASE_URL: options.databaseUrl ?? `sqlite:${join(options.dir, 'warehouse.sqlite')}` },
     cwd: options.dir,
     logDestination,
   };

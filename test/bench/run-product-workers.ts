@@ -55,7 +55,7 @@ export interface WorkerBatchResult {
   readonly loaded: number;
   /** CPU time the worker processes spent on the batch (start-up not included). */
   readonly workerCpuMs: number;
-  /** What the machine's cores did during the batch: workers, simulator, Postgres, Redis, idle (see `describeCensus`). */
+  /** What the machine's cores did during the batch: workers, simulator, Postgres, MySQL, Redis, idle (see `describeCensus`). */
   readonly cores: string;
   /** The batch's slices in the ledger and the report tables, counted after it finished. */
   readonly facts: BenchFacts;
@@ -156,7 +156,7 @@ export async function runProductWorkers(options: ProductWorkersOptions): Promise
 }
 
 /** The servers whose CPU a batch's census counts, by command name. */
-const SERVERS = { postgres: ['postgres'], redis: ['redis-server'] };
+const SERVERS = { postgres: ['postgres'], mysql: ['mariadbd', 'mysqld'], redis: ['redis-server'] };
 
 /** Stops the workers with SIGTERM, as an operator does; whatever is still running after that is killed by the caller. */
 async function stopWorkers(children: readonly { child: ChildProcess; exited: Promise<void> }[]): Promise<void> {

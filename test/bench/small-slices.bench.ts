@@ -9,8 +9,11 @@ import { runProductWorkers } from './run-product-workers.js';
 import { runGuaranteedJsonSlices } from './guaranteed-json-slices.js';
 import { runRawJsonSlices } from './raw-json-slices.js';
 import { weekdayIndexSlices } from './weekday-index-slices.js';
-import { createTempDatabase } from '../helpers/temp-warehouse.js';
+import { createTempDatabase, createTempWarehouse } from '../helpers/temp-warehouse.js';
+import type { Slice } from '../../src/slice/slice.js';
 import { countSliceFactsAt } from './count-slice-facts.js';
+import { takeCpuCensus } from './cpu-census.js';
+import { emptyMysqlWarehouse } from './empty-mysql-warehouse.js';
 
 const CONCURRENCY = 16;
 const RECORDS_PER_SLICE = 50;
@@ -32,20 +35,39 @@ interface Measured {
   readonly cores?: string;
   /** CPU ms per slice of the measured process(es). */
   readonly cpuPerSlice: number;
+  /** CPU ms per slice of the database server (MySQL sides but the fleet's, which has `cores`). */
+  readonly serverCpuPerSlice?: number;
   /** Share of one core the simulator used during the measured span. */
   readonly simulatorLoad: number;
   /** What the run left behind, counted after it (see `BenchFacts`). */
   readonly facts: BenchFacts;
 }
 
+/** The runs of the two rows judged against the guarantees script, of one dialect. */
+interface JudgedRuns {
+  readonly raw: Measured[];
+  readonly guaranteed: Measured[];
+  readonly inProcess: Measured[];
+  readonly oneWorker: Measured[];
+}
+
+/** The MySQL server's processes, by command name (`/proc/<pid>/comm`). */
+const MYSQL_SERVER = { mysql: ['mariadbd', 'mysqld'] };
+
+/** CPU time the MySQL server has spent so far, in ms (0 where /proc cannot tell). */
+function mysqlServerCpuMs(): number {
+  return takeCpuCensus(MYSQL_SERVER).groups.mysql ?? 0;
+}
+
 /**
  * Issue #5, benchmark 1: many small JSON slices from the simulator (its own process, no latency,
- * no faults), concurrency 16, into SQLite. The product runs as `run` in-process and as BullMQ
- * worker processes (one, then two). The first two rows are judged against the guarantees script
- * (guaranteed-json-slices.ts: the issue's guarantees and nothing else) by CPU per slice (issue 27);
- * the raw baseline (undici + `JSON.parse` + one prepared-statement transaction per slice) is
- * reported beside it. Sides alternate and the best round of each is kept, so a burst of load from
- * elsewhere on the machine does not decide the ratio.
+ * no faults), concurrency 16, into SQLite and into MySQL. The product runs as `run` in-process and
+ * as BullMQ worker processes (SQLite: one, then two; Postgres: one, then two; MySQL: one). The
+ * in-process and one-worker rows of SQLite and of MySQL are judged against the guarantees script
+ * (guaranteed-json-slices.ts: the issue's guarantees and nothing else) writing to the same
+ * dialect, by CPU per slice (issue 27); the raw baseline (undici + `JSON.parse` + one
+ * prepared-statement transaction per slice) is reported beside it. Sides alternate and the best
+ * round of each is kept, so a burst of load from elsewhere on the machine does not decide the ratio.
  */
 export const benchmark: Benchmark = {
   name: 'small-slices',
@@ -54,6 +76,8 @@ export const benchmark: Benchmark = {
     const full = size === 'full';
     // A multiple of the 20 portfolios per date, so the worker batches cover whole dates of their own.
     const count = full ? 5_000 : 100;
+    // MySQL's sides at smoke size: one date's portfolios, enough to check what they leave behind.
+    const mysqlCount = full ? count : 20;
     const rounds = full ? 2 : 1;
     const allSlices = weekdayIndexSlices(2 * count);
     const slices = allSlices.slice(0, count);
@@ -66,51 +90,73 @@ export const benchmark: Benchmark = {
         runs += 1;
         return mkdtempSync(join(dir, `run-${runs}-`));
       };
-      const measure = async (work: () => Promise<{ durationMs: number; cpuMs: number; facts: () => Promise<BenchFacts> }>): Promise<Measured> => {
+      const sqliteUrl = (name: string) => `sqlite:${join(fresh(), `${name}.sqlite`)}`;
+      type Work = { durationMs: number; cpuMs: number; serverCpuMs?: number; facts: () => Promise<BenchFacts> };
+      const measure = async (sliceCount: number, work: () => Promise<Work>): Promise<Measured> => {
         await simulator.reset();
-        const { durationMs, cpuMs, facts } = await work();
+        const { durationMs, cpuMs, serverCpuMs, facts } = await work();
         // The simulator idles outside the measured span (worker start-up), so its busy share is of that span.
         const usage = await simulator.usage();
         const { exportRequests, tokenRequests, byStatus } = usage.counters;
         const counted = { ...(await facts()), exportRequests, exportAnswered200: byStatus[200] ?? 0, tokenRequests };
-        return { perSecond: (count * 1000) / durationMs, cpuPerSlice: cpuMs / count, simulatorLoad: usage.cpuMs / durationMs, facts: counted };
+        return {
+          perSecond: (sliceCount * 1000) / durationMs,
+          cpuPerSlice: cpuMs / sliceCount,
+          serverCpuPerSlice: serverCpuMs === undefined ? undefined : serverCpuMs / sliceCount,
+          simulatorLoad: usage.cpuMs / durationMs,
+          facts: counted,
+        };
+      };
+      /** The MySQL server's CPU over `work` (MySQL sides only). */
+      const withServerCpu = async (databaseUrl: string, work: () => Promise<Work>): Promise<Work> => {
+        if (!databaseUrl.startsWith('mysql:')) return work();
+        const serverAtStart = mysqlServerCpuMs();
+        const done = await work();
+        return { ...done, serverCpuMs: mysqlServerCpuMs() - serverAtStart };
       };
 
-      const baseline = (name: string, run: typeof runRawJsonSlices) => async () =>
-        measure(async () => {
-          const cpuAtStart = process.cpuUsage();
-          const result = await run({ upstream: simulator.upstream, slices, concurrency: CONCURRENCY, sqliteFile: join(fresh(), `${name}.sqlite`) });
-          if (result.rows !== count * RECORDS_PER_SLICE) throw new Error(`${name} baseline loaded ${result.rows} rows, expected ${count * RECORDS_PER_SLICE}`);
-          const cpu = process.cpuUsage(cpuAtStart);
-          return { durationMs: result.durationMs, cpuMs: (cpu.user + cpu.system) / 1000, facts: async () => ({ slicesPlanned: result.slices, rowsLoaded: result.rows }) };
-        });
+      const baseline = (name: string, run: typeof runRawJsonSlices) => async (slices: readonly Slice[], databaseUrl: string) =>
+        measure(slices.length, () =>
+          withServerCpu(databaseUrl, async () => {
+            const result = await run({ upstream: simulator.upstream, slices, concurrency: CONCURRENCY, databaseUrl });
+            const rows = slices.length * RECORDS_PER_SLICE;
+            if (result.rows !== rows) throw new Error(`${name} baseline loaded ${result.rows} rows, expected ${rows}`);
+            return { durationMs: result.durationMs, cpuMs: result.cpuMs, facts: async () => ({ slicesPlanned: result.slices, rowsLoaded: result.rows }) };
+          }),
+        );
       const raw = baseline('raw', runRawJsonSlices);
       const guaranteed = baseline('guaranteed', runGuaranteedJsonSlices);
-      const inProcess = async () =>
-        measure(async () => {
+      const inProcess = async (slices: readonly Slice[], databaseUrl?: string) =>
+        measure(slices.length, async () => {
           const dir = fresh();
-          const result = await runProductInProcess({ env: simulator.env, slices, dir, settings: SETTINGS });
-          const { report } = result;
-          if (result.exitCode !== 0 || report.loaded !== count || report.rowsWritten.index_report !== count * RECORDS_PER_SLICE) {
-            throw new Error(`in-process run did not load every slice: exit ${result.exitCode}, ${report.loaded} loaded, ${report.failed} failed`);
-          }
-          return {
-            durationMs: report.durationMs,
-            cpuMs: result.cpuMs,
-            facts: async () => ({ ...(await countSliceFactsAt(`sqlite:${join(dir, 'warehouse.sqlite')}`, slices, SIZES)), nonZeroExits: result.exitCode === 0 ? 0 : 1 }),
-          };
+          const url = databaseUrl ?? `sqlite:${join(dir, 'warehouse.sqlite')}`;
+          return withServerCpu(url, async () => {
+            const result = await runProductInProcess({ env: simulator.env, slices, dir, databaseUrl: url, settings: SETTINGS });
+            const { report } = result;
+            if (result.exitCode !== 0 || report.loaded !== slices.length || report.rowsWritten.index_report !== slices.length * RECORDS_PER_SLICE) {
+              throw new Error(`in-process run did not load every slice: exit ${result.exitCode}, ${report.loaded} loaded, ${report.failed} failed`);
+            }
+            return {
+              durationMs: report.durationMs,
+              cpuMs: result.cpuMs,
+              facts: async () => ({ ...(await countSliceFactsAt(url, slices, SIZES)), nonZeroExits: result.exitCode === 0 ? 0 : 1 }),
+            };
+          });
         });
-      // One fleet per round: one worker runs the benchmark's slices, then a second joins for as many
-      // later dates (the same kind of slices, into the same warehouse, which by then holds the first batch).
-      const fleet = async (databaseUrl?: string): Promise<[Measured, Measured]> => {
+      // One fleet per round: one worker runs the benchmark's slices, then (with `later`) a second joins
+      // for as many later dates (the same kind of slices, into the same warehouse, which by then holds the first batch).
+      const fleet = async (slices: readonly Slice[], databaseUrl: string | undefined, later: readonly Slice[]): Promise<Measured[]> => {
         await simulator.reset();
-        const later = allSlices.slice(count);
-        const [one, two] = await runProductWorkers({
+        const batches =
+          later.length === 0
+            ? [{ slices, workers: 1 }]
+            : [
+                { slices, workers: 1 },
+                { slices: later, workers: 2 },
+              ];
+        const results = await runProductWorkers({
           env: simulator.env,
-          batches: [
-            { slices, workers: 1 },
-            { slices: later, workers: 2 },
-          ],
+          batches,
           dir: fresh(),
           databaseUrl,
           settings: SETTINGS,
@@ -120,98 +166,80 @@ export const benchmark: Benchmark = {
         });
         const usage = await simulator.usage();
         const simulatorCpuMs = usage.cpuMs;
-        for (const batch of [one!, two!]) {
-          if (batch.loaded !== count || batch.failed > 0) {
+        for (const batch of results) {
+          if (batch.loaded !== slices.length || batch.failed > 0) {
             throw new Error(`${batch.workers} worker(s) did not load every slice: ${batch.loaded} loaded, ${batch.failed} failed`);
           }
         }
-        const measured = (batch: typeof one): Measured => ({
-          perSecond: (count * 1000) / batch!.durationMs,
-          cpuPerSlice: batch!.workerCpuMs / count,
-          // Both batches together: the simulator process cannot tell them apart.
-          simulatorLoad: simulatorCpuMs / (one!.durationMs + two!.durationMs),
-          cores: batch!.cores,
-          // The simulator's counters cover both batches; the token requests are the fleet's, bounded by its two processes.
-          facts: { ...batch!.facts, tokenRequests: usage.counters.tokenRequests },
-        });
-        return [measured(one), measured(two)];
+        const fleetMs = results.reduce((sum, batch) => sum + batch.durationMs, 0);
+        return results.map((batch) => ({
+          perSecond: (slices.length * 1000) / batch.durationMs,
+          cpuPerSlice: batch.workerCpuMs / slices.length,
+          // All batches together: the simulator process cannot tell them apart.
+          simulatorLoad: simulatorCpuMs / fleetMs,
+          cores: batch.cores,
+          // The simulator's counters cover every batch; the token requests are the fleet's, bounded by its processes.
+          facts: { ...batch.facts, tokenRequests: usage.counters.tokenRequests },
+        }));
       };
-      const postgresFleet = async (): Promise<[Measured, Measured]> => {
+      const later = allSlices.slice(count);
+      const postgresFleet = async (): Promise<Measured[]> => {
         const database = await createTempDatabase('postgres');
         try {
-          return await fleet(database.databaseUrl);
+          return await fleet(slices, database.databaseUrl, later);
         } finally {
           await database.drop();
         }
       };
+      /** The MySQL sides of a round, taking turns on one migrated warehouse: raw (a table of its own), the script, `run`, one worker. */
+      const mysqlSlices = slices.slice(0, mysqlCount);
+      const mysqlRound = async (into: JudgedRuns): Promise<void> => {
+        // Migrated here, so no side's span holds the migration; each side opens the warehouse itself.
+        const warehouse = await createTempWarehouse('mysql');
+        try {
+          into.raw.push(await raw(mysqlSlices, warehouse.databaseUrl));
+          into.guaranteed.push(await guaranteed(mysqlSlices, warehouse.databaseUrl));
+          await emptyMysqlWarehouse(warehouse.databaseUrl);
+          into.inProcess.push(await inProcess(mysqlSlices, warehouse.databaseUrl));
+          await emptyMysqlWarehouse(warehouse.databaseUrl);
+          into.oneWorker.push(...(await fleet(mysqlSlices, warehouse.databaseUrl, [])));
+        } finally {
+          await warehouse.close();
+        }
+      };
 
       // JIT warm-up of the simulator and of this process, on a part of the same work.
-      if (full) await runRawJsonSlices({ upstream: simulator.upstream, slices: slices.slice(0, 1_000), concurrency: CONCURRENCY, sqliteFile: join(fresh(), 'warm.sqlite') });
-      const rawRuns: Measured[] = [];
-      const guaranteedRuns: Measured[] = [];
-      const inProcessRuns: Measured[] = [];
-      const oneWorkerRuns: Measured[] = [];
+      if (full) await runRawJsonSlices({ upstream: simulator.upstream, slices: slices.slice(0, 1_000), concurrency: CONCURRENCY, databaseUrl: sqliteUrl('warm') });
+      const sqlite: JudgedRuns = { raw: [], guaranteed: [], inProcess: [], oneWorker: [] };
+      const mysql: JudgedRuns = { raw: [], guaranteed: [], inProcess: [], oneWorker: [] };
       const twoWorkerRuns: Measured[] = [];
       const onePostgresRuns: Measured[] = [];
       const twoPostgresRuns: Measured[] = [];
       for (let round = 0; round < rounds; round += 1) {
-        rawRuns.push(await raw());
-        guaranteedRuns.push(await guaranteed());
-        inProcessRuns.push(await inProcess());
-        const [one, two] = await fleet();
-        oneWorkerRuns.push(one);
-        twoWorkerRuns.push(two);
+        sqlite.raw.push(await raw(slices, sqliteUrl('raw')));
+        sqlite.guaranteed.push(await guaranteed(slices, sqliteUrl('guaranteed')));
+        sqlite.inProcess.push(await inProcess(slices));
+        const [one, two] = await fleet(slices, undefined, later);
+        sqlite.oneWorker.push(one!);
+        twoWorkerRuns.push(two!);
         const [onePostgres, twoPostgres] = await postgresFleet();
-        onePostgresRuns.push(onePostgres);
-        twoPostgresRuns.push(twoPostgres);
+        onePostgresRuns.push(onePostgres!);
+        twoPostgresRuns.push(twoPostgres!);
+        await mysqlRound(mysql);
       }
       closed = true;
       await simulator.close();
 
-      const rawBest = best(rawRuns);
-      const guaranteedBest = best(guaranteedRuns);
-      const inProcessBest = best(inProcessRuns);
-      const oneBest = best(oneWorkerRuns);
+      const oneBest = best(sqlite.oneWorker);
       const twoBest = best(twoWorkerRuns);
       const onePostgresBest = best(onePostgresRuns);
       const twoPostgresBest = best(twoPostgresRuns);
       const twoPostgresRatio = twoPostgresBest.perSecond / onePostgresBest.perSecond;
-      const sizeNote = `${count.toLocaleString('en-US')} index slices × ${RECORDS_PER_SLICE} records (JSON), concurrency ${CONCURRENCY}, SQLite, simulator in its own process; best of ${rounds}`;
-      // Judged by CPU time per slice against the script that keeps the guarantees and nothing else
-      // (guaranteed-json-slices.ts), measured in the same run: on a shared machine a side's slices/s
-      // depends on what else ran at that moment, its CPU per slice much less. Slices/s and the raw
-      // baseline's figures stay beside it, as a report.
-      const rawCpu = leastCpu(rawRuns);
-      const guaranteedCpu = leastCpu(guaranteedRuns);
-      const inProcessCpu = leastCpu(inProcessRuns);
-      const oneCpu = leastCpu(oneWorkerRuns);
-      const inProcessFloorRatio = guaranteedCpu / inProcessCpu;
-      const oneFloorRatio = guaranteedCpu / oneCpu;
-      const floor = `${ms(guaranteedCpu)} CPU a slice, ${rate(guaranteedBest)} (guarantees script)`;
-      const asReport = (measured: Measured, cpuMs: number) =>
-        `Raw baseline, as a report: ${ms(rawCpu)} CPU a slice, ${rate(rawBest)}; the product ${(rawCpu / cpuMs).toFixed(2)} × raw by CPU, ${(measured.perSecond / rawBest.perSecond).toFixed(2)} by slices/s; the guarantees script ${(rawCpu / guaranteedCpu).toFixed(2)} and ${(guaranteedBest.perSecond / rawBest.perSecond).toFixed(2)}`;
       const twoRatio = twoBest.perSecond / oneBest.perSecond;
+      const sizeNote = (store: string, sliceCount: number) =>
+        `${sliceCount.toLocaleString('en-US')} index slices × ${RECORDS_PER_SLICE} records (JSON), concurrency ${CONCURRENCY}, ${store}, simulator in its own process; best of ${rounds}`;
       return [
-        {
-          benchmark: 'small slices: run, in-process',
-          product: `${ms(inProcessCpu)} CPU a slice, ${rate(inProcessBest)}`,
-          baseline: floor,
-          ratio: inProcessFloorRatio,
-          target: '≥ 0.9 × the guarantees script (CPU a slice)',
-          pass: inProcessFloorRatio >= 0.9,
-          facts: { ...inProcessBest.facts, baselineRows: { raw: rawBest.facts.rowsLoaded ?? 0, guaranteed: guaranteedBest.facts.rowsLoaded ?? 0 } },
-          note: `${sizeNote}. Ratio: the guarantees script's CPU per slice over the product's (least of the rounds, each side); by slices/s ${(inProcessBest.perSecond / guaranteedBest.perSecond).toFixed(2)}; simulator busy ${load(inProcessBest)} of a core (script's run: ${load(guaranteedBest)}). ${asReport(inProcessBest, inProcessCpu)}`,
-        },
-        {
-          benchmark: 'small slices: BullMQ, 1 worker',
-          product: `${ms(oneCpu)} CPU a slice, ${rate(oneBest)}`,
-          baseline: floor,
-          ratio: oneFloorRatio,
-          target: '≥ 0.75 × the guarantees script (CPU a slice)',
-          pass: oneFloorRatio >= 0.75,
-          facts: oneBest.facts,
-          note: `worker process, concurrency ${CONCURRENCY}, SQLite; the worker process's CPU over the batch, slices/s from first job started to last finished (BullMQ timestamps). By slices/s ${(oneBest.perSecond / guaranteedBest.perSecond).toFixed(2)} × the script; simulator busy ${load(oneBest)}. ${asReport(oneBest, oneCpu)}`,
-        },
+        ...judgedRows(sqlite, { inProcess: 'small slices: run, in-process', oneWorker: 'small slices: BullMQ, 1 worker', store: 'SQLite', sizeNote: sizeNote('SQLite', count) }),
         {
           benchmark: 'small slices: BullMQ, 2 workers',
           product: rate(twoBest),
@@ -232,6 +260,12 @@ export const benchmark: Benchmark = {
           facts: twoPostgresBest.facts,
           note: `the same fleets into a Postgres database on this machine. Worker CPU per slice: one worker ${cpu(onePostgresBest)}, two ${cpu(twoPostgresBest)}. One worker: ${onePostgresBest.cores}; two: ${twoPostgresBest.cores}`,
         },
+        ...judgedRows(mysql, {
+          inProcess: 'small slices: run, in-process, MySQL',
+          oneWorker: 'small slices: BullMQ on MySQL, 1 worker',
+          store: 'MySQL',
+          sizeNote: `${sizeNote('MySQL (the MariaDB on this machine)', mysqlCount)}; the sides take turns on one migrated warehouse, emptied between them (the raw baseline in a table of its own)`,
+        }),
       ] satisfies BenchResult[];
     } finally {
       if (!closed) await simulator.close().catch(() => undefined);
@@ -240,12 +274,65 @@ export const benchmark: Benchmark = {
   },
 };
 
+/**
+ * The two rows of a dialect judged against its guarantees script: in-process and one worker. Each
+ * side's least CPU per slice over the rounds of the same run is compared: on a shared machine a
+ * side's slices/s depends on what else ran at that moment, its CPU per slice much less. Slices/s
+ * and the raw baseline's figures stay beside it, as a report.
+ */
+function judgedRows(runs: JudgedRuns, names: { inProcess: string; oneWorker: string; store: string; sizeNote: string }): BenchResult[] {
+  const rawBest = best(runs.raw);
+  const guaranteedBest = best(runs.guaranteed);
+  const inProcessBest = best(runs.inProcess);
+  const oneBest = best(runs.oneWorker);
+  const rawCpu = leastCpu(runs.raw);
+  const guaranteedCpu = leastCpu(runs.guaranteed);
+  const inProcessCpu = leastCpu(runs.inProcess);
+  const oneCpu = leastCpu(runs.oneWorker);
+  const inProcessFloorRatio = guaranteedCpu / inProcessCpu;
+  const oneFloorRatio = guaranteedCpu / oneCpu;
+  const floor = `${ms(guaranteedCpu)} CPU a slice, ${rate(guaranteedBest)} (guarantees script)`;
+  const asReport = (measured: Measured, cpuMs: number) =>
+    `Raw baseline, as a report: ${ms(rawCpu)} CPU a slice, ${rate(rawBest)}; the product ${(rawCpu / cpuMs).toFixed(2)} × raw by CPU, ${(measured.perSecond / rawBest.perSecond).toFixed(2)} by slices/s; the guarantees script ${(rawCpu / guaranteedCpu).toFixed(2)} and ${(guaranteedBest.perSecond / rawBest.perSecond).toFixed(2)}`;
+  // The server's work is not in the judged CPU (a process of its own): reported, least over the rounds.
+  const server =
+    inProcessBest.serverCpuPerSlice === undefined
+      ? ''
+      : ` The server's CPU a slice (shared with whatever else uses it): product ${ms(leastServerCpu(runs.inProcess))}, script ${ms(leastServerCpu(runs.guaranteed))}, raw ${ms(leastServerCpu(runs.raw))}.`;
+  return [
+    {
+      benchmark: names.inProcess,
+      product: `${ms(inProcessCpu)} CPU a slice, ${rate(inProcessBest)}`,
+      baseline: floor,
+      ratio: inProcessFloorRatio,
+      target: '≥ 0.9 × the guarantees script (CPU a slice)',
+      pass: inProcessFloorRatio >= 0.9,
+      facts: { ...inProcessBest.facts, baselineRows: { raw: rawBest.facts.rowsLoaded ?? 0, guaranteed: guaranteedBest.facts.rowsLoaded ?? 0 } },
+      note: `${names.sizeNote}. Ratio: the guarantees script's CPU per slice over the product's (least of the rounds, each side); by slices/s ${(inProcessBest.perSecond / guaranteedBest.perSecond).toFixed(2)}; simulator busy ${load(inProcessBest)} of a core (script's run: ${load(guaranteedBest)}).${server} ${asReport(inProcessBest, inProcessCpu)}`,
+    },
+    {
+      benchmark: names.oneWorker,
+      product: `${ms(oneCpu)} CPU a slice, ${rate(oneBest)}`,
+      baseline: floor,
+      ratio: oneFloorRatio,
+      target: '≥ 0.75 × the guarantees script (CPU a slice)',
+      pass: oneFloorRatio >= 0.75,
+      facts: oneBest.facts,
+      note: `worker process, concurrency ${CONCURRENCY}, ${names.store}; the worker process's CPU over the batch, slices/s from first job started to last finished (BullMQ timestamps). By slices/s ${(oneBest.perSecond / guaranteedBest.perSecond).toFixed(2)} × the script; simulator busy ${load(oneBest)}; ${oneBest.cores}. ${asReport(oneBest, oneCpu)}`,
+    },
+  ];
+}
+
 function best(runs: readonly Measured[]): Measured {
   return runs.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
 }
 
 function leastCpu(runs: readonly Measured[]): number {
   return Math.min(...runs.map((run) => run.cpuPerSlice));
+}
+
+function leastServerCpu(runs: readonly Measured[]): number {
+  return Math.min(...runs.map((run) => run.serverCpuPerSlice ?? Number.NaN));
 }
 
 function rate(measured: Measured): string {
