@@ -11,10 +11,12 @@ import { build } from 'esbuild';
 const OUT = 'dist/src/cli';
 
 /**
- * Packages left to node_modules: a native module, and those that read files of their own package
- * at run time (BullMQ its Lua scripts, bull-board its UI) or load optional modules by name.
+ * Packages left to node_modules: a native module; those that read files of their own package at
+ * run time (BullMQ its Lua scripts, bull-board its UI, ioredis its package.json); ioredis also
+ * because BullMQ loads it from there, and one copy of a client is enough; and optional modules
+ * loaded by name.
  */
-const EXTERNAL = ['better-sqlite3', 'bullmq', '@bull-board/*', 'pino', 'pg-native', '@aws-sdk/client-s3'];
+const EXTERNAL = ['better-sqlite3', 'bullmq', 'ioredis', '@bull-board/*', 'pino', 'pg-native', '@aws-sdk/client-s3'];
 
 rmSync('dist', { recursive: true, force: true });
 await build({
