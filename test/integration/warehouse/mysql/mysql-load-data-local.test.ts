@@ -150,15 +150,7 @@ describe('MySQL slices loaded with LOAD DATA LOCAL INFILE (the server allows loc
   it('loads rows a worker thread wrote as COPY text as they are', async () => {
     const rows = awkwardRows();
     expect(await loadCopyText(warehouse, rows, 'copy text')).toBe(rows.length);
-    const stored = await storedRows(warehouse);
-    expect(stored.map((row) => row.security_name)).toEqual([...AWKWARD, null]);
-    expect(stored.map((row) => row.security_ticker)).toEqual([...AWKWARD, '']);
-    expect(stored.slice(0, 4).map((row) => row.closing_price)).toEqual([
-      '12345678901234567890',
-      '-98765432109876543210.123456789012345678901234567891',
-      '0.000000000000000000000000000001',
-      '1000',
-    ]);
+    expectAwkwardStored(await storedRows(warehouse));
   });
 
   it('fails a slice whose value the server would store as another one (LOCAL only warns), naming it, and keeps the rows loaded before', async () => {
@@ -214,15 +206,7 @@ describe('MySQL slices loaded without local files (multi-row INSERTs)', () => {
   it('stores the same awkward values as LOAD DATA does', async () => {
     const rows = awkwardRows();
     expect(await loadCounting(withoutLocalFiles, rows, 'awkward')).toMatchObject({ count: rows.length, loads: 0 });
-    const stored = await storedRows(warehouse);
-    expect(stored.map((row) => row.security_name)).toEqual([...AWKWARD, null]);
-    expect(stored.map((row) => row.security_ticker)).toEqual([...AWKWARD, '']);
-    expect(stored.slice(0, 4).map((row) => row.closing_price)).toEqual([
-      '12345678901234567890',
-      '-98765432109876543210.123456789012345678901234567891',
-      '0.000000000000000000000000000001',
-      '1000',
-    ]);
+    expectAwkwardStored(await storedRows(warehouse));
   });
 
   it('binds rows a worker thread wrote as COPY text as their values again', async () => {
@@ -249,3 +233,15 @@ describe('MySQL slices loaded without local files (multi-row INSERTs)', () => {
     expect(await storedRows(warehouse)).toEqual(kept);
   });
 });
+
+/** The awkward rows as the warehouse must hold them, byte for byte: text, NULL against '' and decimals of every size. */
+function expectAwkwardStored(stored: Awaited<ReturnType<typeof storedRows>>): void {
+  expect(stored.map((row) => row.security_name)).toEqual([...AWKWARD, null]);
+  expect(stored.map((row) => row.security_ticker)).toEqual([...AWKWARD, '']);
+  expect(stored.slice(0, 4).map((row) => row.closing_price)).toEqual([
+    '12345678901234567890',
+    '-98765432109876543210.123456789012345678901234567891',
+    '0.000000000000000000000000000001',
+    '1000',
+  ]);
+}
