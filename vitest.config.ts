@@ -10,10 +10,10 @@ const BUILDS_DIST = ['test/build-dist.ts'];
 
 /**
  * Forks for the tiers that mostly wait: on servers, on child processes (the compiled command, a
- * worker fleet, Chromium) and on timers of the product. On two cores two forks left the cores idle
- * for much of the run; more forks fill them.
+ * worker fleet, Chromium) and on timers of the product. On two cores three forks left files
+ * waiting on their own timers while a core idled; five fill them.
  */
-const WAITING_FORKS = 3;
+const WAITING_FORKS = 5;
 
 /**
  * Forks for the tiers that compute (unit) or that hold a process to a ceiling of memory or time
