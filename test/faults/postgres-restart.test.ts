@@ -3,12 +3,12 @@ import { constituentReport } from '../../src/reports/constituent-report.js';
 import type { WarehouseRow } from '../../src/extract/row-builder.js';
 import type { ReportType } from '../../src/reports/report-types.js';
 import { lazySyntheticReport } from '../../src/simulator/synthetic-reports.js';
-import type { Slice } from '../../src/slice/slice.js';
 import { migrateWarehouse } from '../../src/warehouse/schema/migrate-warehouse.js';
 import { classifyWarehouseError } from '../../src/warehouse/engine/classify-warehouse-error.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
 import type { WarehouseHandle } from '../../src/warehouse/engine/warehouse-engine.js';
 import { SliceLoader } from '../../src/warehouse/loading/slice-loader.js';
+import { constituentRow, LOADED_FILE, LOADED_SLICE } from '../helpers/constituent-row.js';
 import { countWarehouse } from '../helpers/count-warehouse.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
@@ -140,25 +140,9 @@ describe('Postgres restarted during a load', () => {
     warehouses.push(warehouse);
     await migrateWarehouse(warehouse);
     const loader = new SliceLoader({ warehouse, batchRows: 100 });
-    const slice: Slice = { portfolioId: 7, reportType: 'constituent.close', reportDate: '2024-03-01' };
-    const file = { format: 'csv' as const, fileName: 'f.zip', bytes: 10, sha256: 'abc' };
-    const row = (line: number): WarehouseRow => ({
-      portfolio_id: 7,
-      report_type: 'constituent.close',
-      report_date: '2024-03-01',
-      line_number: line,
-      effective_date: '2024-03-01',
-      isin: `ISIN${line}`,
-      security_name: null,
-      security_ticker: null,
-      exchange_code: null,
-      closing_price: '1.5',
-      currency: 'EUR',
-      closing_fx: '1',
-      index_shares: '10',
-      index_weighting: '0.5',
-      extra: null,
-    });
+    const slice = LOADED_SLICE;
+    const file = LOADED_FILE;
+    const row = (line: number): WarehouseRow => constituentRow(line, '1.5');
     // The server goes away while the loader waits for the next rows (as while the parser is busy).
     let restarted: Promise<void> | undefined;
     async function* restartMidway(): AsyncGenerator<WarehouseRow> {
