@@ -142,6 +142,35 @@ describe.each(DIALECTS)('a damaged warehouse (%s)', (dialect) => {
     await expectStatusWarns(rig, /0099-from-the-future, which this version of report-sync does not know/);
   });
 
+  it('a decimal column re-declared as a type that rounds: run exits 2 before any download; the repair and the --force run it gives load exact values', async () => {
+    // The view over index_report is dropped first where the column's type cannot change under it.
+    const narrowed: Record<typeof dialect, { type: string; statements: string[] }> = {
+      sqlite: { type: 'real', statements: ['alter table index_report drop column index_value', 'alter table index_report add column index_value real'] },
+      postgres: { type: 'numeric(10,2)', statements: ['alter table index_report alter column index_value type numeric(10,2)'] },
+      mysql: { type: 'decimal(10,2)', statements: ['alter table index_report modify index_value decimal(10,2)'] },
+    };
+    const rig = await loadedThenDamaged('drop view latest_index_report');
+    for (const statement of narrowed[dialect].statements) await sql.raw(statement).execute((await rig.warehouse()).db);
+
+    const run = await rig.cli(['run', ...DAY]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`has decimal column of a type that would round what report-sync loads: index_report.index_value (${narrowed[dialect].type})`);
+    expect(rig.simulator.counters.exportRequests).toBe(0);
+    await expectStatusWarns(rig, /index_report\.index_value/);
+
+    if (dialect === 'sqlite') return;
+    // The repair the message gives is the repair: the column's type, then the run it names (with --force).
+    const repair = new RegExp(`(alter table index_report [^;]+); then`).exec(run.stderr)![1]!;
+    await sql.raw(repair).execute((await rig.warehouse()).db);
+    const advised = /report-sync (run --from \S+ --to \S+ --portfolios \S+ --report-types \S+ --force)/.exec(run.stderr)![1]!.split(' ');
+    const reload = await rig.cli(advised);
+    expect(reload.code, reload.stderr).toBe(0);
+    const values = await sql<{ index_value: string }>`select index_value from index_report where index_value is not null`.execute((await rig.warehouse()).db);
+    // The simulator's index values carry more digits after the point than the narrowed column kept.
+    expect(values.rows.some((row) => /\.\d{3,}/.test(String(row.index_value)))).toBe(true);
+    expect((await rig.cli(['migrate'])).stdout).toContain('Re-created view latest_index_report');
+  });
+
   it('kysely_migration missing a row before a later one: exit 2 with the row to put back', async () => {
     const rig = await loadedThenDamaged("delete from kysely_migration where name = '0002-ledger-error-code'");
     const migrate = await rig.cli(['migrate']);

@@ -1,11 +1,13 @@
 import type { Kysely, MigrationProvider, MigrationResultSet, RawBuilder } from 'kysely';
 import type { Logger } from '../../logging/logger.js';
+import type { DecimalColumnRule } from './decimal-column-rule.js';
 import type { IndexDefinition } from './index-definition.js';
 import type { LedgerPeriod } from './ledger-period.js';
 import type { RowWriter } from './row-writer.js';
 import type { SliceLock } from './slice-lock.js';
 import type { MigrationDialect } from './migration-dialect.js';
 import type { Warehouse } from './warehouse-schema.js';
+import type { WarehouseTables } from './warehouse-tables.js';
 
 /**
  * Everything report-sync does differently per database, in one object per dialect
@@ -26,6 +28,8 @@ export interface WarehouseEngine<Dialect extends string = string> {
 
   /** How a slice's rows are written: the bulk-load path (SQLite: multi-row INSERT; Postgres: COPY; MySQL: LOAD DATA LOCAL INFILE, or multi-row INSERT). */
   readonly rowWriter: RowWriter;
+  /** Which declared types of a report table's decimal column keep what the row writer writes. */
+  readonly decimalColumn: DecimalColumnRule;
   /** How big and how many the transactions that write slices may be. */
   readonly transactions: TransactionRules;
 
@@ -33,8 +37,8 @@ export interface WarehouseEngine<Dialect extends string = string> {
   now(db: Kysely<Warehouse>): Promise<string>;
   /** The first day (YYYY-MM-DD text) of `report_date`'s period, for the ledger's counts by period. */
   periodStart(period: LedgerPeriod): RawBuilder<string>;
-  /** The tables (with their columns) report-sync's unqualified names reach; views left out. */
-  readTables(db: Kysely<Warehouse>): Promise<ReadonlyMap<string, ReadonlySet<string>>>;
+  /** The tables (with their columns' declared types) report-sync's unqualified names reach; views left out. */
+  readTables(db: Kysely<Warehouse>): Promise<WarehouseTables>;
   /** `kind name` (`index x`, `view y`) of every index and view those names reach. */
   readIndexesAndViews(db: Kysely<Warehouse>): Promise<ReadonlySet<string>>;
   /** A statement creating the index, changing nothing when it is there already (two `migrate`s at once). */

@@ -7,6 +7,7 @@ import { readMysqlIndexesAndViews, readMysqlTables } from './mysql-catalogue.js'
 import { MYSQL_MIGRATIONS } from './mysql-migrations.js';
 import { MysqlRowWriter } from './mysql-row-writer.js';
 import { mysqlTimestamp } from './mysql-slice-lock.js';
+import { MYSQL_DECIMAL_COLUMN } from './mysql-decimal-column.js';
 
 const NOW = CompiledQuery.raw('select utc_timestamp(3) as now');
 
@@ -28,6 +29,7 @@ export const mysqlEngine: WarehouseEngine<'mysql'> = {
   // The driver is loaded when a warehouse of this dialect is opened, not by every command's start.
   open: async (databaseUrl, options) => (await import('./open-mysql.js')).openMysql(databaseUrl, options),
   rowWriter: new MysqlRowWriter(),
+  decimalColumn: MYSQL_DECIMAL_COLUMN,
   transactions: { parallel: 2, small: () => false, smallMaxHeldRows: 0 },
   now: async (db) => {
     const { rows } = await db.executeQuery<{ now: string }>(NOW);

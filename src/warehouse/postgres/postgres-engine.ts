@@ -6,6 +6,7 @@ import { migrateHoldingPostgresLock } from './migrate-holding-postgres-lock.js';
 import { readPostgresIndexesAndViews, readPostgresTables } from './postgres-catalogue.js';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
 import { PostgresRowWriter } from './postgres-row-writer.js';
+import { POSTGRES_DECIMAL_COLUMN } from './postgres-decimal-column.js';
 
 const NOW = CompiledQuery.raw('select now() as now');
 
@@ -28,6 +29,7 @@ export const postgresEngine: WarehouseEngine<'postgres'> = {
   // The driver is loaded when a warehouse of this dialect is opened, not by every command's start.
   open: async (databaseUrl, options) => (await import('./open-postgres.js')).openPostgres(databaseUrl, options),
   rowWriter: new PostgresRowWriter(),
+  decimalColumn: POSTGRES_DECIMAL_COLUMN,
   transactions: { parallel: 2, small: () => false, smallMaxHeldRows: 0 },
   // The server's clock, at the start of the transaction.
   now: async (db) => {

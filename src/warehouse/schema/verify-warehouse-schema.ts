@@ -1,10 +1,13 @@
 import type { Kysely } from 'kysely';
 import { ConfigError } from '../../errors/sync-error.js';
 import { REPORT_REGISTRY } from '../../reports/report-registry.js';
+import { REPORT_TABLES } from '../../reports/report-tables.js';
 import { REPORT_TYPES, type ReportType } from '../../reports/report-types.js';
+import type { DecimalColumnRule } from '../engine/decimal-column-rule.js';
 import type { WarehouseHandle } from '../engine/warehouse-engine.js';
 import { readWarehouseTables } from './read-warehouse-tables.js';
 import type { Warehouse } from '../engine/warehouse-schema.js';
+import type { WarehouseTables } from '../engine/warehouse-tables.js';
 import { writtenColumns } from './written-columns.js';
 
 /** Portfolios named in the reload command; beyond this many the command says how many instead. */
@@ -15,14 +18,16 @@ const LEDGER_COLUMNS_READ = ['portfolio_id', 'report_type', 'report_date', 'stat
 
 /**
  * Checks in the database's catalogue that every table and column report-sync writes is there
- * (the report tables as their definitions' rows have them, and the ledger), so that a damaged
- * warehouse stops a command at start instead of failing each slice after its download.
+ * (the report tables as their definitions' rows have them, and the ledger), and that each report
+ * table's decimal columns are of a type that keeps every value report-sync loads, so that a
+ * damaged warehouse stops a command at start instead of failing each slice after its download, or
+ * rounding what it loads without a word (a column rebuilt by hand as MySQL's `DECIMAL(10,2)`).
  *
  * Returns the damage rather than throwing it, so that a sync can stop (a `CONFIG_INVALID`
  * {@link ConfigError}: exit 2) while `status` warns and reads on; `undefined` when nothing is
- * missing. Tables and columns the code does not write (an analyst's additions) are not its business.
- * The message lists what is missing (`index_report (table)`, `report_loads.error_code (column)`) and
- * how to repair it, with the `run` that loads the lost rows again, from the ledger's dates.
+ * wrong. Tables and columns the code does not write (an analyst's additions) are not its business.
+ * The message lists what is missing (`index_report (table)`, `report_loads.error_code (column)`)
+ * or narrowed, how to repair it, and the `run` that loads the lost rows again, from the ledger's dates.
  */
 export async function verifyWarehouseSchema(warehouse: WarehouseHandle): Promise<ConfigError | undefined> {
   const tables = await readWarehouseTables(warehouse);
@@ -43,22 +48,59 @@ export async function verifyWarehouseSchema(warehouse: WarehouseHandle): Promise
       columnsMissing = true;
     }
   }
-  if (missing.length === 0) return undefined;
-  const reload = await reloadAdvice(warehouse.db, damaged, tables.get('report_loads'), columnsMissing);
-  return new ConfigError(
-    `the warehouse at ${warehouse.location} lacks ${missing.join(', ')}, which report-sync writes, so no slice can be loaded into it; ` +
-      `report-sync migrate cannot re-create ${missing.length === 1 ? 'it' : 'them'}, as kysely_migration records every migration as applied. ` +
-      `Restore the warehouse from a backup; or re-create what is missing as src/warehouse/migrations/ define it, then ${reload}`,
-  );
+  const rule = warehouse.engine.decimalColumn;
+  const narrowed = roundingDecimalColumns(tables, rule);
+  for (const { table } of narrowed) damaged.add(table);
+  if (missing.length === 0 && narrowed.length === 0) return undefined;
+  // Rows loaded through a narrowed column are all there, but rounded: a plain run would skip each file.
+  const reload = await reloadAdvice(warehouse.db, damaged, tables.get('report_loads'), columnsMissing || narrowed.length > 0);
+  const problems: string[] = [];
+  if (missing.length > 0) {
+    problems.push(
+      `lacks ${missing.join(', ')}, which report-sync writes, so no slice can be loaded into it; ` +
+        `report-sync migrate cannot re-create ${missing.length === 1 ? 'it' : 'them'}, as kysely_migration records every migration as applied`,
+    );
+  }
+  if (narrowed.length > 0) {
+    problems.push(
+      `has decimal column${narrowed.length === 1 ? '' : 's'} of a type that would round what report-sync loads: ` +
+        `${narrowed.map(({ table, column, type }) => `${table}.${column} (${type})`).join(', ')}; report-sync's migrations declare ${rule.declared}, which keeps every value exactly`,
+    );
+  }
+  const repairs = [
+    ...(missing.length > 0 ? ['re-create what is missing as src/warehouse/migrations/ define it'] : []),
+    ...narrowed.map(({ table, column }) => rule.repair(table, column)),
+  ];
+  return new ConfigError(`the warehouse at ${warehouse.location} ${problems.join('; it also ')}. Restore the warehouse from a backup; or ${repairs.join('; ')}; then ${reload}`);
+}
+
+/** A report table's decimal column whose declared type does not keep what report-sync writes. */
+interface RoundingColumn {
+  readonly table: string;
+  readonly column: string;
+  readonly type: string;
+}
+
+/** The report tables' decimal columns whose declared type would round (a missing one is said elsewhere). */
+function roundingDecimalColumns(tables: WarehouseTables, rule: DecimalColumnRule): RoundingColumn[] {
+  const found: RoundingColumn[] = [];
+  for (const definition of REPORT_TABLES) {
+    const present = tables.get(definition.table);
+    for (const { name, kind } of definition.columns) {
+      const type = present?.get(name);
+      if (kind === 'decimal' && type !== undefined && !rule.keeps(type)) found.push({ table: definition.table, column: name, type });
+    }
+  }
+  return found;
 }
 
 /**
- * What to load again once the missing parts are re-created: the loaded slices of the damaged
+ * What to load again once the damaged parts are repaired: the loaded slices of the damaged
  * tables. A re-created table is empty, which a plain run notices (the rows the ledger records are
- * not there) and loads each file again; a re-created column is empty in rows that are all there, so
- * a plain run would skip each file as unchanged: that takes `--force`.
+ * not there) and loads each file again; a re-created column is empty, and a narrowed one rounded,
+ * in rows that are all there, so a plain run would skip each file as unchanged: that takes `--force`.
  */
-async function reloadAdvice(db: Kysely<Warehouse>, damaged: ReadonlySet<string>, ledger: ReadonlySet<string> | undefined, force: boolean): Promise<string> {
+async function reloadAdvice(db: Kysely<Warehouse>, damaged: ReadonlySet<string>, ledger: ReadonlyMap<string, string> | undefined, force: boolean): Promise<string> {
   // The data-quality results are no rows of a slice: each load writes its file's again.
   if ([...damaged].every((table) => table === 'slice_checks')) {
     return 'run report-sync migrate to check: no slice needs loading again (slice_checks holds the data-quality results each load writes; a run with --force checks the loaded files again)';
@@ -94,7 +136,7 @@ async function reloadAdvice(db: Kysely<Warehouse>, damaged: ReadonlySet<string>,
     `report-sync run --from ${from} --to ${to}${portfolioFlag} --report-types ${reportTypes.join(',')}${forceFlag}` +
     `${portfolioFlag === '' ? ` (for each of its ${portfolios.length} portfolios)` : ''}` +
     (force
-      ? ' (--force, because the rows are there but for the re-created columns: without it each file would be skipped as unchanged)'
+      ? ' (--force, because the rows are there but for what the damaged columns held: without it each file would be skipped as unchanged)'
       : ' (the run finds their rows gone and loads each file again)')
   );
 }

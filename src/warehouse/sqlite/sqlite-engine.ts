@@ -8,6 +8,7 @@ import { readSqliteIndexesAndViews, readSqliteTables } from './sqlite-catalogue.
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 import { sqliteNow } from './sqlite-now.js';
 import { SqliteRowWriter } from './sqlite-row-writer.js';
+import { SQLITE_DECIMAL_COLUMN } from './sqlite-decimal-column.js';
 
 /** The first day of a slice's period, as YYYY-MM-DD text (SQLite stores dates as that text). */
 const PERIOD_START: Record<LedgerPeriod, RawBuilder<string>> = {
@@ -29,6 +30,7 @@ export const sqliteEngine: WarehouseEngine<'sqlite'> = {
   example: 'sqlite:./data/warehouse.sqlite',
   open: async (databaseUrl, options) => openSqlite(databaseUrl, options),
   rowWriter: new SqliteRowWriter(),
+  decimalColumn: SQLITE_DECIMAL_COLUMN,
   transactions: {
     parallel: 1,
     // A file held in memory and not compressed has few rows; a stream or a ZIP may have any number.
