@@ -1,5 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Slice } from '../../slice/slice.js';
+import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
 import type { SliceLock } from '../engine/slice-lock.js';
 import type { Warehouse } from '../engine/warehouse-schema.js';
 
@@ -179,7 +180,10 @@ export class CommitGroups {
       // nothing of it was written, so every slice in it fails, with what ended it.
       await connection.executeQuery(ROLLBACK).catch(() => undefined);
       current?.reject(lostIn ? lostIn.error : error);
-      for (const { pending } of committed) pending.reject(error);
+      // A slice whose undoing failed because its own error had ended the transaction (a deadlock
+      // rolls back the whole of it, savepoints too) takes the others down for that reason, retryably.
+      const cause = lostIn && classifyWarehouseError(lostIn.error, 'writing a slice').retryable ? lostIn.error : error;
+      for (const { pending } of committed) pending.reject(cause);
       return;
     }
     for (const { pending, result } of committed) pending.resolve(result);

@@ -3,6 +3,7 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Slice } from '../../../../src/slice/slice.js';
+import { classifyWarehouseError } from '../../../../src/warehouse/engine/classify-warehouse-error.js';
 import { CommitGroups, NotASmallSlice, type CommitGroupsOptions } from '../../../../src/warehouse/loading/commit-groups.js';
 import type { SliceLock } from '../../../../src/warehouse/engine/slice-lock.js';
 import type { Warehouse } from '../../../../src/warehouse/engine/warehouse-schema.js';
@@ -279,6 +280,73 @@ describe.each(DIALECTS)('CommitGroups on %s', (dialect) => {
         await other.end();
       }
     });
+
+    if (dialect === 'mysql') {
+      it('fails the slices before one whose deadlock ended the whole transaction with that deadlock, which is retried', async () => {
+        // InnoDB ends a deadlock by rolling back the whole transaction of its victim, savepoints and all.
+        const { db } = warehouse;
+        await db.executeQuery(CompiledQuery.raw('create table deadlock_probe (id integer primary key, n integer not null)'));
+        await db.executeQuery(CompiledQuery.raw('insert into deadlock_probe values (1, 0), (2, 0)'));
+        await db.executeQuery(CompiledQuery.raw('create table heavy (id integer primary key)'));
+        const other = await mysql.createConnection(warehouse.databaseUrl);
+        try {
+          const [first, second] = [slices[0]!, slices[1]!];
+          const firstHoldsRow = deferred();
+          const otherWaits = deferred();
+          const committer = groups();
+          const writes = [
+            committer.write(first, async (trx, now) => {
+              await writeLedgerRow(trx, first, now);
+              await trx.executeQuery(CompiledQuery.raw('update deadlock_probe set n = n + 1 where id = 1'));
+              firstHoldsRow.resolve();
+            }),
+            committer.write(second, async (trx, now) => {
+              await writeLedgerRow(trx, second, now);
+              await otherWaits.promise;
+              // Row 2 is the other session's, which waits for row 1, this transaction's: a deadlock.
+              await trx.executeQuery(CompiledQuery.raw('update deadlock_probe set n = n + 1 where id = 2'));
+            }),
+          ];
+          const settled = Promise.allSettled(writes);
+          await firstHoldsRow.promise;
+          await other.query('begin');
+          // More rows changed than the group's transaction: InnoDB picks the group as the victim.
+          await other.query(`insert into heavy values ${Array.from({ length: 200 }, (_, i) => `(${i})`).join(', ')}`);
+          await other.query('update deadlock_probe set n = n + 1 where id = 2');
+          const otherUpdate = other.query('update deadlock_probe set n = n + 1 where id = 1');
+          const watcher = await mysql.createConnection(warehouse.databaseUrl);
+          try {
+            await until(
+              async () => {
+                const [rows] = await watcher.query<mysql.RowDataPacket[]>('select 1 from information_schema.innodb_lock_waits');
+                return rows.length > 0;
+              },
+              5_000,
+              'the other session waiting for row 1',
+              10,
+            );
+          } finally {
+            await watcher.end();
+          }
+          otherWaits.resolve();
+          const outcomes = await settled;
+          await otherUpdate;
+          await other.query('commit');
+          expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+          for (const outcome of outcomes) {
+            const reason = (outcome as PromiseRejectedResult).reason as { code?: string };
+            expect(reason.code).toBe('ER_LOCK_DEADLOCK');
+            expect(classifyWarehouseError(reason, 'writing a slice').retryable).toBe(true);
+          }
+          expect(await ledgerPortfolios()).toEqual([]);
+          // Retried, as the runner retries them: both load.
+          await Promise.all([first, second].map((slice) => committer.write(slice, (trx, now) => writeLedgerRow(trx, slice, now))));
+          expect(await ledgerPortfolios()).toEqual([1001, 1002]);
+        } finally {
+          await other.end();
+        }
+      });
+    }
 
     it('never waits for a lock while it holds one, even one kept by a slice that was rolled back: no deadlock with another process', async () => {
       const other = await otherSession(dialect, warehouse.databaseUrl);
