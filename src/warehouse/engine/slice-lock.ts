@@ -22,4 +22,10 @@ export interface SliceLock {
    *   is false and another transaction holds the lock
    */
   lock(connection: Kysely<Warehouse>, slice: Slice, wait: boolean): Promise<string | undefined>;
+  /**
+   * Upkeep after a transaction of slices committed, on its connection, before its slices' callers
+   * hear of it (MySQL folds the ledger's monthly counts now and then). Its failure loses nothing:
+   * the slices are committed, and the caller goes on as if it had not run.
+   */
+  afterCommit?(connection: Kysely<Warehouse>): Promise<void>;
 }

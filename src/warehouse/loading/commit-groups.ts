@@ -186,6 +186,7 @@ export class CommitGroups {
       for (const { pending } of committed) pending.reject(cause);
       return;
     }
+    await sliceLock.afterCommit?.(connection).catch(() => undefined);
     for (const { pending, result } of committed) pending.resolve(result);
   }
 }

@@ -137,50 +137,47 @@ export const mysqlSliceChecks: Migration = {
 /** A ledger row's month, as `report_loads_monthly.month` holds it (`old` or `new` in a trigger). */
 const mysqlMonthOf = (row: 'old' | 'new') => `date_format(${row}.report_date, '%Y-%m-01')`;
 
-/** Counts one ledger row out of its month (`old`), dropping a count that reaches nought. */
-const mysqlCountOut = `
-  update report_loads_monthly set slices = slices - 1
-    where month = ${mysqlMonthOf('old')} and portfolio_id = old.portfolio_id and report_type = old.report_type and status = old.status;
-  delete from report_loads_monthly
-    where month = ${mysqlMonthOf('old')} and portfolio_id = old.portfolio_id and report_type = old.report_type and status = old.status and slices <= 0;`;
-
-/** Counts one ledger row into its month (`new`). */
-const mysqlCountIn = `
+/** Appends a ledger row's change to its month's count: `old` counted out (-1), `new` counted in (+1). */
+const mysqlAppendCount = (row: 'old' | 'new') => `
   insert into report_loads_monthly (month, portfolio_id, report_type, status, slices)
-    values (${mysqlMonthOf('new')}, new.portfolio_id, new.report_type, new.status, 1)
-    on duplicate key update slices = slices + 1;`;
+    values (${mysqlMonthOf(row)}, ${row}.portfolio_id, ${row}.report_type, ${row}.status, ${row === 'old' ? -1 : 1});`;
 
 /**
- * MySQL's steps of 0007-ledger-rollup (see `ledgerRollup`): row triggers count each slice in place,
- * as SQLite's do (MySQL has no statement triggers or transition tables to append a statement's
- * changes at once, as Postgres does). An update that changes neither the status nor the slice's
- * month (a re-check: `checked_at`, `attempts`) counts nothing.
+ * MySQL's steps of 0007-ledger-rollup (see `ledgerRollup`): as on Postgres, the row triggers only
+ * append each change as a row of its own (`pending`). Counting in place made the group
+ * transactions that write slices at once take turns on each shared count, and two that reached
+ * two counts in opposite orders deadlocked: InnoDB rolled one back, with every slice in it. An
+ * appended row waits for no one (READ COMMITTED takes no gap locks, and no index is unique but the
+ * key, which only grows). The rows are folded into one per key by `foldMonthlyCounts`, after every
+ * so many commits of slices. Readers sum `slices` per key.
  *
- * A count is a row the transaction that changes it holds until its COMMIT: two processes writing
- * slices of one portfolio, report type and month take turns on it, and two that reach two counts in
- * opposite orders deadlock, which InnoDB ends by rolling one transaction back (error 1213: retried).
- * TRUNCATE fires no trigger: empty the ledger with DELETE.
+ * An update that changes neither the status nor the slice's month (a re-check: `checked_at`,
+ * `attempts`) appends nothing. TRUNCATE fires no trigger: empty the ledger with DELETE.
  */
 export const mysqlLedgerRollup: Migration = {
   async up(db: Kysely<unknown>) {
     await runAll(db, [
       sql`create table report_loads_monthly (
+            id bigint not null auto_increment,
             month date not null, portfolio_id integer not null, report_type varchar(255) not null, status varchar(16) not null, slices bigint not null,
-            constraint report_loads_monthly_pk primary key (month, portfolio_id, report_type, status)
+            pending boolean not null default true,
+            constraint report_loads_monthly_pk primary key (id)
           ) engine = InnoDB default charset = utf8mb4 collate = utf8mb4_bin`,
-      sql`insert into report_loads_monthly (month, portfolio_id, report_type, status, slices)
-          select date_format(report_date, '%Y-%m-01'), portfolio_id, report_type, status, count(*) from report_loads
+      sql`create index report_loads_monthly_key on report_loads_monthly (month, portfolio_id, report_type, status, slices)`,
+      sql`create index report_loads_monthly_pending on report_loads_monthly (pending, month, portfolio_id, report_type)`,
+      sql`insert into report_loads_monthly (month, portfolio_id, report_type, status, slices, pending)
+          select date_format(report_date, '%Y-%m-01'), portfolio_id, report_type, status, count(*), false from report_loads
           group by date_format(report_date, '%Y-%m-01'), portfolio_id, report_type, status`,
       // The failed slices of a range (status, check, the dashboard's failures): status leads, as MySQL has no partial index.
       sql`create index report_loads_failed on report_loads (status, report_date, portfolio_id, report_type)`,
-      sql.raw(`create trigger report_loads_monthly_insert after insert on report_loads for each row begin ${mysqlCountIn} end`),
+      sql.raw(`create trigger report_loads_monthly_insert after insert on report_loads for each row begin ${mysqlAppendCount('new')} end`),
       sql.raw(`create trigger report_loads_monthly_update after update on report_loads for each row begin
           if not (old.status <=> new.status and old.portfolio_id <=> new.portfolio_id and old.report_type <=> new.report_type
             and ${mysqlMonthOf('old')} <=> ${mysqlMonthOf('new')}) then
-            ${mysqlCountOut} ${mysqlCountIn}
+            ${mysqlAppendCount('old')} ${mysqlAppendCount('new')}
           end if;
         end`),
-      sql.raw(`create trigger report_loads_monthly_delete after delete on report_loads for each row begin ${mysqlCountOut} end`),
+      sql.raw(`create trigger report_loads_monthly_delete after delete on report_loads for each row begin ${mysqlAppendCount('old')} end`),
     ]);
   },
   async down(db: Kysely<unknown>) {

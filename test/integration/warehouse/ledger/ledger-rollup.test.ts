@@ -9,6 +9,10 @@ import { openWarehouse } from '../../../../src/warehouse/open-warehouse.js';
 import { migrateWarehouse } from '../../../../src/warehouse/schema/migrate-warehouse.js';
 import { ledgerRow } from '../../../helpers/ledger-row.js';
 import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.js';
+import { insertLoadedLedgerRow } from '../../../helpers/ledger-row.js';
+import { CommitGroups } from '../../../../src/warehouse/loading/commit-groups.js';
+import { foldMonthlyCounts } from '../../../../src/warehouse/mysql/fold-monthly-counts.js';
+import { COMMITS_PER_FOLD } from '../../../../src/warehouse/mysql/mysql-slice-lock.js';
 
 /*
  * report_loads_monthly (migration 0007) counts the ledger per pair, month and status in the
@@ -17,7 +21,7 @@ import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.j
  * must equal what counting the ledger itself gives, for any range.
  */
 
-/** The monthly counts, summed per key (Postgres may hold several rows of one until it folds them). */
+/** The monthly counts, summed per key (Postgres and MySQL may hold several rows of one until they fold them). */
 async function monthly(db: Kysely<Warehouse>): Promise<string[]> {
   const rows = await db
     .selectFrom('report_loads_monthly')
@@ -261,19 +265,26 @@ describe.each(DIALECTS)('the monthly counts of the ledger on %s', (dialect) => {
   });
 });
 
-describe('the monthly counts under many Postgres writers', () => {
+describe.each(['postgres', 'mysql'] as const)('the monthly counts under many %s writers', (dialect) => {
   let warehouse: Awaited<ReturnType<typeof createTempWarehouse>>;
   beforeEach(async () => {
-    warehouse = await createTempWarehouse('postgres');
+    warehouse = await createTempWarehouse(dialect);
   });
   afterEach(async () => {
     await warehouse.close();
   });
 
+  const row = (portfolioId: number, date: string) => ledgerRow(portfolioId, 'index', date, 'loaded');
+
+  /** What writes do now and then (Postgres: one in 64, in its trigger; MySQL: after every COMMITS_PER_FOLD commits of slices). */
+  async function fold(): Promise<void> {
+    if (dialect === 'postgres') await sql`select report_loads_monthly_fold()`.execute(warehouse.db);
+    else expect(await warehouse.db.connection().execute(foldMonthlyCounts)).toBeGreaterThan(0);
+  }
+
   it('never make two transactions wait for each other, and fold to one row per key once they commit', async () => {
     const other = await openWarehouse(warehouse.databaseUrl);
     try {
-      const row = (portfolioId: number, date: string) => ledgerRow(portfolioId, 'index', date, 'loaded');
       // Two transactions that write the same two months in opposite orders: counting in place would deadlock.
       let secondWrote!: () => void;
       const secondHasWritten = new Promise<void>((resolve) => (secondWrote = resolve));
@@ -294,14 +305,71 @@ describe('the monthly counts under many Postgres writers', () => {
         }),
       ]);
       expect(await monthly(warehouse.db)).toEqual(['2024-03-01 1001 index loaded 2', '2024-03-01 1002 index loaded 2']);
-      // A write folds now and then (one in 64); the fold it calls, called here, leaves one row per key.
       await warehouse.db.insertInto('report_loads').values(row(1003, '2024-03-03')).execute();
-      await sql`select report_loads_monthly_fold()`.execute(warehouse.db);
+      await fold();
       const stored = await warehouse.db.selectFrom('report_loads_monthly').select(['portfolio_id', 'slices']).orderBy('portfolio_id').execute();
       expect(stored.map((r) => `${r.portfolio_id}:${Number(r.slices)}`)).toEqual(['1001:2', '1002:2', '1003:1']);
       expect(await monthly(warehouse.db)).toEqual(await countedFromLedger(warehouse.db));
     } finally {
       await other.close();
+    }
+  });
+
+  it('fold without waiting for a transaction still writing, and leave its rows to the next fold', async () => {
+    const other = await openWarehouse(warehouse.databaseUrl);
+    try {
+      await warehouse.db
+        .insertInto('report_loads')
+        .values([row(1001, '2024-03-01'), row(1001, '2024-03-02')])
+        .execute();
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let wrote!: () => void;
+      const written = new Promise<void>((resolve) => (wrote = resolve));
+      const writing = other.db.transaction().execute(async (trx) => {
+        await trx.insertInto('report_loads').values(row(1001, '2024-03-03')).execute();
+        wrote();
+        await released;
+      });
+      await written;
+      const started = performance.now();
+      await fold();
+      // A fold that waited for the open transaction would wait until the test released it.
+      expect(performance.now() - started).toBeLessThan(5_000);
+      release();
+      await writing;
+      expect(await monthly(warehouse.db)).toEqual(['2024-03-01 1001 index loaded 3']);
+      await fold();
+      const stored = await warehouse.db.selectFrom('report_loads_monthly').select(['portfolio_id', 'slices']).execute();
+      expect(stored.map((r) => `${r.portfolio_id}:${Number(r.slices)}`)).toEqual(['1001:3']);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('the monthly counts of slices written to MySQL', () => {
+  it('are folded after every COMMITS_PER_FOLD commits of slices, before the last slice hears it committed', async () => {
+    const warehouse = await createTempWarehouse('mysql');
+    try {
+      const committer = new CommitGroups({ db: warehouse.db, sliceLock: warehouse.sliceLock, maxSlices: 1, maxOpenMs: 10_000, parallel: 1 });
+      const slices: Slice[] = Array.from({ length: COMMITS_PER_FOLD }, (_, i) => ({
+        portfolioId: 1001 + (i % 4),
+        reportType: 'index',
+        reportDate: `2024-0${1 + (i % 3)}-${String(1 + Math.floor(i / 12)).padStart(2, '0')}`,
+      }));
+      const pending = async () =>
+        Number((await sql<{ rows: number | string }>`select count(*) as \`rows\` from report_loads_monthly where pending`.execute(warehouse.db)).rows[0]!.rows);
+      for (const slice of slices.slice(0, -1)) await committer.write(slice, (trx, now) => insertLoadedLedgerRow(trx, slice, now));
+      expect(await pending()).toBe(COMMITS_PER_FOLD - 1);
+      const last = slices.at(-1)!;
+      await committer.write(last, (trx, now) => insertLoadedLedgerRow(trx, last, now));
+      // Folded before the last write was told it had committed: 4 portfolios × 3 months, one row each.
+      expect(await pending()).toBe(0);
+      expect(Number((await sql<{ rows: number | string }>`select count(*) as \`rows\` from report_loads_monthly`.execute(warehouse.db)).rows[0]!.rows)).toBe(12);
+      expect(await monthly(warehouse.db)).toEqual(await countedFromLedger(warehouse.db));
+    } finally {
+      await warehouse.close();
     }
   });
 });
