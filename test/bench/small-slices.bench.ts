@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
@@ -134,7 +134,9 @@ export const benchmark: Benchmark = {
             const result = await runProductInProcess({ env: simulator.env, slices, dir, databaseUrl: url, settings: SETTINGS });
             const { report } = result;
             if (result.exitCode !== 0 || report.loaded !== slices.length || report.rowsWritten.index_report !== slices.length * RECORDS_PER_SLICE) {
-              throw new Error(`in-process run did not load every slice: exit ${result.exitCode}, ${report.loaded} loaded, ${report.failed} failed`);
+              throw new Error(
+                `in-process run did not load every slice: exit ${result.exitCode}, ${report.loaded} loaded, ${report.failed} failed${errorLines(join(dir, 'run.log'))}`,
+              );
             }
             return {
               durationMs: report.durationMs,
@@ -349,4 +351,13 @@ function ms(value: number): string {
 
 function load(measured: Measured): string {
   return `${Math.round(measured.simulatorLoad * 100)}%`;
+}
+
+/** The first warning and error lines of a run's log, to say why a run the benchmark needed whole was not. */
+function errorLines(logFile: string): string {
+  const lines = readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('"level":40') || line.includes('"level":50'))
+    .slice(0, 3);
+  return lines.length === 0 ? '' : `; the first warnings and errors logged:\n${lines.map((line) => line.slice(0, 600)).join('\n')}`;
 }
