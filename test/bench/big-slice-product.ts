@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/main.js';
 import { CLI_BIN } from '../helpers/cli-bin.js';
 import type { BigSliceSideResult } from './big-slice-side.js';
+import { ownPeakRssBytes } from './own-peak-rss.js';
 import { runMeasuredChild } from './run-measured-child.js';
 
 /** What the product side is given by the benchmark. */
@@ -30,7 +31,7 @@ export async function bigSliceProduct(input: BigSliceProductInput): Promise<BigS
       },
     });
   const code = await main(runArguments(input), { stdout: sink(), stderr: sink(), env: { ...input.env, LOG_LEVEL: 'info' }, cwd: input.cwd, logDestination: sink() });
-  return loadedSlice(code, logs, process.resourceUsage().maxRSS / 1024);
+  return loadedSlice(code, logs, ownPeakRssBytes() / 2 ** 20);
 }
 
 /**

@@ -1,3 +1,5 @@
+import { ownPeakRssBytes } from './own-peak-rss.js';
+
 /** What one side of the big-slice benchmark reports from its own child process. */
 export interface BigSliceSideResult {
   readonly rows: number;
@@ -6,7 +8,7 @@ export interface BigSliceSideResult {
   readonly peakRssMb: number;
 }
 
-/** The side's result, with the process's peak RSS so far (Linux reports it in KiB). */
+/** The side's result, with the process's own peak RSS so far. */
 export function sideResult(rows: number, ms: number): BigSliceSideResult {
-  return { rows, ms, peakRssMb: process.resourceUsage().maxRSS / 1024 };
+  return { rows, ms, peakRssMb: ownPeakRssBytes() / 2 ** 20 };
 }
