@@ -14,7 +14,8 @@ import type { MigrationDialect } from '../engine/migration-dialect.js';
  * - decimals: DECIMAL(65,30), the widest MySQL has (the row builder refuses a value it would round);
  * - report dates: DATE; points in time: ISO 8601 UTC text, as SQLite keeps them (DATETIME refuses
  *   the `Z` every timestamp of report-sync ends with, and holds no zone);
- * - `extra`: JSON from 0005 on (in MariaDB a LONGTEXT checked to be JSON, kept byte for byte).
+ * - `extra`: from 0005 on a LONGTEXT checked to be JSON (`json_valid`), kept byte for byte: what
+ *   MariaDB's JSON type is, where MySQL 8's would keep each fractional number as a double.
  */
 
 /** MySQL's steps of 0001-create-tables (see `createTables`): the same tables, in MySQL's types. */
@@ -94,8 +95,10 @@ export const mysqlLineageAndAnalytics: Migration = {
       sql`update constituent_report as report join report_loads as ledger
             on ledger.portfolio_id = report.portfolio_id and ledger.report_type = report.report_type and ledger.report_date = report.report_date
           set report.load_id = ledger.load_id where ledger.load_id is not null`,
-      sql`alter table index_report modify extra json`,
-      sql`alter table constituent_report modify extra json`,
+      // Text checked to be JSON, as MariaDB's JSON type is: MySQL 8's JSON type parses the document
+      // and keeps each fractional number as a double, rounding the digits the service sent.
+      sql`alter table index_report modify extra longtext, add constraint index_report_extra_json check (json_valid(extra))`,
+      sql`alter table constituent_report modify extra longtext, add constraint constituent_report_extra_json check (json_valid(extra))`,
       sql`create unique index report_loads_load_id on report_loads (load_id)`,
       // MySQL has no partial index: status leads instead, so the loaded slices of a portfolio and report type are one range.
       sql`create index report_loads_loaded on report_loads (status, portfolio_id, report_type, report_date)`,
@@ -109,8 +112,8 @@ export const mysqlLineageAndAnalytics: Migration = {
       sql`drop view latest_loaded_day`,
       sql`drop index report_loads_loaded on report_loads`,
       sql`drop index report_loads_load_id on report_loads`,
-      sql`alter table index_report modify extra longtext, drop column load_id`,
-      sql`alter table constituent_report modify extra longtext, drop column load_id`,
+      sql`alter table index_report drop constraint index_report_extra_json, drop column load_id`,
+      sql`alter table constituent_report drop constraint constituent_report_extra_json, drop column load_id`,
       sql`alter table report_loads drop column load_id, drop column loaded_at`,
     ]);
   },

@@ -81,6 +81,21 @@ describe('the MySQL warehouse', () => {
     for (const column of columns) expect(`${column.table_name}.${column.column_name} ${column.column_type}`).toMatch(/ decimal\(65,30\)$/);
   });
 
+  it('keeps extra as JSON text, byte for byte, and refuses text that is no JSON', async () => {
+    // MySQL 8's JSON type would keep 0.30000000000000004441 as the double 0.30000000000000004.
+    const extra = '{"b": 0.30000000000000004441, "a": [1.10, "x"]}';
+    const loader = new SliceLoader({ warehouse });
+    const other = { ...slice, reportDate: '2024-03-04' };
+    await loader.replaceRows({ slice: other, definition: constituentReport, rows: rowStream({ ...row(1, '1.5'), report_date: '2024-03-04', extra }), file, attempts: 1 });
+    const stored = await warehouse.db.selectFrom('constituent_report').select('extra').where('report_date', '=', '2024-03-04').executeTakeFirstOrThrow();
+    expect(stored.extra).toBe(extra);
+    const { rows } = await sql<{ b: string }>`select json_unquote(json_extract(extra, '$.a[1]')) as b from constituent_report where report_date = '2024-03-04'`.execute(
+      warehouse.db,
+    );
+    expect(rows[0]!.b).toBe('x');
+    await expect(sql`update constituent_report set extra = '{"no json' where report_date = '2024-03-04'`.execute(warehouse.db)).rejects.toThrow(/constraint|check/i);
+  });
+
   it('lets go of a slice’s lock when its transaction ends, so another session takes it at once', async () => {
     const other = await openWarehouse(warehouse.databaseUrl);
     try {
