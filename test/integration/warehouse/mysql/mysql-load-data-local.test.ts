@@ -46,7 +46,26 @@ async function statementsRun(db: Kysely<Warehouse>, command: 'load' | 'insert'):
 }
 
 /** Loads `rows` as the slice's rows with a loader of one connection, counting the LOAD DATA and INSERT statements its session ran. */
-async function loadCounting(warehouse: WarehouseHandle, rows: WarehouseRow[], sha256: string): Promise<{ count: number; loads: number; inserts: number }> {
+/**
+ * The slice loaded three times, counting statements: a first load (which also INSERTs its ledger
+ * row), then one row and then nine rows replacing it, the two loads compared.
+ */
+async function loadOneThenNine(warehouse: WarehouseHandle): Promise<{ one: StatementCounts; nine: StatementCounts; rows: WarehouseRow[] }> {
+  await loadCounting(warehouse, [constituentRow(1, '1')], 'first');
+  const one = await loadCounting(warehouse, [constituentRow(1, '1')], 'one');
+  const rows = Array.from({ length: 9 }, (_, i) => constituentRow(i + 1, `${i}.5`));
+  const nine = await loadCounting(warehouse, rows, 'ordinary');
+  return { one, nine, rows };
+}
+
+/** What a load ran: the rows it counted, its LOAD DATA statements and its INSERTs. */
+interface StatementCounts {
+  readonly count: number;
+  readonly loads: number;
+  readonly inserts: number;
+}
+
+async function loadCounting(warehouse: WarehouseHandle, rows: WarehouseRow[], sha256: string): Promise<StatementCounts> {
   return warehouse.db.connection().execute(async (connection) => {
     const before = { load: await statementsRun(connection, 'load'), insert: await statementsRun(connection, 'insert') };
     const loader = new SliceLoader({ warehouse: { ...warehouse, db: connection }, batchRows: 4 });
@@ -102,11 +121,7 @@ describe('MySQL slices loaded with LOAD DATA LOCAL INFILE (the server allows loc
 
   it('is the path the row writer says it takes, and the one a load takes: one LOAD DATA, and no more INSERTs for more rows', async () => {
     expect(await warehouse.engine.rowWriter.describe(warehouse.db)).toBe('LOAD DATA LOCAL INFILE');
-    // The slice's first load also INSERTs its ledger row; the loads compared below replace it.
-    await loadCounting(warehouse, [constituentRow(1, '1')], 'first');
-    const one = await loadCounting(warehouse, [constituentRow(1, '1')], 'one');
-    const rows = Array.from({ length: 9 }, (_, i) => constituentRow(i + 1, `${i}.5`));
-    const nine = await loadCounting(warehouse, rows, 'ordinary');
+    const { one, nine, rows } = await loadOneThenNine(warehouse);
     expect(one).toMatchObject({ count: 1, loads: 1 });
     // The INSERTs left are the ledger's.
     expect(nine).toEqual({ count: 9, loads: 1, inserts: one.inserts });
@@ -195,11 +210,9 @@ describe('MySQL slices loaded without local files (multi-row INSERTs)', () => {
 
   it('says why, and writes with INSERTs only', async () => {
     expect(await withoutLocalFiles.engine.rowWriter.describe(withoutLocalFiles.db)).toBe('multi-row INSERTs: the client was opened without local files');
-    await loadCounting(withoutLocalFiles, [constituentRow(1, '1')], 'first');
-    const one = await loadCounting(withoutLocalFiles, [constituentRow(1, '1')], 'one');
-    const rows = Array.from({ length: 9 }, (_, i) => constituentRow(i + 1, `${i}.5`));
+    const { one, nine, rows } = await loadOneThenNine(withoutLocalFiles);
     // 9 rows, 4 a batch: three INSERTs where one row took one (the ledger's INSERTs are the same).
-    expect(await loadCounting(withoutLocalFiles, rows, 'ordinary')).toEqual({ count: 9, loads: 0, inserts: one.inserts + 2 });
+    expect(nine).toEqual({ count: 9, loads: 0, inserts: one.inserts + 2 });
     expect((await storedRows(warehouse)).map((row) => row.closing_price)).toEqual(rows.map((row) => row.closing_price));
   });
 
