@@ -40,7 +40,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   const fromOption = (defaultText: string) => new Option('--from <date>', `first report date, YYYY-MM-DD (default: ${defaultText})`).argParser(parseDateArgument);
   const toOption = () => new Option('--to <date>', 'last report date, included (default: yesterday)').argParser(parseDateArgument);
   const metricsPortOption = () => new Option('--metrics-port <port>', 'serve /metrics, /healthz and /readyz on this port (0: any free port)').argParser(parsePortArgument);
-  const concurrencyOption = () => new Option('--concurrency <n>', 'slices at once (default: from config)').argParser(parsePositiveIntArgument);
+  const concurrencyOption = () => new Option('--concurrency <n>', 'downloads at once (default: from config)').argParser(parsePositiveIntArgument);
 
   program
     .command('migrate')

@@ -27,6 +27,7 @@ import { warehouseNow } from '../warehouse/warehouse-now.js';
 import { alertWebhookFromEnvironment, type AlertWebhook } from '../alerts/alert-webhook.js';
 import { WorkerDeathAlerts } from '../queue/worker-death-alerts.js';
 import type { CliIo } from './cli-io.js';
+import { jobsAtOnce } from '../queue/jobs-at-once.js';
 
 /** What a worker has opened so far: its readiness checks look here, and its close closes all of it. */
 export interface WorkerParts {
@@ -121,7 +122,8 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
       connection: workerRedis,
       settings,
       name: `${hostname()}:${process.pid}`,
-      concurrency: settings.concurrency,
+      // `concurrency` downloads at once (the export client's slots), and jobs past theirs written meanwhile.
+      concurrency: jobsAtOnce(settings.concurrency),
       jobs: [
         exportSliceJob({
           attemptSlice: (slice, attempt, options) => attemptExportSlice(slice, attempt, services, options),
@@ -162,7 +164,10 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
     try {
       await worker.waitUntilReady();
       healing = keepNightlySchedule({ exportQueue, own: ownNightly, settings, logger, shutdown, redisDown: () => connector.down });
-      logger.info({ queue: settings.queue.name, concurrency: settings.concurrency, warehouse: services.warehouse.location }, 'worker ready');
+      logger.info(
+        { queue: settings.queue.name, concurrency: settings.concurrency, jobsAtOnce: jobsAtOnce(settings.concurrency), warehouse: services.warehouse.location },
+        'worker ready',
+      );
       if (!shutdown.aborted) await once(shutdown, 'abort');
       logger.info('closing the worker: finishing the jobs in flight');
     } finally {

@@ -117,6 +117,7 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
       spoolMemoryBytes: settings.limits.spoolMemoryBytes,
       spool,
       bodyTimeoutMs: settings.http.bodyTimeoutMs,
+      downloads: { atOnce: settings.concurrency, maxRetryAfterMs: settings.retry.maxRetryAfterMs },
       signal: options.signal,
       gate: options.gate,
       onAnswer: metrics && ((status, seconds) => metrics.exportAnswered(status, seconds)),

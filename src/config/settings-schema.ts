@@ -100,7 +100,13 @@ export const settingsSchema = z
       })
       .strict()
       .prefault({}),
-    /** Slices processed at once by one process. */
+    /**
+     * Downloads at once in one process: the export requests it has in flight. A `worker` takes twice
+     * as many jobs, so that a slice waiting for the warehouse, or being written, leaves its download
+     * slot to the next one; those slices keep their downloaded file meanwhile (in memory up to
+     * `limits.spoolMemoryBytes`, on disk above it). `run` and `nightly` hold as many slices as
+     * downloads.
+     */
     concurrency: positiveInt.max(1024).default(8),
     retry: z
       .object({

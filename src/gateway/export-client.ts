@@ -14,6 +14,7 @@ import { redactSecrets } from '../redaction/redact.js';
 import { readSmallBody } from '../http/read-small-body.js';
 import type { SpoolDirectory } from './spool-directory.js';
 import { SpooledBody } from './spooled-body.js';
+import { DownloadSlots } from './download-slots.js';
 import { tlsVerificationError } from '../http/tls-verification-error.js';
 
 export interface ExportClientOptions {
@@ -33,6 +34,13 @@ export interface ExportClientOptions {
    * at start; the client does not own it. @defaultValue a directory of each body's own under os.tmpdir()
    */
   readonly spool?: SpoolDirectory;
+  /**
+   * Downloads at once (`concurrency`): a further one waits for one of them to end (see
+   * {@link DownloadSlots}). A download the service answered 429 keeps its slot for the Retry-After,
+   * at most `maxRetryAfterMs` (`retry.maxRetryAfterMs`), so the download waiting for it waits that
+   * out rather than asking at once. @defaultValue no limit
+   */
+  readonly downloads?: { readonly atOnce: number; readonly maxRetryAfterMs: number };
   /** Admits each request at the configured rate; none means no limit. */
   readonly gate?: RequestGate;
   /**
@@ -74,9 +82,11 @@ export class ExportClient {
    * query parameter parsed and serialised the URL five times per slice).
    */
   readonly #portfolioPrefix: string | undefined;
+  readonly #slots: DownloadSlots | undefined;
 
   constructor(options: ExportClientOptions) {
     this.#options = options;
+    this.#slots = options.downloads && new DownloadSlots(options.downloads.atOnce);
     const prefix = joinUrl(options.baseUrl, PORTFOLIO_PATH);
     this.#portfolioPrefix = prefix.search === '' && prefix.hash === '' ? prefix.href : undefined;
   }
@@ -95,7 +105,30 @@ export class ExportClient {
     return url;
   }
 
+  /** The slice's export, once a download slot is free; the slot is held until the body is all in. */
   async download(slice: Slice, format: ExportFormat): Promise<ExportDownload> {
+    const { signal } = this.#options;
+    const slots = this.#slots;
+    if (slots === undefined) return this.#download(slice, format);
+    const release = await slots.acquire(signal).catch((error: unknown) => {
+      throw transferError(error, slice, signal);
+    });
+    let keepMs = 0;
+    try {
+      return await this.#download(slice, format);
+    } catch (error) {
+      if (error instanceof SyncError && error.code === 'EXPORT_RATE_LIMITED' && error.retryAfterMs !== undefined) {
+        keepMs = Math.min(error.retryAfterMs, this.#options.downloads?.maxRetryAfterMs ?? 0);
+      }
+      throw error;
+    } finally {
+      // A timer of its own: the slot's wait must not hold up a process that is done.
+      if (keepMs > 0) setTimeout(release, keepMs).unref();
+      else release();
+    }
+  }
+
+  async #download(slice: Slice, format: ExportFormat): Promise<ExportDownload> {
     const { tokens } = this.#options;
     const url = this.urlFor(slice, format);
     let { token, response } = await this.#send(url, slice, () => tokens.getToken());

@@ -12,7 +12,7 @@ export interface DurationEstimateInput {
   readonly requests: number;
   /** Seconds one request takes, end to end (generation, download, load). */
   readonly secondsPerRequest: number;
-  /** `concurrency`: slices at once per process. */
+  /** `concurrency`: downloads at once per process. */
   readonly concurrency: number;
   /** `http.connections`: the keep-alive pool's connections per origin, which caps requests in flight. */
   readonly connections: number;

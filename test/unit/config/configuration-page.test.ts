@@ -57,7 +57,10 @@ describe('the generator (npm run docs:config)', () => {
   it('reads each meaning from the JSDoc above the key, on one line, without its tags', () => {
     const settings = documentedSettings(SCHEMA_SOURCE);
     const byKey = new Map(settings.map((setting) => [setting.path.join('.'), setting]));
-    expect(byKey.get('concurrency')?.meaning).toBe('Slices processed at once by one process.');
+    // A comment of several lines is one line of the table.
+    expect(byKey.get('concurrency')?.meaning).toMatch(
+      /^Downloads at once in one process: the export requests it has in flight\. A `worker` takes .* as many slices as downloads\.$/,
+    );
     const stalled = byKey.get('queue.maxStalledCount');
     expect(stalled?.meaning).toMatch(/^Times a job may stall .* a Redis restart that outlived the locks\.$/);
     expect(stalled?.statedDefault).toBe('2');
@@ -68,7 +71,7 @@ describe('the generator (npm run docs:config)', () => {
   });
 
   it('refuses a setting without a comment, naming it', () => {
-    const uncommented = SCHEMA_SOURCE.replace('    /** Slices processed at once by one process. */\n', '').replace(/\n\s*\/\*\* Most failed jobs kept in Redis\. \*\//, '');
+    const uncommented = SCHEMA_SOURCE.replace(/\n {4}\/\*\*(?:(?!\*\/)[\s\S])*\*\/(?=\n {4}concurrency:)/, '').replace(/\n\s*\/\*\* Most failed jobs kept in Redis\. \*\//, '');
     expect(uncommented).not.toBe(SCHEMA_SOURCE);
     expect(() => documentedSettings(uncommented)).toThrow(/without a JSDoc comment .*: concurrency, queue\.keepFailed\.count$/);
   });

@@ -8,6 +8,7 @@ import { ExportClient } from '../../../src/gateway/export-client.js';
 import type { RequestGate } from '../../../src/gateway/request-gate.js';
 import type { Slice } from '../../../src/slice/slice.js';
 import { startHttpServer } from '../../helpers/http-server.js';
+import { until } from '../../helpers/until.js';
 
 const slice: Slice = { portfolioId: 42, reportType: 'constituent.close', reportDate: '2024-03-01' };
 
@@ -227,6 +228,106 @@ describe('ExportClient', () => {
     const grown = (await client.download(slice, 'csv').catch((e: unknown) => e)) as ExportError;
     expect(grown.code).toBe('EXPORT_TOO_LARGE');
     expect(grown.message).toContain('limits.maxDownloadBytes');
+  });
+
+  describe('downloadsAtOnce', () => {
+    /**
+     * A client of `downloadsAtOnce` slots and a service that holds each answer's body until told:
+     * `held` has one such answer per request seen.
+     */
+    async function holdingService(downloadsAtOnce: number, signal?: AbortSignal) {
+      const held: (() => void)[] = [];
+      const server = await startHttpServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' });
+        res.write('[');
+        held.push(() => res.end(']'));
+      });
+      const agent = new Agent();
+      cleanups.push(
+        () => agent.close(),
+        () => server.close(),
+      );
+      const options = { tenantId: 't', tokens: fixedTokens(), dispatcher: agent, maxDownloadBytes: 1024, spoolMemoryBytes: 1024 };
+      return { client: new ExportClient({ ...options, baseUrl: new URL(server.url), downloads: { atOnce: downloadsAtOnce, maxRetryAfterMs: 60_000 }, signal }), held };
+    }
+
+    const days = ['2024-03-04', '2024-03-05', '2024-03-06'].map((reportDate) => ({ ...slice, reportDate }));
+
+    it('downloads no more at once; the next request goes once a body is all in', async () => {
+      const { client, held } = await holdingService(2);
+      const downloads = days.map((day) => client.download(day, 'json'));
+      await until(() => held.length === 2, 5_000, 'two requests');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(held).toHaveLength(2);
+      held[0]!();
+      const first = await downloads[0]!;
+      await until(() => held.length === 3, 5_000, 'the third request');
+      held[1]!();
+      held[2]!();
+      for (const download of [first, await downloads[1]!, await downloads[2]!]) {
+        expect(download.kind).toBe('file');
+        if (download.kind === 'file') await download.body.dispose();
+      }
+    });
+
+    it('sends every request at once when the slots suffice', async () => {
+      const { client, held } = await holdingService(3);
+      const downloads = days.map((day) => client.download(day, 'json'));
+      await until(() => held.length === 3, 5_000, 'three requests at once');
+      for (const answer of held) answer();
+      for (const download of await Promise.all(downloads)) if (download.kind === 'file') await download.body.dispose();
+    });
+
+    /** Two downloads through one slot; the service answers the first `first`: when the second request came, ms after the first. */
+    async function secondRequestAfter(first: { status: number; headers?: Record<string, string> }, maxRetryAfterMs: number): Promise<number> {
+      const seen: number[] = [];
+      const server = await startHttpServer((_req, res) => {
+        seen.push(performance.now());
+        if (seen.length === 1) res.writeHead(first.status, first.headers).end('{"error":"busy"}');
+        else res.writeHead(200, { 'content-length': '0' }).end();
+      });
+      const agent = new Agent();
+      cleanups.push(
+        () => agent.close(),
+        () => server.close(),
+      );
+      const client = new ExportClient({
+        baseUrl: new URL(server.url),
+        tenantId: 't',
+        tokens: fixedTokens(),
+        dispatcher: agent,
+        maxDownloadBytes: 1024,
+        spoolMemoryBytes: 1024,
+        downloads: { atOnce: 1, maxRetryAfterMs },
+      });
+      const [refused, next] = await Promise.allSettled([client.download(days[0]!, 'json'), client.download(days[1]!, 'json')]);
+      expect(refused).toMatchObject({ status: 'rejected', reason: { status: first.status } });
+      expect(next).toEqual({ status: 'fulfilled', value: { kind: 'no_data' } });
+      return seen[1]! - seen[0]!;
+    }
+
+    it("keeps a 429's slot for its Retry-After, so the download waiting for it waits that out", async () => {
+      expect(await secondRequestAfter({ status: 429, headers: { 'retry-after': '1' } }, 60_000)).toBeGreaterThanOrEqual(990);
+    });
+
+    it('keeps it at most retry.maxRetryAfterMs, and gives a slot back at once after any other failure', async () => {
+      const capped = await secondRequestAfter({ status: 429, headers: { 'retry-after': '3600' } }, 300);
+      expect(capped).toBeGreaterThanOrEqual(290);
+      expect(capped).toBeLessThan(5_000);
+      expect(await secondRequestAfter({ status: 503 }, 60_000)).toBeLessThan(500);
+    });
+
+    it('a shutdown ends a download waiting for a slot with INTERRUPTED, and it never asks the service', async () => {
+      const shutdown = new AbortController();
+      const { client, held } = await holdingService(1, shutdown.signal);
+      const answering = client.download(days[0]!, 'json').catch((e: unknown) => e);
+      const waiting = client.download(days[1]!, 'json').catch((e: unknown) => e);
+      await until(() => held.length === 1, 5_000, 'the first request');
+      shutdown.abort();
+      for (const error of [await answering, await waiting]) expect(error).toMatchObject({ code: 'INTERRUPTED' });
+      expect((await waiting) as Error).toHaveProperty('message', expect.stringContaining('2024-03-05'));
+      expect(held).toHaveLength(1);
+    });
   });
 });
 
