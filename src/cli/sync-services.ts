@@ -129,7 +129,17 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
       metrics,
       warehouse,
       ledger,
-      loader: new SliceLoader({ warehouse, ledger, batchRows: settings.warehouse.batchRows, slicesPerCommit: settings.warehouse.slicesPerCommit }),
+      loader: new SliceLoader({
+        warehouse,
+        ledger,
+        batchRows: settings.warehouse.batchRows,
+        slicesPerCommit: settings.warehouse.slicesPerCommit,
+        onUpkeepError: (error) =>
+          logger.warn(
+            { err: error },
+            "the warehouse's upkeep after a commit failed (MySQL: folding the rows appended to report_loads_monthly): the slices are committed and the counts stay right; until a fold succeeds (tried again after later commits) the table grows by a row per ledger change",
+          ),
+      }),
       client,
       tokens,
       close: async () => {

@@ -37,7 +37,7 @@ const SIZES = {
 /**
  * Issue #27, the fleet measured against the ideal: four `report-sync worker` processes ×
  * concurrency 16 against the simulator (its own process) answering every export after 100 ms,
- * into Postgres, fed by a real `backfill`. With 64 slices in flight the best any fleet can do is
+ * into Postgres, fed by a real `backfill`. With 64 downloads in flight the best any fleet can do is
  * 64 / 0.1 s = 640 slices/s; with `queue.rateLimit` at 200 a second it is 200, and the service
  * must never see more than 200 in any second. Rates are counted from the simulator's own arrival
  * times over the steady part of the run; each part's CPU time is read from /proc (workers,
@@ -303,7 +303,7 @@ function describeRun(run: FleetRun): string {
     `${slices.toLocaleString('en-US')} index slices × ${RECORDS_PER_SLICE} records (${run.weekdaySlices.toLocaleString('en-US')} weekdays loaded, weekends no_data), ` +
     `one backfill, simulator latency ${LATENCY_MS} ms in its own process, private Redis; steady window ${(run.steady.durationMs / 1000).toFixed(1)} s ` +
     `(${(run.steady.fromMs / 1000).toFixed(1)}–${(run.steady.toMs / 1000).toFixed(1)} s of ${(run.spanMs / 1000).toFixed(1)}; first and last tenth of the requests left out), ` +
-    `whole run ${((slices * 1000) / run.spanMs).toFixed(0)} slices/s. A job's slot per slice (Little's law: ${WORKERS * CONCURRENCY} / steady rate) ` +
+    `whole run ${((slices * 1000) / run.spanMs).toFixed(0)} slices/s. A download slot's time per slice (Little's law: ${WORKERS * CONCURRENCY} downloads at once / steady rate) ` +
     `${((WORKERS * CONCURRENCY * 1000) / run.steady.perSecond).toFixed(0)} ms, of which waiting for the answer ${(run.requestSeconds * 1000).toFixed(0)} ms (the workers' histogram); ` +
     `worst worker's event-loop delay p99 ${run.loopLagP99Ms.toFixed(0)} ms; the workers' Postgres connections (sampled every 250 ms) ${run.connections.open.toFixed(1)} open, ` +
     `${run.connections.busy.toFixed(1)} busy on average, at most ${run.connections.mostBusy} (pools of 10 each, 2 transactions at once each). CPU per slice: workers ${perSlice(cpu.workers)} ms, simulator ${perSlice(cpu.simulator)}, ` +

@@ -32,6 +32,11 @@ export interface CommitGroupsOptions {
   readonly maxOpenMs: number;
   /** Transactions open at once, each on a connection of its own (SQLite: 1, its writers take turns anyway). */
   readonly parallel: number;
+  /**
+   * Told when the slice lock's upkeep after a commit failed (see `SliceLock.afterCommit`): the
+   * slices are committed all the same, but upkeep that keeps failing is for an operator to hear of.
+   */
+  readonly onUpkeepError?: (error: unknown) => void;
 }
 
 interface Pending {
@@ -186,7 +191,7 @@ export class CommitGroups {
       for (const { pending } of committed) pending.reject(cause);
       return;
     }
-    await sliceLock.afterCommit?.(connection).catch(() => undefined);
+    await sliceLock.afterCommit?.(connection).catch((error: unknown) => this.#options.onUpkeepError?.(error));
     for (const { pending, result } of committed) pending.resolve(result);
   }
 }

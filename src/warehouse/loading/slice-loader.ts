@@ -10,7 +10,7 @@ import { rowColumns, type RowValues, type WarehouseRow } from '../../extract/row
 import type { ExportFormat } from '../../reports/report-types.js';
 import { describeSlice, type Slice } from '../../slice/slice.js';
 import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
-import { CommitGroups, NotASmallSlice, type SliceWork } from './commit-groups.js';
+import { CommitGroups, type CommitGroupsOptions, NotASmallSlice, type SliceWork } from './commit-groups.js';
 import { countRepeatedValues } from './count-repeated-values.js';
 import { Ledger } from '../ledger/ledger.js';
 import type { ExportFileFacts, LedgerStamp, LedgerWriter } from '../ledger/ledger-writer.js';
@@ -28,6 +28,8 @@ export interface SliceLoaderOptions {
   readonly batchRows?: number;
   /** Most slices one transaction commits together (see {@link CommitGroups}); 1, a transaction each. @defaultValue 50 */
   readonly slicesPerCommit?: number;
+  /** Told when the upkeep after a commit failed (see {@link CommitGroupsOptions.onUpkeepError}). */
+  readonly onUpkeepError?: (error: unknown) => void;
 }
 
 /** A file's rows to replace a slice's with (see {@link SliceLoader.replaceRows}). */
@@ -110,6 +112,7 @@ export class SliceLoader {
       maxSlices: options.slicesPerCommit ?? 50,
       maxOpenMs: MAX_OPEN_MS,
       parallel: this.#engine.transactions.parallel,
+      onUpkeepError: options.onUpkeepError,
     });
   }
 

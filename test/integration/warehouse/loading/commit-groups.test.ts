@@ -100,6 +100,24 @@ describe.each(DIALECTS)('CommitGroups on %s', (dialect) => {
     expect(await ledgerPortfolios()).toEqual([1001, 1002, 1003, 1004, 1005]);
   });
 
+  it('tells of upkeep that failed after a COMMIT, and its slices are committed all the same; upkeep that works is not told of', async () => {
+    const told: unknown[] = [];
+    const failing = new Error('no DELETE privilege on report_loads_monthly');
+    const upkept = { ...lock, afterCommit: async () => Promise.reject(failing) };
+    const results = await Promise.all(
+      slices.slice(0, 2).map((slice) => groups({ sliceLock: upkept, onUpkeepError: (error) => told.push(error) }).write(slice, (trx, now) => writeLedgerRow(trx, slice, now))),
+    );
+    expect(results).toEqual(['1001', '1002']);
+    expect(told).toEqual([failing, failing]);
+    expect(await ledgerPortfolios()).toEqual([1001, 1002]);
+
+    let upkeeps = 0;
+    const working = { ...lock, afterCommit: async () => void (upkeeps += 1) };
+    await groups({ sliceLock: working, onUpkeepError: (error) => told.push(error) }).write(slices[2]!, (trx, now) => writeLedgerRow(trx, slices[2]!, now));
+    expect(upkeeps).toBe(1);
+    expect(told).toHaveLength(2);
+  });
+
   it('rolls a failing slice back alone: its caller hears its error, the others commit', async () => {
     const committer = groups();
     const failure = new Error('record 3 is not valid');

@@ -34,6 +34,19 @@ describe.each(DIALECTS)('SliceLoader on %s', (dialect) => {
     expect(ledger?.first_loaded_at).toBeTruthy();
   });
 
+  it('tells its onUpkeepError of upkeep that failed after the commit; the slice is loaded', async () => {
+    const told: unknown[] = [];
+    const sliceLock: SliceLock = {
+      begin: (connection, options) => warehouse.sliceLock.begin(connection, options),
+      lock: (connection, lockSlice, wait) => warehouse.sliceLock.lock(connection, lockSlice, wait),
+      afterCommit: async () => Promise.reject(new Error('fold refused')),
+    };
+    const upkept = new SliceLoader({ warehouse: { ...warehouse, sliceLock }, onUpkeepError: (error) => told.push(error) });
+    expect(await upkept.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '10.5')), file, attempts: 1 })).toBe(1);
+    expect(told).toEqual([new Error('fold refused')]);
+    expect(await new Ledger(warehouse).row(slice)).toMatchObject({ status: 'loaded', row_count: 1 });
+  });
+
   it('stamps the ledger row with the warehouse clock, as ISO 8601 UTC with milliseconds, when the slice is written', async () => {
     const before = Date.now();
     await loader.replaceRows({ slice, definition: constituentReport, rows: rows(row(1, '10.5')), file, attempts: 1 });
