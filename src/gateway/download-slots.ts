@@ -9,7 +9,7 @@ export class DownloadSlots {
   #free: number;
   readonly #waiting = new Set<() => void>();
 
-  constructor(readonly size: number) {
+  constructor(size: number) {
     this.#free = size;
   }
 

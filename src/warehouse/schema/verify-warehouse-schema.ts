@@ -7,7 +7,7 @@ import type { DecimalColumnRule } from '../engine/decimal-column-rule.js';
 import type { WarehouseHandle } from '../engine/warehouse-engine.js';
 import { readWarehouseTables } from './read-warehouse-tables.js';
 import type { Warehouse } from '../engine/warehouse-schema.js';
-import type { WarehouseTables } from '../engine/warehouse-tables.js';
+import type { CatalogueColumn, WarehouseTables } from '../engine/warehouse-tables.js';
 import { writtenColumns } from './written-columns.js';
 
 /** Portfolios named in the reload command; beyond this many the command says how many instead. */
@@ -74,16 +74,9 @@ export async function verifyWarehouseSchema(warehouse: WarehouseHandle): Promise
   return new ConfigError(`the warehouse at ${warehouse.location} ${problems.join('; it also ')}. Restore the warehouse from a backup; or ${repairs.join('; ')}; then ${reload}`);
 }
 
-/** A report table's decimal column whose declared type does not keep what report-sync writes. */
-interface RoundingColumn {
-  readonly table: string;
-  readonly column: string;
-  readonly type: string;
-}
-
 /** The report tables' decimal columns whose declared type would round (a missing one is said elsewhere). */
-function roundingDecimalColumns(tables: WarehouseTables, rule: DecimalColumnRule): RoundingColumn[] {
-  const found: RoundingColumn[] = [];
+function roundingDecimalColumns(tables: WarehouseTables, rule: DecimalColumnRule): CatalogueColumn[] {
+  const found: CatalogueColumn[] = [];
   for (const definition of REPORT_TABLES) {
     const present = tables.get(definition.table);
     for (const { name, kind } of definition.columns) {
