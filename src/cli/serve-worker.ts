@@ -118,12 +118,13 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
     const ownNightly = nightlyPlanSettings(settings);
     const alerts = webhook;
     const dead = (deathAlerts = new WorkerDeathAlerts({ send: async (alert) => alerts?.send(alert), queueName: settings.queue.name }));
+    // `concurrency` downloads at once (the export client's slots), and `queue.prefetch` jobs more, written meanwhile.
+    const takenAtOnce = jobsAtOnce({ concurrency: settings.concurrency, prefetch: settings.queue.prefetch });
     const worker = createExportWorker({
       connection: workerRedis,
       settings,
       name: `${hostname()}:${process.pid}`,
-      // `concurrency` downloads at once (the export client's slots), and jobs past theirs written meanwhile.
-      concurrency: jobsAtOnce(settings.concurrency),
+      concurrency: takenAtOnce,
       jobs: [
         exportSliceJob({
           attemptSlice: (slice, attempt, options) => attemptExportSlice(slice, attempt, services, options),
@@ -164,10 +165,7 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
     try {
       await worker.waitUntilReady();
       healing = keepNightlySchedule({ exportQueue, own: ownNightly, settings, logger, shutdown, redisDown: () => connector.down });
-      logger.info(
-        { queue: settings.queue.name, concurrency: settings.concurrency, jobsAtOnce: jobsAtOnce(settings.concurrency), warehouse: services.warehouse.location },
-        'worker ready',
-      );
+      logger.info({ queue: settings.queue.name, concurrency: settings.concurrency, jobsAtOnce: takenAtOnce, warehouse: services.warehouse.location }, 'worker ready');
       if (!shutdown.aborted) await once(shutdown, 'abort');
       logger.info('closing the worker: finishing the jobs in flight');
     } finally {

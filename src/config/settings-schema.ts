@@ -101,11 +101,11 @@ export const settingsSchema = z
       .strict()
       .prefault({}),
     /**
-     * Downloads at once in one process: the export requests it has in flight. A `worker` takes twice
-     * as many jobs, so that a slice waiting for the warehouse, or being written, leaves its download
-     * slot to the next one; those slices keep their downloaded file meanwhile (in memory up to
-     * `limits.spoolMemoryBytes`, on disk above it). `run` and `nightly` hold as many slices as
-     * downloads.
+     * Downloads at once in one process: the export requests it has in flight. A `worker` takes
+     * `queue.prefetch` jobs more (as many again by default), so that a slice waiting for the
+     * warehouse, or being written, leaves its download slot to the next one; those slices keep their
+     * downloaded file meanwhile (in memory up to `limits.spoolMemoryBytes`, on disk above it). `run`
+     * and `nightly` hold as many slices as downloads.
      */
     concurrency: positiveInt.max(1024).default(8),
     retry: z
@@ -337,6 +337,14 @@ export const settingsSchema = z
          * can meet the next restart, or a Redis restart that outlived the locks. @defaultValue 2
          */
         maxStalledCount: nonNegativeInt.max(100).default(2),
+        /**
+         * Jobs a worker takes beyond its `concurrency` downloads: they wait for a download slot while
+         * the slices before them are written. `null`: as many as `concurrency`. A worker that dies
+         * stalls every job it holds, so `0` keeps a crash (a file that kills its reader) from taking
+         * waiting jobs down with it, at the cost of download slots idle while slices are written.
+         * @defaultValue null
+         */
+        prefetch: nonNegativeInt.max(1024).nullable().default(null),
         /** Jobs added per round trip while queueing a backfill. */
         addBatchSize: positiveInt.max(10_000).default(1_000),
         /**

@@ -94,7 +94,7 @@ describe('a backfill kept as a plan, queued a window at a time', () => {
       // Each slice asked for once, but those the killed worker had taken (downloading, or downloaded and
       // not yet written): nothing queued twice.
       expect(rig.simulator.counters.exportRequests).toBeGreaterThanOrEqual(slices);
-      expect(rig.simulator.counters.exportRequests).toBeLessThanOrEqual(slices + jobsAtOnce(CONCURRENCY));
+      expect(rig.simulator.counters.exportRequests).toBeLessThanOrEqual(slices + jobsAtOnce({ concurrency: CONCURRENCY }));
 
       expect(plan?.state).toBe('queued');
       expect(plan?.cursor).toBe(slices);

@@ -133,9 +133,10 @@ describe('a poison job in a fleet of two workers', () => {
     rig = await startQueueRig();
     redis = new Redis(TEST_REDIS_URL);
     receiver = await Receiver.start();
-    // One job per worker: a job running beside the poison job on the worker killed with it would
-    // stall as often and be failed with it (as documented); here only the poison job may.
-    const alerting = { REPORT_ALERT_WEBHOOK_URL: receiver.url.href, REPORT_ALERT_WEBHOOK_FORMAT: 'json', REPORT_SYNC_CONCURRENCY: '1' };
+    // One job per worker (one download, none taken ahead): a job held beside the poison job on the
+    // worker killed with it would stall as often and be failed with it (as documented); here only
+    // the poison job may.
+    const alerting = { REPORT_ALERT_WEBHOOK_URL: receiver.url.href, REPORT_ALERT_WEBHOOK_FORMAT: 'json', REPORT_SYNC_CONCURRENCY: '1', REPORT_SYNC_QUEUE__PREFETCH: '0' };
     await Promise.all([startWorker(alerting), startWorker(alerting)]);
     // The poison slice's first allowed + 1 downloads hang: whichever worker takes it is killed while
     // it waits. A download after those would be answered with the file, and the slice loaded.

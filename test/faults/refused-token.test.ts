@@ -104,7 +104,7 @@ describe('a refused token in queue mode', () => {
     expect(probes).toBeLessThanOrEqual(2 * paces(pausedAt));
     // Nowhere near one request per queued slice: two for each job its worker had taken when it paused
     // (those waiting for a download slot then ask too), and the probes.
-    expect(gateway.refusals.length).toBeLessThanOrEqual(WORKERS * jobsAtOnce(CONCURRENCY) * 2 + 2 * paces(gateway.refusals[0]!));
+    expect(gateway.refusals.length).toBeLessThanOrEqual(WORKERS * jobsAtOnce({ concurrency: CONCURRENCY }) * 2 + 2 * paces(gateway.refusals[0]!));
     const counts = await rig.queueCounts();
     expect(counts.failed).toBe(0);
     expect(counts.completed).toBe(0);
