@@ -10,10 +10,15 @@ const BUILDS_DIST = ['test/build-dist.ts'];
 
 /**
  * Forks for the tiers that mostly wait: on servers, on child processes (the compiled command, a
- * worker fleet, Chromium) and on timers of the product. On two cores three forks left files
- * waiting on their own timers while a core idled; five fill them.
+ * worker fleet, Chromium) and on timers of the product. Each file of theirs starts several
+ * processes, so more forks than this put a dozen busy processes on two cores: a command that
+ * starts in a tenth of a second alone then took seconds, past the bounds that tell "at once" from
+ * "waited for a timeout".
  */
-const WAITING_FORKS = 5;
+const WAITING_FORKS = 3;
+
+/** A test of a waiting tier starts and stops processes, each slower on a loaded machine: its hang guard. */
+const WAITING_TIMEOUT_MS = 60_000;
 
 /**
  * Forks for the tiers that compute (unit) or that hold a process to a ceiling of memory or time
@@ -25,7 +30,7 @@ const COMPUTING_FORKS = 2;
 // Projects with different numbers of forks run one group after the other (vitest's
 // sequence.groupOrder): first the computing and measured tiers, then the waiting ones.
 const computing = { maxWorkers: COMPUTING_FORKS, sequence: { groupOrder: 0 } };
-const waiting = { maxWorkers: WAITING_FORKS, sequence: { groupOrder: 1 } };
+const waiting = { maxWorkers: WAITING_FORKS, testTimeout: WAITING_TIMEOUT_MS, hookTimeout: WAITING_TIMEOUT_MS, sequence: { groupOrder: 1 } };
 
 export default defineConfig({
   test: {

@@ -116,7 +116,7 @@ describe('queue mode: BullMQ workers on Redis, Postgres warehouse', () => {
   });
 
   it('on SIGTERM puts back the jobs still waiting for their answer, with no attempt spent, and exits 0 at once', async () => {
-    rig = await startQueueRig({ simulator: { latencyMs: 1_500 }, settings: { concurrency: 4 } });
+    rig = await startQueueRig({ simulator: { latencyMs: 5_000 }, settings: { concurrency: 4 } });
     const worker = rig.startWorker();
     await rig.ready(worker);
     await rig.cli(['backfill', '--from', '2024-01-01', '--to', '2024-01-05', '--portfolios', '1001,1002']);
@@ -124,8 +124,8 @@ describe('queue mode: BullMQ workers on Redis, Postgres warehouse', () => {
     const signalledAt = Date.now();
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);
-    // Well before the 1.5 s answers would have come.
-    expect(Date.now() - signalledAt).toBeLessThan(1_500);
+    // Well before the 5 s answers would have come.
+    expect(Date.now() - signalledAt).toBeLessThan(3_500);
     const counts = await tableCounts(rig);
     expect(counts.ledger).toBe(0);
     const jobs = await withQueue(rig, (queue) => queue.getJobs(['waiting', 'prioritized', 'delayed', 'active']));

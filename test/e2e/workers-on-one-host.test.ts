@@ -37,7 +37,7 @@ describe('several workers on one host', () => {
     const startedAt = Date.now();
     const second = rig.startWorker();
     let timer: NodeJS.Timeout | undefined;
-    const code = await Promise.race([second.exited, new Promise((resolve) => (timer = setTimeout(() => resolve('still running after 5 s'), 5_000)))]);
+    const code = await Promise.race([second.exited, new Promise((resolve) => (timer = setTimeout(() => resolve('still running after 15 s'), 15_000)))]);
     clearTimeout(timer);
     const seconds = (Date.now() - startedAt) / 1000;
     expect(code, second.output()).toBe(2);

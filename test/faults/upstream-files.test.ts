@@ -302,7 +302,7 @@ describe('upstream faults: the files', () => {
           `bad-file\\.zip, bomb\\.csv declares ${bomb.inflatedBytes} bytes, over limits\\.maxUncompressedBytes \\(2097152 bytes\\): refusing it as a possible zip bomb`,
         ),
         attempts: 1,
-        withinMs: 2_000,
+        withinMs: 5_000,
         earlier,
       });
     });
@@ -317,7 +317,7 @@ describe('upstream faults: the files', () => {
         code: 'EXPORT_TOO_LARGE',
         says: /bad-file\.zip, bomb\.csv inflates to more than the 1000 bytes it declares: refusing it as a possible zip bomb/,
         attempts: 1,
-        withinMs: 2_000,
+        withinMs: 5_000,
         earlier,
       });
       expect(leftovers()).toEqual([]); // the spooled body is gone too
@@ -334,7 +334,7 @@ describe('upstream faults: the files', () => {
         code: 'EXPORT_TOO_LARGE',
         says: /bad-file\.zip, bomb\.csv inflates past the limit, over limits\.maxUncompressedBytes \(262144 bytes\): refusing it as a possible zip bomb/,
         attempts: 1,
-        withinMs: 2_000,
+        withinMs: 5_000,
         earlier,
       });
     });

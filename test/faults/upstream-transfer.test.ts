@@ -173,7 +173,7 @@ describe('upstream faults: the transfer', () => {
         code: 'EXPORT_TOO_LARGE',
         says: /announces 5368709120 bytes, over limits\.maxDownloadBytes \(2147483648\)/,
         attempts: 1,
-        withinMs: 2_000,
+        withinMs: 5_000,
         earlier,
       });
       expect(
@@ -253,7 +253,7 @@ describe('upstream faults: the transfer', () => {
         code: 'EXPORT_REJECTED',
         says: /answered 302 .*redirect to http:\/\/127\.0\.0\.1:\d+\/elsewhere; check REPORT_BASE_URL/,
         attempts: 1,
-        withinMs: 2_000,
+        withinMs: 5_000,
       });
       expect(fault.gateway.requests.slice(seenBefore).map((request) => request.url.pathname)).not.toContain('/elsewhere');
     });
