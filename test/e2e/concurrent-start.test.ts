@@ -38,7 +38,7 @@ describe.each(DIALECTS)('six processes starting at once on a new %s warehouse', 
     const migrators = processes.filter(({ process }) => process.stdout().includes('Applied 0001-create-tables'));
     expect(migrators.length).toBeLessThanOrEqual(1);
     for (const { process } of processes.filter(({ args }) => args[0] === 'migrate'))
-      expect(process.stdout()).toMatch(/Applied 0001-create-tables.*0007-ledger-rollup|is up to date/);
+      expect(process.stdout()).toMatch(/Applied 0001-create-tables.*0008-monthly-counts-by-pair|is up to date/);
 
     const warehouse = await rig.warehouse();
     const history = await (warehouse.db as unknown as import('kysely').Kysely<{ kysely_migration: { name: string } }>)
@@ -54,6 +54,7 @@ describe.each(DIALECTS)('six processes starting at once on a new %s warehouse', 
       '0005-lineage-and-analytics',
       '0006-slice-checks',
       '0007-ledger-rollup',
+      '0008-monthly-counts-by-pair',
     ]);
     const ledger = await warehouse.db.selectFrom('report_loads').select(['portfolio_id', 'report_type', 'report_date', 'status']).execute();
     expect(ledger).toHaveLength(PORTFOLIOS.length * REPORT_TYPES.length * DATES.length);

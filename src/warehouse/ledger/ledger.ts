@@ -1,4 +1,4 @@
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { EXAMPLES_PER_GROUP, NO_FAILURES, summariseFailures, type FailureGroup, type FailureSummary } from '../../outcomes/failure-groups.js';
 import { SLICE_CHECK_NAMES } from '../../quality/slice-check-result.js';
 import { NO_WARNINGS, summariseWarnings, WARNING_EXAMPLES_PER_GROUP, type WarningGroup, type WarningSummary } from '../../outcomes/warning-groups.js';
@@ -8,7 +8,7 @@ import { rangeOfPairs, type SliceRange } from '../../slice/slice-range.js';
 import { ShortPairs, type LedgerPair } from './short-pairs.js';
 import { ledgerError } from '../schema/ledger-error.js';
 import { LedgerWriter } from './ledger-writer.js';
-import { splitWholeMonths, type DateSpan, type SplitRange } from './split-whole-months.js';
+import { splitWholeMonths, type DateSpan } from './split-whole-months.js';
 import { countIsoDates, monthEnd, shiftIsoDate } from '../../dates/report-date.js';
 import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
 import type { LedgerPeriod } from '../engine/ledger-period.js';
@@ -120,6 +120,12 @@ export interface MonthlyCountDifference {
   readonly ledger: number;
 }
 
+/** The first days of the first and last months of a question's whole months; a bound left out is open (see `Ledger.#withinHeldMonths`). */
+interface MonthBounds {
+  readonly from?: string;
+  readonly to?: string;
+}
+
 /** Failure groups whose example slices are read; the rest are counted only. */
 const GROUPS_WITH_EXAMPLES = 60;
 
@@ -204,11 +210,20 @@ export class Ledger {
         counts = counts.concat(rows.map((row) => ({ month: String(row.month), status: row.status, slices: Number(row.slices) })));
       }
       if (months) {
+        // Grouped by month alone, the statuses summed side by side: in the order of the month-first
+        // key, where grouping by month and status took MySQL a temporary table of every row.
         const rows = await this.#monthly(filter, months)
-          .select(({ fn }) => ['month', 'status', fn.sum<number | string>('slices').as('slices')])
-          .groupBy(['month', 'status'])
+          .select((eb) => ['month', monthlySlicesOf(eb, 'loaded').as('loaded'), monthlySlicesOf(eb, 'no_data').as('no_data'), monthlySlicesOf(eb, 'failed').as('failed')])
+          .groupBy('month')
           .execute();
-        counts = counts.concat(rows.map((row) => ({ month: String(row.month), status: row.status, slices: Number(row.slices) })));
+        for (const row of rows) {
+          const month = String(row.month);
+          counts.push(
+            { month, status: 'loaded', slices: Number(row.loaded) },
+            { month, status: 'no_data', slices: Number(row.no_data) },
+            { month, status: 'failed', slices: Number(row.failed) },
+          );
+        }
       }
       return counts.filter((count) => count.slices > 0).sort((a, b) => byText(a.month, b.month) || byText(a.status, b.status));
     } catch (error) {
@@ -230,10 +245,14 @@ export class Ledger {
       for (const edge of edges) counts = counts.concat(await this.#countByPeriodInLedger({ ...filter, ...edge }, period, { byDate: true }));
       if (months) {
         const rows = await this.#monthly(filter, months)
-          .select(({ fn, eb }) => {
-            const count = (status: SliceStatus) => fn.sum<number | string>(eb.case().when('status', '=', status).then(eb.ref('slices')).else(0).end());
-            return ['portfolio_id', 'report_type', 'month', count('loaded').as('loaded'), count('no_data').as('no_data'), count('failed').as('failed')];
-          })
+          .select((eb) => [
+            'portfolio_id',
+            'report_type',
+            'month',
+            monthlySlicesOf(eb, 'loaded').as('loaded'),
+            monthlySlicesOf(eb, 'no_data').as('no_data'),
+            monthlySlicesOf(eb, 'failed').as('failed'),
+          ])
           .groupBy(['portfolio_id', 'report_type', 'month'])
           .having(({ fn }) => fn.sum('slices'), '>', 0)
           .execute();
@@ -827,8 +846,9 @@ export class Ledger {
    * the ledger holds no slice of that month outside the range (a range that starts on the
    * ledger's first day, or ends yesterday): the monthly counts then answer for it exactly, and the
    * ledger's rows of its days, found through the date index and read one by one, are not read.
+   * Its whole months lose the bounds that hold every month counted (see `#withinHeldMonths`).
    */
-  async #splitWholeMonths(range: DateSpan): Promise<SplitRange> {
+  async #splitWholeMonths(range: DateSpan): Promise<{ readonly months?: MonthBounds; readonly edges: readonly DateSpan[] }> {
     const split = splitWholeMonths(range);
     let months = split.months;
     const edges: DateSpan[] = [];
@@ -842,7 +862,26 @@ export class Ledger {
       }
       months = { from: !months || month < months.from ? month : months.from, to: !months || month > months.to ? month : months.to };
     }
-    return { months, edges };
+    return { months: months && (await this.#withinHeldMonths(months)), edges };
+  }
+
+  /**
+   * `months` without the bounds that take in every month the monthly counts hold: the same
+   * question, which a planner no longer enters by the month. Bounded, MariaDB read ten years
+   * through the month-first key and grouped them per pair in a temporary table; unbounded, it
+   * groups them in the order of `report_loads_monthly_pair`.
+   */
+  async #withinHeldMonths(months: DateSpan): Promise<MonthBounds> {
+    const held = await this.#db
+      .selectFrom('report_loads_monthly')
+      .select(({ fn }) => [fn.min('month').as('first'), fn.max('month').as('last')])
+      .executeTakeFirst();
+    const first = held?.first == null ? undefined : String(held.first);
+    const last = held?.last == null ? undefined : String(held.last);
+    return {
+      from: first !== undefined && first >= months.from ? undefined : months.from,
+      to: last !== undefined && last <= months.to ? undefined : months.to,
+    };
   }
 
   /** Whether the ledger holds any slice of the month starting `month` outside `edge` (a span inside it), whatever its pair. */
@@ -864,9 +903,11 @@ export class Ledger {
     return false;
   }
 
-  /** The monthly counts of the filter's pairs in `months` (the first days of its first and last whole months). */
-  #monthly(filter: LedgerFilter, months: DateSpan): SelectQueryBuilder<Warehouse, 'report_loads_monthly', object> {
-    let query = this.#db.selectFrom('report_loads_monthly').where('month', '>=', months.from).where('month', '<=', months.to);
+  /** The monthly counts of the filter's pairs in `months` (the first days of its first and last whole months; a bound left out is open). */
+  #monthly(filter: LedgerFilter, months: MonthBounds): SelectQueryBuilder<Warehouse, 'report_loads_monthly', object> {
+    let query = this.#db.selectFrom('report_loads_monthly');
+    if (months.from !== undefined) query = query.where('month', '>=', months.from);
+    if (months.to !== undefined) query = query.where('month', '<=', months.to);
     if (filter.portfolios?.length) query = query.where('portfolio_id', 'in', [...filter.portfolios]);
     if (filter.reportTypes?.length) query = query.where('report_type', 'in', [...filter.reportTypes]);
     return query;
@@ -892,6 +933,11 @@ export class Ledger {
     if (filter.errorCodes?.length) scoped = scoped.where('error_code', 'in', [...filter.errorCodes]);
     return scoped;
   }
+}
+
+/** The slices of one status among the monthly counts a query groups: a column of a count pivoted by status. */
+function monthlySlicesOf(eb: ExpressionBuilder<Warehouse, 'report_loads_monthly'>, status: SliceStatus) {
+  return eb.fn.sum<number | string>(eb.case().when('status', '=', status).then(eb.ref('slices')).else(0).end());
 }
 
 /** Text compared as SQL compares the ledger's keys (code point by code point), not by locale. */

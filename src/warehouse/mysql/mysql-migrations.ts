@@ -207,4 +207,5 @@ export const MYSQL_MIGRATIONS: MigrationDialect = {
   lineageAndAnalytics: mysqlLineageAndAnalytics,
   sliceChecks: mysqlSliceChecks,
   ledgerRollup: mysqlLedgerRollup,
+  indexNamedInTable: true,
 };

@@ -165,7 +165,7 @@ describe.each(DIALECTS)('migrating a warehouse of the current release to lineage
     expect(before.index).toHaveLength(INDEX_ROWS.length);
     expect(before.constituents).toHaveLength(CONSTITUENT_ROWS.length);
 
-    expect((await migrateWarehouse(warehouse)).applied).toEqual(['0005-lineage-and-analytics', '0006-slice-checks', '0007-ledger-rollup']);
+    expect((await migrateWarehouse(warehouse)).applied).toEqual(['0005-lineage-and-analytics', '0006-slice-checks', '0007-ledger-rollup', '0008-monthly-counts-by-pair']);
     const after = await everything(db);
 
     // The ledger: every row, every value it had; a load_id where it describes rows the warehouse holds.

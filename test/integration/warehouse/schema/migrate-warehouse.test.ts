@@ -52,6 +52,7 @@ describe.each(DIALECTS)('migrating a warehouse made by the previous release (%s)
       '0005-lineage-and-analytics',
       '0006-slice-checks',
       '0007-ledger-rollup',
+      '0008-monthly-counts-by-pair',
     ]);
     const after = await warehouse.db.selectFrom('report_loads').select(['portfolio_id', 'status', 'row_count', 'error', 'error_code']).orderBy('portfolio_id').execute();
     expect(after).toEqual([
@@ -100,7 +101,14 @@ describe.each(DIALECTS)('migrating a warehouse made by the previous release (%s)
       .execute();
 
     const { applied } = await migrateWarehouse(warehouse);
-    expect(applied).toEqual(['0003-index-report-line-number', '0004-ledger-duration', '0005-lineage-and-analytics', '0006-slice-checks', '0007-ledger-rollup']);
+    expect(applied).toEqual([
+      '0003-index-report-line-number',
+      '0004-ledger-duration',
+      '0005-lineage-and-analytics',
+      '0006-slice-checks',
+      '0007-ledger-rollup',
+      '0008-monthly-counts-by-pair',
+    ]);
     const after = await db
       .selectFrom('index_report')
       .select(['portfolio_id', 'report_date', 'line_number', 'index_id'])
@@ -147,7 +155,10 @@ describe.each(DIALECTS)('a migration that fails (%s)', (dialect) => {
     await migrateWarehouse(warehouse);
     // Its history loses its rows from 0005 on while the tables stay: 0005 finds what it adds already there.
     const history = warehouse.db as unknown as Kysely<{ kysely_migration: { name: string } }>;
-    await history.deleteFrom('kysely_migration').where('name', 'in', ['0005-lineage-and-analytics', '0006-slice-checks', '0007-ledger-rollup']).execute();
+    await history
+      .deleteFrom('kysely_migration')
+      .where('name', 'in', ['0005-lineage-and-analytics', '0006-slice-checks', '0007-ledger-rollup', '0008-monthly-counts-by-pair'])
+      .execute();
     const failure = await migrateWarehouse(warehouse).then(
       () => undefined,
       (error: unknown) => error as Error & { code?: string },
