@@ -4,7 +4,7 @@ import { lazySyntheticReport } from '../../src/simulator/synthetic-reports.js';
 import { startCliProcess } from '../helpers/cli-process.js';
 import { countWarehouse } from '../helpers/count-warehouse.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
-import { DIALECTS } from '../helpers/temp-warehouse.js';
+import { DIALECTS, migrationNamesFrom } from '../helpers/temp-warehouse.js';
 
 /*
  * Six report-sync processes started at once on a warehouse nobody has migrated yet (a compose
@@ -38,7 +38,7 @@ describe.each(DIALECTS)('six processes starting at once on a new %s warehouse', 
     const migrators = processes.filter(({ process }) => process.stdout().includes('Applied 0001-create-tables'));
     expect(migrators.length).toBeLessThanOrEqual(1);
     for (const { process } of processes.filter(({ args }) => args[0] === 'migrate'))
-      expect(process.stdout()).toMatch(/Applied 0001-create-tables.*0008-monthly-counts-by-pair|is up to date/);
+      expect(process.stdout()).toMatch(new RegExp(`Applied 0001-create-tables.*${migrationNamesFrom('0001-create-tables').at(-1)}|is up to date`));
 
     const warehouse = await rig.warehouse();
     const history = await (warehouse.db as unknown as import('kysely').Kysely<{ kysely_migration: { name: string } }>)
@@ -46,16 +46,7 @@ describe.each(DIALECTS)('six processes starting at once on a new %s warehouse', 
       .select('name')
       .orderBy('name')
       .execute();
-    expect(history.map((row) => row.name)).toEqual([
-      '0001-create-tables',
-      '0002-ledger-error-code',
-      '0003-index-report-line-number',
-      '0004-ledger-duration',
-      '0005-lineage-and-analytics',
-      '0006-slice-checks',
-      '0007-ledger-rollup',
-      '0008-monthly-counts-by-pair',
-    ]);
+    expect(history.map((row) => row.name)).toEqual(migrationNamesFrom('0001-create-tables'));
     const ledger = await warehouse.db.selectFrom('report_loads').select(['portfolio_id', 'report_type', 'report_date', 'status']).execute();
     expect(ledger).toHaveLength(PORTFOLIOS.length * REPORT_TYPES.length * DATES.length);
     expect(new Set(ledger.map((row) => `${row.portfolio_id} ${row.report_type} ${row.report_date}`)).size).toBe(ledger.length);

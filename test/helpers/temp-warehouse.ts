@@ -7,6 +7,7 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { migrateWarehouse, migrationsFor } from '../../src/warehouse/schema/migrate-warehouse.js';
 import { openWarehouse, type WarehouseDialect } from '../../src/warehouse/open-warehouse.js';
+import { SQLITE_MIGRATIONS } from '../../src/warehouse/sqlite/sqlite-migrations.js';
 import type { WarehouseHandle } from '../../src/warehouse/engine/warehouse-engine.js';
 
 /** The Postgres server the tests use: loopback, trust auth (`.ci/run` makes sure it answers). */
@@ -81,6 +82,13 @@ async function createTempMysqlDatabase(name: string): Promise<{ databaseUrl: str
   };
   await admin(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
   return { databaseUrl: `${TEST_MYSQL_URL}/${name}`, drop: () => admin(`DROP DATABASE IF EXISTS ${name}`) };
+}
+
+/** The names of the migrations from `first` on, in order: what `migrate` applies to a warehouse whose history ends just before it. */
+export function migrationNamesFrom(first: string): string[] {
+  const names = Object.keys(migrationsFor(SQLITE_MIGRATIONS));
+  if (!names.includes(first)) throw new Error(`no migration is named ${first}: the names are ${names.join(', ')}`);
+  return names.filter((name) => name >= first);
 }
 
 /** Applies the migrations listed before `name` (which must be one of them), and none after. */

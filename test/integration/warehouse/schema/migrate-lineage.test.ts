@@ -10,7 +10,7 @@ import { ledgerDuration } from '../../../../src/warehouse/schema/migrations/0004
 import { openWarehouse, type WarehouseDialect } from '../../../../src/warehouse/open-warehouse.js';
 import type { WarehouseHandle } from '../../../../src/warehouse/engine/warehouse-engine.js';
 import { SliceLoader } from '../../../../src/warehouse/loading/slice-loader.js';
-import { createTempDatabase, DIALECTS } from '../../../helpers/temp-warehouse.js';
+import { createTempDatabase, DIALECTS, migrationNamesFrom } from '../../../helpers/temp-warehouse.js';
 
 /*
  * Migration 0005 (lineage, jsonb extra, indexes, views) on a warehouse the current release made
@@ -165,7 +165,7 @@ describe.each(DIALECTS)('migrating a warehouse of the current release to lineage
     expect(before.index).toHaveLength(INDEX_ROWS.length);
     expect(before.constituents).toHaveLength(CONSTITUENT_ROWS.length);
 
-    expect((await migrateWarehouse(warehouse)).applied).toEqual(['0005-lineage-and-analytics', '0006-slice-checks', '0007-ledger-rollup', '0008-monthly-counts-by-pair']);
+    expect((await migrateWarehouse(warehouse)).applied).toEqual(migrationNamesFrom('0005-lineage-and-analytics'));
     const after = await everything(db);
 
     // The ledger: every row, every value it had; a load_id where it describes rows the warehouse holds.
