@@ -36,9 +36,9 @@ const LEDGER_TARGET_MS = 1000;
 export const benchmark: Benchmark = {
   name: 'ledger-growth',
   order: 9,
-  async run(size) {
+  async run(size, options) {
     const results: BenchResult[] = [];
-    for (const dialect of DIALECTS) results.push(await ledgerGrowth(dialect, size));
+    for (const dialect of DIALECTS.filter((candidate) => options?.dialects?.has(candidate) ?? true)) results.push(await ledgerGrowth(dialect, size));
     return results;
   },
 };

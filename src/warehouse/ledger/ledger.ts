@@ -8,7 +8,7 @@ import { rangeOfPairs, type SliceRange } from '../../slice/slice-range.js';
 import { ShortPairs, type LedgerPair } from './short-pairs.js';
 import { ledgerError } from '../schema/ledger-error.js';
 import { LedgerWriter } from './ledger-writer.js';
-import { splitWholeMonths, type DateSpan } from './split-whole-months.js';
+import { splitWholeMonths, type DateSpan, type SplitRange } from './split-whole-months.js';
 import { countIsoDates, monthEnd, shiftIsoDate } from '../../dates/report-date.js';
 import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
 import type { LedgerPeriod } from '../engine/ledger-period.js';
@@ -171,7 +171,7 @@ export class Ledger {
       let counts: LedgerCount[] = [];
       for (const edge of edges) counts = counts.concat(await this.#countByStatusInLedger({ ...filter, ...edge }, { byDate: true }));
       if (months) {
-        const rows = await this.#monthly(filter, months)
+        const rows = await this.#monthly(filter, await this.#withinHeldMonths(months))
           .select(({ fn }) => ['portfolio_id', 'report_type', 'status', fn.sum<number | string>('slices').as('slices')])
           .groupBy(['portfolio_id', 'report_type', 'status'])
           .execute();
@@ -212,7 +212,7 @@ export class Ledger {
       if (months) {
         // Grouped by month alone, the statuses summed side by side: in the order of the month-first
         // key, where grouping by month and status took MySQL a temporary table of every row.
-        const rows = await this.#monthly(filter, months)
+        const rows = await this.#monthly(filter, months, { byMonth: true })
           .select((eb) => ['month', monthlySlicesOf(eb, 'loaded').as('loaded'), monthlySlicesOf(eb, 'no_data').as('no_data'), monthlySlicesOf(eb, 'failed').as('failed')])
           .groupBy('month')
           .execute();
@@ -244,7 +244,7 @@ export class Ledger {
       let counts: LedgerPeriodCount[] = [];
       for (const edge of edges) counts = counts.concat(await this.#countByPeriodInLedger({ ...filter, ...edge }, period, { byDate: true }));
       if (months) {
-        const rows = await this.#monthly(filter, months)
+        const rows = await this.#monthly(filter, await this.#withinHeldMonths(months))
           .select((eb) => [
             'portfolio_id',
             'report_type',
@@ -356,7 +356,7 @@ export class Ledger {
       };
       if (split.months) {
         add(
-          await this.#monthly(filter, split.months)
+          await this.#monthly(filter, await this.#withinHeldMonths(split.months))
             .select(['portfolio_id', 'report_type'])
             .groupBy(['portfolio_id', 'report_type'])
             .having(({ fn }) => fn.sum('slices'), '>', 0)
@@ -846,9 +846,8 @@ export class Ledger {
    * the ledger holds no slice of that month outside the range (a range that starts on the
    * ledger's first day, or ends yesterday): the monthly counts then answer for it exactly, and the
    * ledger's rows of its days, found through the date index and read one by one, are not read.
-   * Its whole months lose the bounds that hold every month counted (see `#withinHeldMonths`).
    */
-  async #splitWholeMonths(range: DateSpan): Promise<{ readonly months?: MonthBounds; readonly edges: readonly DateSpan[] }> {
+  async #splitWholeMonths(range: DateSpan): Promise<SplitRange> {
     const split = splitWholeMonths(range);
     let months = split.months;
     const edges: DateSpan[] = [];
@@ -862,14 +861,14 @@ export class Ledger {
       }
       months = { from: !months || month < months.from ? month : months.from, to: !months || month > months.to ? month : months.to };
     }
-    return { months: months && (await this.#withinHeldMonths(months)), edges };
+    return { months, edges };
   }
 
   /**
-   * `months` without the bounds that take in every month the monthly counts hold: the same
-   * question, which a planner no longer enters by the month. Bounded, MariaDB read ten years
-   * through the month-first key and grouped them per pair in a temporary table; unbounded, it
-   * groups them in the order of `report_loads_monthly_pair`.
+   * `months` without the bounds that take in every month the monthly counts hold, for a question
+   * grouped per pair: the same question, which a planner no longer enters by the month. Bounded,
+   * MariaDB read ten years through the month-first key and grouped them per pair in a temporary
+   * table; unbounded, it groups them in the order of `report_loads_monthly_pair`.
    */
   async #withinHeldMonths(months: DateSpan): Promise<MonthBounds> {
     const held = await this.#db
@@ -903,13 +902,25 @@ export class Ledger {
     return false;
   }
 
-  /** The monthly counts of the filter's pairs in `months` (the first days of its first and last whole months; a bound left out is open). */
-  #monthly(filter: LedgerFilter, months: MonthBounds): SelectQueryBuilder<Warehouse, 'report_loads_monthly', object> {
+  /**
+   * The monthly counts of the filter's pairs in `months` (the first days of its first and last
+   * whole months; a bound left out is open). `byMonth`: the counts are grouped by month, so the
+   * pairs asked are written so that no planner enters by them (as `#where` does for dates), and
+   * the bounds are kept: through the pair-first index, SQLite and MariaDB read the pairs' months
+   * and sorted them all, where the month-first key gives them in order.
+   */
+  #monthly(filter: LedgerFilter, months: MonthBounds, options: { byMonth?: boolean } = {}): SelectQueryBuilder<Warehouse, 'report_loads_monthly', object> {
     let query = this.#db.selectFrom('report_loads_monthly');
     if (months.from !== undefined) query = query.where('month', '>=', months.from);
     if (months.to !== undefined) query = query.where('month', '<=', months.to);
-    if (filter.portfolios?.length) query = query.where('portfolio_id', 'in', [...filter.portfolios]);
-    if (filter.reportTypes?.length) query = query.where('report_type', 'in', [...filter.reportTypes]);
+    if (filter.portfolios?.length) {
+      const portfolios = [...filter.portfolios];
+      query = options.byMonth ? query.where(sql<number>`portfolio_id + 0`, 'in', portfolios) : query.where('portfolio_id', 'in', portfolios);
+    }
+    if (filter.reportTypes?.length) {
+      const reportTypes = [...filter.reportTypes];
+      query = options.byMonth ? query.where(sql<string>`report_type || ''`, 'in', reportTypes) : query.where('report_type', 'in', reportTypes);
+    }
     return query;
   }
 
