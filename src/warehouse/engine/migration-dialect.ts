@@ -23,6 +23,6 @@ export interface MigrationDialect {
   readonly lineageAndAnalytics: Migration;
   /** The steps of 0007-ledger-rollup (see `ledgerRollup`): `report_loads_monthly` and the triggers that keep it. */
   readonly ledgerRollup: Migration;
-  /** Whether an index is named within its table (MySQL), so that dropping one names the table too. */
-  readonly indexNamedInTable?: boolean;
+  /** The steps of 0008-monthly-counts-by-pair (see `monthlyCountsByPair`), where the dialect needs them (MySQL); others have none. */
+  readonly monthlyCountsByPair?: Migration;
 }

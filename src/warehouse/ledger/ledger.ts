@@ -866,11 +866,14 @@ export class Ledger {
 
   /**
    * `months` without the bounds that take in every month the monthly counts hold, for a question
-   * grouped per pair: the same question, which a planner no longer enters by the month. Bounded,
+   * grouped per pair, where the dialect keeps the counts keyed pair first too (MySQL, migration
+   * 0008): the same question, which a planner no longer enters by the month. Bounded,
    * MariaDB read ten years through the month-first key and grouped them per pair in a temporary
    * table; unbounded, it groups them in the order of `report_loads_monthly_pair`.
    */
   async #withinHeldMonths(months: DateSpan): Promise<MonthBounds> {
+    // Without that index (SQLite, Postgres) nothing groups the counts per pair in order anyway.
+    if (this.#engine.migrations.monthlyCountsByPair === undefined) return months;
     const held = await this.#db
       .selectFrom('report_loads_monthly')
       .select(({ fn }) => [fn.min('month').as('first'), fn.max('month').as('last')])

@@ -194,6 +194,21 @@ export const mysqlLedgerRollup: Migration = {
   },
 };
 
+/**
+ * MySQL's steps of 0008-monthly-counts-by-pair (see `monthlyCountsByPair`): the monthly counts
+ * keyed pair first. `status` over every month counted groups them per pair; through the
+ * month-first key MariaDB did that in a temporary table of every row, through this index in its
+ * order, reading the index alone.
+ */
+export const mysqlMonthlyCountsByPair: Migration = {
+  async up(db: Kysely<unknown>) {
+    await sql`create index report_loads_monthly_pair on report_loads_monthly (portfolio_id, report_type, status, month, slices)`.execute(db);
+  },
+  async down(db: Kysely<unknown>) {
+    await sql`drop index report_loads_monthly_pair on report_loads_monthly`.execute(db);
+  },
+};
+
 async function runAll(db: Kysely<unknown>, statements: readonly RawBuilder<unknown>[]): Promise<void> {
   for (const statement of statements) await statement.execute(db);
 }
@@ -207,5 +222,5 @@ export const MYSQL_MIGRATIONS: MigrationDialect = {
   lineageAndAnalytics: mysqlLineageAndAnalytics,
   sliceChecks: mysqlSliceChecks,
   ledgerRollup: mysqlLedgerRollup,
-  indexNamedInTable: true,
+  monthlyCountsByPair: mysqlMonthlyCountsByPair,
 };

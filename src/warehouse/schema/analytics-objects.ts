@@ -8,6 +8,8 @@ interface AnalyticsObject {
   readonly name: string;
   /** The statement that creates it, doing nothing when it is there already (two `migrate`s at once). */
   readonly create: (engine: WarehouseEngine) => RawBuilder<unknown>;
+  /** The dialects whose migrations make it, when not all of them. */
+  readonly dialects?: readonly string[];
 }
 
 /**
@@ -23,7 +25,7 @@ const ANALYTICS_OBJECTS: readonly AnalyticsObject[] = [
   index({ name: 'report_loads_loaded', table: 'report_loads', columns: ['portfolio_id', 'report_type', 'report_date'], where: { column: 'status', equals: 'loaded' } }),
   index({ name: 'report_loads_failed', table: 'report_loads', columns: ['report_date', 'portfolio_id', 'report_type'], where: { column: 'status', equals: 'failed' } }),
   index({ name: 'slice_checks_date', table: 'slice_checks', columns: ['report_date', 'outcome'] }),
-  index({ name: 'report_loads_monthly_pair', table: 'report_loads_monthly', columns: ['portfolio_id', 'report_type', 'status', 'month', 'slices'] }),
+  { ...index({ name: 'report_loads_monthly_pair', table: 'report_loads_monthly', columns: ['portfolio_id', 'report_type', 'status', 'month', 'slices'] }), dialects: ['mysql'] },
   view(
     'latest_loaded_day',
     sql`select ledger.portfolio_id, ledger.report_type, ledger.report_date, ledger.row_count, ledger.load_id, ledger.loaded_at,
@@ -71,7 +73,13 @@ function view(name: string, query: RawBuilder<unknown>): AnalyticsObject {
  */
 export async function missingAnalyticsObjects(warehouse: WarehouseHandle): Promise<string[]> {
   const present = await presentObjects(warehouse);
-  return ANALYTICS_OBJECTS.filter((object) => !present.has(`${object.kind} ${object.name}`)).map((object) => `${object.kind} ${object.name}`);
+  return objectsOf(warehouse.engine)
+    .filter((object) => !present.has(`${object.kind} ${object.name}`))
+    .map((object) => `${object.kind} ${object.name}`);
+}
+
+function objectsOf(engine: WarehouseEngine): AnalyticsObject[] {
+  return ANALYTICS_OBJECTS.filter((object) => object.dialects?.includes(engine.dialect) ?? true);
 }
 
 /**
@@ -83,7 +91,7 @@ export async function missingAnalyticsObjects(warehouse: WarehouseHandle): Promi
  */
 export async function restoreAnalyticsObjects(warehouse: WarehouseHandle): Promise<string[]> {
   const missing = new Set(await missingAnalyticsObjects(warehouse));
-  for (const object of ANALYTICS_OBJECTS) {
+  for (const object of objectsOf(warehouse.engine)) {
     if (missing.has(`${object.kind} ${object.name}`)) await object.create(warehouse.engine).execute(warehouse.db);
   }
   return [...missing];

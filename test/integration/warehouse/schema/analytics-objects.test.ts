@@ -7,7 +7,7 @@ import { createTempWarehouse, DIALECTS } from '../../../helpers/temp-warehouse.j
 /**
  * Every index and view but the primary keys', with its definition as the database keeps it. The
  * monthly counts' key and pending indexes (Postgres, MySQL) are their table's, kept by migration
- * 0007: no analytics objects; its pair-first index (0008) is one.
+ * 0007: no analytics objects; its pair-first index (0008, MySQL) is one.
  */
 async function definitions(warehouse: WarehouseHandle): Promise<Record<string, string>> {
   if (warehouse.engine.dialect === 'mysql') return mysqlDefinitions(warehouse);
@@ -62,7 +62,8 @@ describe.each(DIALECTS)('the indexes and views on %s', (dialect) => {
   it('every one dropped is named, and re-created exactly as the migrations made it', async () => {
     const migrated = await definitions(warehouse);
     const names = Object.keys(migrated);
-    expect(names).toHaveLength(10);
+    // The pair-first monthly counts' index is MySQL's alone (migration 0008).
+    expect(names).toHaveLength(dialect === 'mysql' ? 10 : 9);
     // The views over latest_loaded_day first, then it, then the indexes.
     const dropOrder = (name: string) => (name === 'view latest_loaded_day' ? 1 : name.startsWith('view') ? 0 : 2);
     for (const name of [...names].sort((a, b) => dropOrder(a) - dropOrder(b))) {
