@@ -909,8 +909,8 @@ export class Ledger {
    * The monthly counts of the filter's pairs in `months` (the first days of its first and last
    * whole months; a bound left out is open). `byMonth`: the counts are grouped by month, so the
    * pairs asked are written so that no planner enters by them (as `#where` does for dates), and
-   * the bounds are kept: through the pair-first index, SQLite and MariaDB read the pairs' months
-   * and sorted them all, where the month-first key gives them in order.
+   * the bounds are kept: through the pair-first index (MySQL's), MariaDB read the pairs' months and
+   * grouped them in a temporary table, where the month-first key gives them in order.
    */
   #monthly(filter: LedgerFilter, months: MonthBounds, options: { byMonth?: boolean } = {}): SelectQueryBuilder<Warehouse, 'report_loads_monthly', object> {
     let query = this.#db.selectFrom('report_loads_monthly');
