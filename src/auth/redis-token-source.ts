@@ -21,6 +21,17 @@ export interface RedisTokenSourceOptions extends IdentityProviderWaitOptions {
    * for this long: every caller fails at once with the refusal instead. @defaultValue 600000
    */
   readonly rejectedRetryMs?: number;
+  /**
+   * How long this process hands out the fleet's token it last read or stored without reading Redis
+   * again; never past the key's own expiry. @defaultValue 1000
+   */
+  readonly holdMs?: number;
+}
+
+/** The fleet's token as this process last saw it, and until when it may hand it out unread. */
+interface HeldToken {
+  readonly token: string;
+  readonly until: number;
 }
 
 /** Longest TTL ever given to the token key: a day is the longest lifetime believed, this is ample. */
@@ -38,6 +49,8 @@ local ttl = redis.call('pttl', KEYS[1])
 redis.call('del', KEYS[1])
 if ttl > 0 then redis.call('set', KEYS[2], '1', 'PX', ttl) end
 return 1`;
+// The token and how long its key has left, read together so the time belongs to that token.
+const READ_WITH_TTL = `return {redis.call('get', KEYS[1]), redis.call('pttl', KEYS[1])}`;
 
 /**
  * The fleet's token source: one token in Redis, renewed under a Redis lock, so the fleet asks once
@@ -56,7 +69,10 @@ export class RedisTokenSource implements TokenSource {
   readonly #freshKey: string;
   readonly #refusedInLifetimeKey: string;
   readonly #options: RedisTokenSourceOptions;
+  readonly #holdMs: number;
   #pending: Promise<string> | undefined;
+  #held: HeldToken | undefined;
+  #reading: Promise<string | undefined> | undefined;
 
   constructor(options: RedisTokenSourceOptions) {
     this.#redis = options.redis;
@@ -70,15 +86,36 @@ export class RedisTokenSource implements TokenSource {
     this.#freshKey = `${options.prefix}:token:fresh`;
     this.#refusedInLifetimeKey = `${options.prefix}:token:refused-in-lifetime`;
     this.#options = options;
+    this.#holdMs = options.holdMs ?? 1_000;
   }
 
+  /**
+   * The fleet's token. Read from Redis at most once per `holdMs` by this process: a read before
+   * every download was a round trip per slice. A token replaced meanwhile by another process is
+   * met as a 401, which {@link renewAfterRejection} answers with the fleet's new one.
+   */
   async getToken(): Promise<string> {
-    const cached = await this.#redis.get(this.#tokenKey);
-    if (cached) return cached;
-    return this.#renew(undefined);
+    const held = this.#held;
+    if (held !== undefined && Date.now() < held.until) return held.token;
+    // Jobs asking at once share one read.
+    this.#reading ??= this.#readShared().finally(() => {
+      this.#reading = undefined;
+    });
+    return (await this.#reading) ?? this.#renew(undefined);
+  }
+
+  /** The fleet's token from Redis, held for `holdMs`; undefined when there is none. */
+  async #readShared(): Promise<string | undefined> {
+    // Taken before the read, so the hold ends no later than the key does.
+    const readAt = Date.now();
+    const [cached, ttlMs] = (await this.#redis.eval(READ_WITH_TTL, 1, this.#tokenKey)) as [string | null, number];
+    if (!cached) return undefined;
+    this.#hold(cached, readAt + ttlMs);
+    return cached;
   }
 
   async renewAfterRejection(rejected: string): Promise<string> {
+    if (this.#held?.token === rejected) this.#held = undefined;
     const [cached, fresh] = await this.#redis.mget(this.#tokenKey, this.#freshKey);
     // Already replaced: a burst of 401s renews once for the fleet.
     if (cached && cached !== rejected) return cached;
@@ -134,7 +171,9 @@ export class RedisTokenSource implements TokenSource {
               signal: this.#options.signal,
             }),
           );
-          await this.#store(issued.accessToken, scheduleToken({ askedAt, expiresInSeconds: issued.expiresInSeconds, refreshMarginSeconds: this.#marginSeconds }));
+          const schedule = scheduleToken({ askedAt, expiresInSeconds: issued.expiresInSeconds, refreshMarginSeconds: this.#marginSeconds });
+          await this.#store(issued.accessToken, schedule);
+          this.#hold(issued.accessToken, schedule.renewAt);
           return issued.accessToken;
         } finally {
           await this.#redis.eval(DELETE_IF_EQUAL, 1, this.#lockKey, lockValue);
@@ -147,6 +186,11 @@ export class RedisTokenSource implements TokenSource {
       const pauseMs = Date.now() - startedAt > 1_000 ? 250 : 25;
       await interruptibleSleep(pauseMs + Math.random() * pauseMs, this.#options.signal);
     }
+  }
+
+  /** Hands `token` out without reading Redis until `holdMs` from now, or `expiresAt` if sooner. */
+  #hold(token: string, expiresAt: number): void {
+    this.#held = { token, until: Math.min(Date.now() + this.#holdMs, expiresAt) };
   }
 
   /** Shares a new token with the fleet until it is due, and whether it is fresh after a 401. */

@@ -136,8 +136,46 @@ describe('RedisTokenSource against a real Redis', () => {
     expect(ttl).toBeGreaterThan(269_000);
     expect(ttl).toBeLessThanOrEqual(270_000);
     expect(await fleet[1]!.renewAfterRejection(first)).toBe('token-2');
+    // The other process still hands out token-1 within its hold; its own 401 finds the fleet's token-2, asking for none.
+    expect(await fleet[0]!.getToken()).toBe('token-1');
+    expect(await fleet[0]!.renewAfterRejection('token-1')).toBe('token-2');
     expect(await fleet[0]!.getToken()).toBe('token-2');
     expect(issued).toBe(2);
+  });
+
+  it('reads the fleet token from Redis about once a second per process, however many downloads ask', async () => {
+    const reads: number[] = [0, 0];
+    const fleet = [0, 1].map((index) => {
+      const redis = new Redis(TEST_REDIS_URL);
+      connections.push(redis);
+      // Counts this process's reads of the token key (the real client underneath).
+      const counted = new Proxy(redis, {
+        get: (target, property, receiver) => {
+          const value = Reflect.get(target, property, receiver) as unknown;
+          if (property !== 'eval' && property !== 'get') return typeof value === 'function' ? value.bind(target) : value;
+          return (...args: unknown[]) => {
+            if (args.includes(`${scope.prefix}:token:access`)) reads[index]! += 1;
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+      return new RedisTokenSource({ redis: counted, prefix: scope.prefix, issue: async () => ({ accessToken: `token-${(issued += 1)}`, expiresInSeconds: 300 }) });
+    });
+    const startedAt = Date.now();
+    let handedOut = 0;
+    await Promise.all(
+      fleet.map(async (source) => {
+        while (Date.now() - startedAt < 2_500) {
+          await Promise.all(Array.from({ length: 16 }, () => source.getToken()));
+          handedOut += 16;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      }),
+    );
+    expect(issued).toBe(1);
+    expect(handedOut).toBeGreaterThan(1_000);
+    // 2.5 s: the first read (and the renewal's two for the one that asked), then one a second.
+    for (const count of reads) expect(count).toBeLessThanOrEqual(6);
   });
 
   it('renews a token refused once its stated lifetime has passed, even one a 401 asked for: that 401 is its expiry', async () => {
