@@ -16,6 +16,13 @@ export interface WalCheckpointJob {
 const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 /** The writer's threshold while the thread checkpoints: a bound on the WAL should the thread fall behind. */
 const SAFETY_NET_PAGES = 10_000;
+/**
+ * Pause between checkpoints while the writer commits. Each checkpoint copies the pages written since
+ * the last one and syncs the file: every 20 ms, it re-copied the same hot pages (the ledger's, the
+ * indexes') and synced the file dozens of times a second. A quarter second between them keeps the
+ * WAL far under the safety net below.
+ */
+const DEFAULT_MIN_PAUSE_MS = 250;
 /** How long closing waits for a checkpoint in progress (a big load's WAL takes about a second). */
 const STOP_TIMEOUT_MS = 30_000;
 
@@ -55,7 +62,7 @@ export class WalCheckpointer {
 
   /** Starts checkpointing `file`, whose writer connection is `database` (already in WAL mode). */
   static start(file: string, database: Database.Database, pauses: { readonly minPauseMs?: number; readonly maxPauseMs?: number } = {}): WalCheckpointer {
-    const job: WalCheckpointJob = { file, minPauseMs: pauses.minPauseMs ?? 20, maxPauseMs: pauses.maxPauseMs ?? 1_000 };
+    const job: WalCheckpointJob = { file, minPauseMs: pauses.minPauseMs ?? DEFAULT_MIN_PAUSE_MS, maxPauseMs: pauses.maxPauseMs ?? 1_000 };
     // A small heap: the thread holds one connection and a timer.
     const worker = startModuleWorker(import.meta.url, 'wal-checkpoint-worker', { workerData: job, resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 } });
     // Never what keeps a finished command alive.
