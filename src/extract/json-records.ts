@@ -32,30 +32,42 @@ enum Phase {
  */
 const AT_ONCE_MAX_BYTES = 256 * 1024;
 
+/** Deepest nesting accepted inside a record, unless told. */
+const DEFAULT_MAX_DEPTH = 64;
+
 /** Most characters scanned before the records they complete are handed on. */
 const PIECE_CHARS = 64 * 1024;
 
+/** Records as a parser hands them on: at once (a small file in memory) or as they stream in. */
+export type SourceRecords = Iterable<SourceRecord> | AsyncIterable<SourceRecord>;
+
 /**
- * Streams the records of a JSON export (a top-level array of objects), holding only the current
- * record's text; numbers arrive as `LosslessNumber`s. A small Buffer is parsed at once; anything
- * unusual sends it through the streaming scanner, so errors name the record as for a stream.
+ * The records of a JSON export (a top-level array of objects); numbers arrive as `LosslessNumber`s.
+ * A small Buffer is parsed here and now, its records handed on as a plain array: no promise per
+ * record on their way to the warehouse. Anything else, or anything unusual in that Buffer, goes
+ * through the streaming scanner, which holds only the current record's text, so errors name the
+ * record as for a stream.
  */
-export async function* readJsonRecords(input: AsyncIterable<Buffer | string> | Buffer, options: JsonRecordsOptions): AsyncGenerator<SourceRecord> {
-  const { fileName } = options;
-  const maxDepth = options.maxDepth ?? 64;
-  const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
-  if (Buffer.isBuffer(input)) {
-    const whole = input;
-    // A file no longer than the longest record allowed cannot hold a record that is too long.
-    const records = whole.length <= Math.min(AT_ONCE_MAX_BYTES, maxRecordBytes) ? parseAtOnce(whole, maxDepth) : undefined;
-    if (records !== undefined) {
-      for (let i = 0; i < records.length; i += 1) yield objectRecord(`record ${i + 1}`, records[i]!);
-      return;
-    }
-    input = (async function* () {
+export function readJsonRecords(input: AsyncIterable<Buffer | string> | Buffer, options: JsonRecordsOptions): SourceRecords {
+  if (!Buffer.isBuffer(input)) return streamJsonRecords(input, options);
+  const whole = input;
+  // A file no longer than the longest record allowed cannot hold a record that is too long.
+  const atOnce = whole.length <= Math.min(AT_ONCE_MAX_BYTES, options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES);
+  const records = atOnce ? parseAtOnce(whole, options.maxDepth ?? DEFAULT_MAX_DEPTH) : undefined;
+  if (records !== undefined) return records.map((record, i) => objectRecord(`record ${i + 1}`, record));
+  return streamJsonRecords(
+    (async function* () {
       yield whole;
-    })();
-  }
+    })(),
+    options,
+  );
+}
+
+/** The streaming scanner of {@link readJsonRecords}. */
+async function* streamJsonRecords(input: AsyncIterable<Buffer | string>, options: JsonRecordsOptions): AsyncGenerator<SourceRecord> {
+  const { fileName } = options;
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
   const decoder = new TextDecoder('utf-8', { fatal: true });
   const fail = (problem: string): never => {
     throw new FileFormatError(`${fileName}: ${problem}`);

@@ -2,8 +2,7 @@ import { FileFormatError } from '../errors/sync-error.js';
 import type { SpooledBody } from '../gateway/spooled-body.js';
 import type { ExportFormat } from '../reports/report-types.js';
 import { readCsvRecords } from './csv-records.js';
-import { readJsonRecords } from './json-records.js';
-import type { SourceRecord } from './source-record.js';
+import { readJsonRecords, type SourceRecords } from './json-records.js';
 import { readZipCsvRecords } from './zip-csv-records.js';
 
 export interface OpenExportOptions {
@@ -21,7 +20,7 @@ export type ExportContent =
   | {
       readonly kind: 'records';
       readonly format: ExportFormat;
-      readonly records: AsyncIterable<SourceRecord>;
+      readonly records: SourceRecords;
       /** Set when the body is a ZIP: where it is, for a reader on another thread (see readZipRowsOnWorker). */
       readonly zip?: { readonly path: string } | { readonly buffer: Buffer };
     }

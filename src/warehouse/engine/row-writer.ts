@@ -46,5 +46,8 @@ export interface RowBatches {
   readonly loadId: string;
 }
 
-/** A slice's rows as a row writer takes them: typed values, or (see {@link RowWriter.takesCopyText}) COPY text. */
-export type SliceRows = AsyncIterable<RowValues> | CopyTextRows;
+/**
+ * A slice's rows as a row writer takes them: typed values (at once, or as they come), or (see
+ * {@link RowWriter.takesCopyText}) COPY text.
+ */
+export type SliceRows = Iterable<RowValues> | AsyncIterable<RowValues> | CopyTextRows;

@@ -1,7 +1,8 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { DecimalCapacity } from '../../reports/decimal-capacity.js';
 import type { ReportDefinition } from '../../reports/report-definition.js';
-import { tableColumns, type WarehouseRow } from '../../extract/row-builder.js';
+import { tableColumns, type RowValues, type WarehouseRow } from '../../extract/row-builder.js';
+import { isSyncIterable } from '../../runtime/sync-iterable.js';
 import { CopyTextRows } from '../engine/copy-text-rows.js';
 import { MAX_BATCH_CHARS } from './max-batch-chars.js';
 import type { RowBatches, RowWriter } from '../engine/row-writer.js';
@@ -38,7 +39,8 @@ export class MultiRowInsertWriter implements RowWriter {
     let inBatch = 0;
     let chars = 0;
     let parameters: (string | number | null)[] = [];
-    for await (const row of rows) {
+    /** Adds a row to the batch; true when the batch is full. */
+    const add = (row: RowValues): boolean => {
       for (let i = 0; i < valuesPerRow; i += 1) {
         const value = row[i] ?? null;
         parameters.push(value);
@@ -47,18 +49,22 @@ export class MultiRowInsertWriter implements RowWriter {
       parameters.push(loadId);
       inBatch += 1;
       // Long rows end a batch early (see MAX_BATCH_CHARS), with an INSERT of their count.
-      if (inBatch === batchRows || chars >= MAX_BATCH_CHARS) {
-        await trx.executeQuery(CompiledQuery.raw(inBatch === batchRows ? fullBatchSql : this.#insertSqlFor(trx, definition, columns, inBatch), parameters));
-        rowCount += inBatch;
-        inBatch = 0;
-        chars = 0;
-        parameters = [];
-      }
-    }
-    if (inBatch > 0) {
-      await trx.executeQuery(CompiledQuery.raw(this.#insertSqlFor(trx, definition, columns, inBatch), parameters));
+      return inBatch === batchRows || chars >= MAX_BATCH_CHARS;
+    };
+    const flush = async (): Promise<void> => {
+      await trx.executeQuery(CompiledQuery.raw(inBatch === batchRows ? fullBatchSql : this.#insertSqlFor(trx, definition, columns, inBatch), parameters));
       rowCount += inBatch;
+      inBatch = 0;
+      chars = 0;
+      parameters = [];
+    };
+    // Rows at hand are read in a plain loop: no promise per row.
+    if (isSyncIterable(rows)) {
+      for (const row of rows) if (add(row)) await flush();
+    } else {
+      for await (const row of rows) if (add(row)) await flush();
     }
+    if (inBatch > 0) await flush();
     return rowCount;
   }
 

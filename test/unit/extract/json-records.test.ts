@@ -140,6 +140,16 @@ describe('readJsonRecords given a whole file in memory', () => {
     expect((whole as Error).message).toBe(await failure(text, maxDepth));
   });
 
+  it('hands a small file’s records on at once, and a stream’s or an unusual file’s as they come', () => {
+    const atOnce = readJsonRecords(Buffer.from('[{"a":1},{"a":2}]'), { fileName: 'x.json' });
+    expect(Array.isArray(atOnce)).toBe(true);
+    expect((atOnce as SourceRecord[]).map((record) => record.where)).toEqual(['record 1', 'record 2']);
+    // The ordinary neighbours: a stream, and a file in memory the one-piece parse does not take.
+    expect(Symbol.asyncIterator in readJsonRecords((async function* () {})(), { fileName: 'x.json' })).toBe(true);
+    expect(Symbol.asyncIterator in readJsonRecords(Buffer.from('[{"a":1},]'), { fileName: 'x.json' })).toBe(true);
+    expect(Symbol.asyncIterator in readJsonRecords(Buffer.from('[{"a":"abcdef"}]'), { fileName: 'x.json', maxRecordBytes: 8 })).toBe(true);
+  });
+
   it('takes nesting up to the limit, and refuses bytes that are not UTF-8', async () => {
     expect(await readWhole('[{"a":[[[1]]]}]', 4)).toHaveLength(1);
     const error = await readWhole(Buffer.from([0x5b, 0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d, 0x5d])).catch((e: unknown) => e);
