@@ -489,13 +489,7 @@ const ALLOWED: readonly Allowed[] = [
     kind: 'raw-sql',
     code: 'CompiledQuery.raw(inBatch === batchRows ? fullBatchSql : this.#insertSqlFor(trx, definition, columns, inBatch), parameters)',
     reason:
-      're-runs the multi-row INSERT Kysely compiled once (compileInsert), or once per shorter row count for a batch ended early by long rows, with fresh parameters: values are never in the text',
-  },
-  {
-    file: 'src/warehouse/loading/multi-row-insert-writer.ts',
-    kind: 'raw-sql',
-    code: 'CompiledQuery.raw(this.#insertSqlFor(trx, definition, columns, inBatch), parameters)',
-    reason: 'the last, shorter batch: SQL text compiled by Kysely once per row count (compileInsert), values as parameters',
+      're-runs the multi-row INSERT Kysely compiled once (compileInsert), or once per shorter row count for a batch ended early by long rows or the last of a slice, with fresh parameters: values are never in the text',
   },
   {
     file: 'src/warehouse/engine/reusable-statement.ts',
