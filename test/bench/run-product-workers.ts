@@ -168,7 +168,6 @@ async function stopWorkers(children: readonly { child: ChildProcess; exited: Pro
   patience.abort();
 }
 
-/** utime + stime of a process from /proc (Linux); 0 where there is no /proc. */
 /** CPU a process has used so far (user + system, from /proc), in ms; 0 for one that is gone. */
 export function processCpuMs(pid: number | undefined): number {
   if (pid === undefined) return 0;
