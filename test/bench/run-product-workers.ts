@@ -71,8 +71,14 @@ export async function runProductWorkers(options: ProductWorkersOptions): Promise
   const redisScope = testPrefix();
   const databaseUrl = options.databaseUrl ?? `sqlite:${join(options.dir, 'warehouse.sqlite')}`;
   mkdirSync(join(options.dir, 'config'), { recursive: true });
-  // Metrics on, as deployed, each worker on a free port of its own.
-  const settings: SettingsInput = { metrics: { port: 0 }, ...options.settings, queue: { ...options.settings.queue, prefix: redisScope.prefix } };
+  // Metrics on, as deployed, each worker on a free port of its own. Every job of every batch is
+  // kept, so that each batch can be counted and timed from its jobs.
+  const jobCount = options.batches.reduce((sum, batch) => sum + batch.slices.length, 0);
+  const settings: SettingsInput = {
+    metrics: { port: 0 },
+    ...options.settings,
+    queue: { ...options.settings.queue, prefix: redisScope.prefix, keepCompleted: { count: Math.max(jobCount, 10_000) } },
+  };
   writeFileSync(join(options.dir, 'config/default.json'), JSON.stringify(settings));
   const env = { ...options.env, DATABASE_URL: databaseUrl, REDIS_URL: TEST_REDIS_URL };
   const config = loadConfig({ cwd: options.dir, env, readDotEnv: false });
