@@ -916,14 +916,9 @@ export class Ledger {
     let query = this.#db.selectFrom('report_loads_monthly');
     if (months.from !== undefined) query = query.where('month', '>=', months.from);
     if (months.to !== undefined) query = query.where('month', '<=', months.to);
-    if (filter.portfolios?.length) {
-      const portfolios = [...filter.portfolios];
-      query = options.byMonth ? query.where(sql<number>`portfolio_id + 0`, 'in', portfolios) : query.where('portfolio_id', 'in', portfolios);
-    }
-    if (filter.reportTypes?.length) {
-      const reportTypes = [...filter.reportTypes];
-      query = options.byMonth ? query.where(sql<string>`report_type || ''`, 'in', reportTypes) : query.where('report_type', 'in', reportTypes);
-    }
+    const pair = pairColumns({ unindexable: options.byMonth === true });
+    if (filter.portfolios?.length) query = query.where(pair.portfolio, 'in', [...filter.portfolios]);
+    if (filter.reportTypes?.length) query = query.where(pair.reportType, 'in', [...filter.reportTypes]);
     return query;
   }
 
@@ -936,17 +931,22 @@ export class Ledger {
    */
   #where<O>(query: SelectQueryBuilder<Warehouse, 'report_loads', O>, filter: LedgerFilter, options: { byDate?: boolean } = {}): SelectQueryBuilder<Warehouse, 'report_loads', O> {
     let scoped = query.where('report_date', '>=', filter.from).where('report_date', '<=', filter.to);
-    if (filter.portfolios?.length) {
-      const portfolios = [...filter.portfolios];
-      scoped = options.byDate ? scoped.where(sql<number>`portfolio_id + 0`, 'in', portfolios) : scoped.where('portfolio_id', 'in', portfolios);
-    }
-    if (filter.reportTypes?.length) {
-      const reportTypes = [...filter.reportTypes];
-      scoped = options.byDate ? scoped.where(sql<string>`report_type || ''`, 'in', reportTypes) : scoped.where('report_type', 'in', reportTypes);
-    }
+    const pair = pairColumns({ unindexable: options.byDate === true });
+    if (filter.portfolios?.length) scoped = scoped.where(pair.portfolio, 'in', [...filter.portfolios]);
+    if (filter.reportTypes?.length) scoped = scoped.where(pair.reportType, 'in', [...filter.reportTypes]);
     if (filter.errorCodes?.length) scoped = scoped.where('error_code', 'in', [...filter.errorCodes]);
     return scoped;
   }
+}
+
+/**
+ * A slice's pair as a WHERE clause compares it, in the ledger or its monthly counts: the columns
+ * themselves, or (`unindexable`) written so that no planner can enter by them.
+ */
+function pairColumns(options: { readonly unindexable: boolean }) {
+  return options.unindexable
+    ? { portfolio: sql<number>`portfolio_id + 0`, reportType: sql<string>`report_type || ''` }
+    : { portfolio: 'portfolio_id' as const, reportType: 'report_type' as const };
 }
 
 /** The slices of one status among the monthly counts a query groups: a column of a count pivoted by status. */
