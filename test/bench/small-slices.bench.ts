@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import type { SettingsInput } from '../../src/config/settings-schema.js';
 import type { BenchFacts, BenchResult, Benchmark } from './bench-result.js';
 import { startSimulatorProcess } from './bench-simulator-process.js';
-import { runProductInProcess } from './run-product-in-process.js';
 import { runProductWorkers } from './run-product-workers.js';
-import { runGuaranteedJsonSlices } from './guaranteed-json-slices.js';
+import { startSmallSliceSide, type SmallSliceSideName } from './small-slice-side.js';
 import { runRawJsonSlices } from './raw-json-slices.js';
 import { weekdayIndexSlices } from './weekday-index-slices.js';
 import { createTempDatabase, createTempWarehouse } from '../helpers/temp-warehouse.js';
@@ -83,8 +82,8 @@ export const benchmark: Benchmark = {
     // MySQL's sides at smoke size: one date's portfolios, enough to check what they leave behind.
     const mysqlCount = full ? count : 20;
     const rounds = full ? 2 : 1;
-    // Slices each new worker process loads first, unmeasured (see `fleet`); whole dates too.
-    const warmUpCount = full ? 2_000 : 20;
+    // Slices each new process (a side's, a worker's) loads first, unmeasured (see `side`, `fleet`); whole dates too.
+    const warmUpCount = full ? 5_000 : 20;
     const allSlices = weekdayIndexSlices(2 * count + 2 * warmUpCount);
     const slices = allSlices.slice(0, count);
     const warmUps = [allSlices.slice(2 * count, 2 * count + warmUpCount), allSlices.slice(2 * count + warmUpCount)] as const;
@@ -122,36 +121,49 @@ export const benchmark: Benchmark = {
         return { ...done, serverCpuMs: mysqlServerCpuMs() - serverAtStart };
       };
 
-      const baseline = (name: string, run: typeof runRawJsonSlices) => async (slices: readonly Slice[], databaseUrl: string) =>
-        measure(slices.length, () =>
-          withServerCpu(databaseUrl, async () => {
-            const result = await run({ upstream: simulator.upstream, slices, concurrency: CONCURRENCY, databaseUrl });
-            const rows = slices.length * RECORDS_PER_SLICE;
-            if (result.rows !== rows) throw new Error(`${name} baseline loaded ${result.rows} rows, expected ${rows}`);
-            return { durationMs: result.durationMs, cpuMs: result.cpuMs, facts: async () => ({ slicesPlanned: result.slices, rowsLoaded: result.rows }) };
-          }),
-        );
-      const raw = baseline('raw', runRawJsonSlices);
-      const guaranteed = baseline('guaranteed', runGuaranteedJsonSlices);
-      const inProcess = async (slices: readonly Slice[], databaseUrl?: string) =>
-        measure(slices.length, async () => {
-          const dir = fresh();
-          const url = databaseUrl ?? `sqlite:${join(dir, 'warehouse.sqlite')}`;
-          return withServerCpu(url, async () => {
-            const result = await runProductInProcess({ env: simulator.env, slices, dir, databaseUrl: url, settings: SETTINGS });
-            const { report } = result;
-            if (result.exitCode !== 0 || report.loaded !== slices.length || report.rowsWritten.index_report !== slices.length * RECORDS_PER_SLICE) {
-              throw new Error(
-                `in-process run did not load every slice: exit ${result.exitCode}, ${report.loaded} loaded, ${report.failed} failed${errorLines(join(dir, 'run.log'))}`,
-              );
-            }
-            return {
-              durationMs: report.durationMs,
-              cpuMs: result.cpuMs,
-              facts: async () => ({ ...(await countSliceFactsAt(url, slices, SIZES)), nonZeroExits: result.exitCode === 0 ? 0 : 1 }),
-            };
+      // Each side in a process of its own, warmed up on slices of its own first, as the workers are.
+      const side =
+        (name: SmallSliceSideName) =>
+        async (slices: readonly Slice[], databaseUrl?: string): Promise<Measured> => {
+          const run = (url: string | undefined, label: string) => {
+            const runDir = fresh();
+            return { dir: runDir, databaseUrl: url ?? `sqlite:${join(runDir, `${label}.sqlite`)}` };
+          };
+          const measuredRun = { slices, ...run(databaseUrl, name) };
+          const warm = await startSmallSliceSide(size, {
+            side: name,
+            upstream: simulator.upstream,
+            env: simulator.env,
+            settings: SETTINGS,
+            concurrency: CONCURRENCY,
+            // A MySQL warehouse is shared: the side empties it after its warm-up.
+            warmUp: { slices: warmUps[0], ...run(databaseUrl, `${name}-warm-up`) },
+            measured: measuredRun,
           });
-        });
+          return measure(slices.length, () =>
+            withServerCpu(measuredRun.databaseUrl, async () => {
+              const result = await warm.measure();
+              const rows = slices.length * RECORDS_PER_SLICE;
+              if (result.exitCode !== 0 || result.loaded !== slices.length || result.rows !== rows) {
+                const why = name === 'product' ? errorLines(join(measuredRun.dir, 'run.log')) : '';
+                throw new Error(
+                  `the ${name} side did not load every slice: exit ${result.exitCode}, ${result.loaded} loaded, ${result.failed} failed, ${result.rows} rows of ${rows}${why}`,
+                );
+              }
+              return {
+                durationMs: result.durationMs,
+                cpuMs: result.cpuMs,
+                facts: async () =>
+                  name === 'product'
+                    ? { ...(await countSliceFactsAt(measuredRun.databaseUrl, slices, SIZES)), nonZeroExits: 0 }
+                    : { slicesPlanned: result.loaded, rowsLoaded: result.rows },
+              };
+            }),
+          );
+        };
+      const raw = side('raw');
+      const guaranteed = side('guaranteed');
+      const inProcess = side('product');
       // One fleet per round: one worker runs the benchmark's slices, then (with `later`) a second joins
       // for as many later dates (the same kind of slices, into the same warehouse, which by then holds the first batch).
       // Each new worker process first loads warm-up slices of its own, unmeasured, as this process
@@ -233,7 +245,7 @@ export const benchmark: Benchmark = {
         }
       };
 
-      // JIT warm-up of the simulator and of this process, on a part of the same work.
+      // JIT warm-up of the simulator, on a part of the same work.
       if (full) await runRawJsonSlices({ upstream: simulator.upstream, slices: slices.slice(0, 1_000), concurrency: CONCURRENCY, databaseUrl: sqliteUrl('warm') });
       const sqlite: JudgedRuns = { raw: [], guaranteed: [], inProcess: [], oneWorker: [] };
       const mysql: JudgedRuns = { raw: [], guaranteed: [], inProcess: [], oneWorker: [] };
@@ -241,8 +253,8 @@ export const benchmark: Benchmark = {
       const onePostgresRuns: Measured[] = [];
       const twoPostgresRuns: Measured[] = [];
       for (let round = 0; round < rounds; round += 1) {
-        sqlite.raw.push(await raw(slices, sqliteUrl('raw')));
-        sqlite.guaranteed.push(await guaranteed(slices, sqliteUrl('guaranteed')));
+        sqlite.raw.push(await raw(slices));
+        sqlite.guaranteed.push(await guaranteed(slices));
         sqlite.inProcess.push(await inProcess(slices));
         const [one, two] = await fleet(slices, undefined, later);
         sqlite.oneWorker.push(one!);
