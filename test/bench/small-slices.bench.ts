@@ -83,7 +83,7 @@ export const benchmark: Benchmark = {
     const mysqlCount = full ? count : 20;
     const rounds = full ? 2 : 1;
     // Slices each new process (a side's, a worker's) loads first, unmeasured (see `side`, `fleet`); whole dates too.
-    const warmUpCount = full ? 5_000 : 20;
+    const warmUpCount = full ? 10_000 : 20;
     const allSlices = weekdayIndexSlices(2 * count + 2 * warmUpCount);
     const slices = allSlices.slice(0, count);
     const warmUps = [allSlices.slice(2 * count, 2 * count + warmUpCount), allSlices.slice(2 * count + warmUpCount)] as const;
