@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EXPORT_SLICE_JOB } from '../../src/queue/slice-job.js';
 import { TEST_REDIS_URL } from '../helpers/test-redis.js';
 import { startQueueRig, type QueueRig } from '../helpers/queue-rig.js';
+import { DIALECTS } from '../helpers/temp-warehouse.js';
 
 async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -46,7 +47,7 @@ async function tableCounts(rig: QueueRig) {
 // 1 to 14 January 2024: 10 weekdays, 4 weekend days.
 const TWO_WEEKS = ['--from', '2024-01-01', '--to', '2024-01-14'];
 
-describe('queue mode: BullMQ workers on Redis, Postgres warehouse', () => {
+describe('queue mode: BullMQ workers on Redis, a Postgres warehouse unless a test names another', () => {
   let rig: QueueRig | undefined;
   afterEach(async () => {
     await rig?.close();
@@ -94,8 +95,8 @@ describe('queue mode: BullMQ workers on Redis, Postgres warehouse', () => {
     expect(tokenRequests).toBeGreaterThanOrEqual(Math.floor(seconds / 2));
   });
 
-  it('loses and duplicates nothing when a worker is killed with SIGKILL mid-backfill', async () => {
-    rig = await startQueueRig({ simulator: { latencyMs: 150 }, settings: { concurrency: 4 } });
+  it.each(DIALECTS)('loses and duplicates nothing when a worker is killed with SIGKILL mid-backfill (%s)', async (dialect) => {
+    rig = await startQueueRig({ simulator: { latencyMs: 150 }, settings: { concurrency: 4 }, dialect });
     const doomed = rig.startWorker();
     const survivor = rig.startWorker();
     await Promise.all([rig.ready(doomed), rig.ready(survivor)]);

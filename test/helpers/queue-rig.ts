@@ -9,6 +9,7 @@ import { createRedisConnector } from '../../src/queue/redis-connection.js';
 import { createGatewaySimulator, simulatorEnvironment, type GatewaySimulatorOptions } from '../../src/simulator/gateway-simulator.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
 import type { WarehouseHandle } from '../../src/warehouse/engine/warehouse-engine.js';
+import type { WarehouseDialect } from '../../src/warehouse/open-warehouse.js';
 import { capturedIo } from './captured-io.js';
 import { startCliProcess, type CliProcess } from './cli-process.js';
 import { FAST_SETTINGS, type CliResult } from './sync-rig.js';
@@ -19,8 +20,9 @@ import { TEST_REDIS_URL, testPrefix } from './test-redis.js';
 export type WorkerProcess = CliProcess;
 
 /**
- * The distributed shape on one machine: the simulator in this process, a Postgres database and a
- * Redis key prefix of their own, worker processes started by hand, and the CLI for the rest.
+ * The distributed shape on one machine: the simulator in this process, a warehouse (Postgres
+ * unless told otherwise) and a Redis key prefix of their own, worker processes started by hand,
+ * and the CLI for the rest.
  */
 export async function startQueueRig(
   options: {
@@ -31,10 +33,12 @@ export async function startQueueRig(
      * owner empties or destroys. @defaultValue the shared test Redis, under a prefix of the rig's
      */
     redisEnv?: Record<string, string>;
+    /** @defaultValue 'postgres' */
+    dialect?: WarehouseDialect;
   } = {},
 ) {
   const simulator = await createGatewaySimulator({ port: 0, ...options.simulator });
-  const database = await createTempDatabase('postgres');
+  const database = await createTempDatabase(options.dialect ?? 'postgres');
   const redisScope = testPrefix();
   const dir = mkdtempSync(join(tmpdir(), 'report-sync-queue-'));
   mkdirSync(join(dir, 'config'));

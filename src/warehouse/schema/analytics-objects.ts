@@ -8,8 +8,8 @@ interface AnalyticsObject {
   readonly name: string;
   /** The statement that creates it, doing nothing when it is there already (two `migrate`s at once). */
   readonly create: (engine: WarehouseEngine) => RawBuilder<unknown>;
-  /** The dialects whose migrations make it, when not all of them. */
-  readonly dialects?: readonly string[];
+  /** Whether the engine's migrations make it, when not every engine's do. */
+  readonly madeBy?: (engine: WarehouseEngine) => boolean;
 }
 
 /**
@@ -25,7 +25,10 @@ const ANALYTICS_OBJECTS: readonly AnalyticsObject[] = [
   index({ name: 'report_loads_loaded', table: 'report_loads', columns: ['portfolio_id', 'report_type', 'report_date'], where: { column: 'status', equals: 'loaded' } }),
   index({ name: 'report_loads_failed', table: 'report_loads', columns: ['report_date', 'portfolio_id', 'report_type'], where: { column: 'status', equals: 'failed' } }),
   index({ name: 'slice_checks_date', table: 'slice_checks', columns: ['report_date', 'outcome'] }),
-  { ...index({ name: 'report_loads_monthly_pair', table: 'report_loads_monthly', columns: ['portfolio_id', 'report_type', 'status', 'month', 'slices'] }), dialects: ['mysql'] },
+  {
+    ...index({ name: 'report_loads_monthly_pair', table: 'report_loads_monthly', columns: ['portfolio_id', 'report_type', 'status', 'month', 'slices'] }),
+    madeBy: (engine) => engine.migrations.monthlyCountsByPair !== undefined,
+  },
   view(
     'latest_loaded_day',
     sql`select ledger.portfolio_id, ledger.report_type, ledger.report_date, ledger.row_count, ledger.load_id, ledger.loaded_at,
@@ -79,7 +82,7 @@ export async function missingAnalyticsObjects(warehouse: WarehouseHandle): Promi
 }
 
 function objectsOf(engine: WarehouseEngine): AnalyticsObject[] {
-  return ANALYTICS_OBJECTS.filter((object) => object.dialects?.includes(engine.dialect) ?? true);
+  return ANALYTICS_OBJECTS.filter((object) => object.madeBy?.(engine) ?? true);
 }
 
 /**
