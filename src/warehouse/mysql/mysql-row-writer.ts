@@ -9,6 +9,7 @@ import { copyTextChunks } from '../loading/copy-text-chunks.js';
 import { copyTextValues } from '../loading/copy-text-values.js';
 import { copyLineEnd } from '../loading/copy-text-row.js';
 import { MultiRowInsertWriter } from '../loading/multi-row-insert-writer.js';
+import { isSyncIterable } from '../../runtime/sync-iterable.js';
 import { LoadDataLocal } from './load-data-local.js';
 
 /**
@@ -35,6 +36,9 @@ export class MysqlRowWriter extends MultiRowInsertWriter {
 
   override async write(trx: Kysely<Warehouse>, batch: RowBatches): Promise<number> {
     const { definition, rows, batchRows, loadId } = batch;
+    // A small file's rows, all at hand (see `SliceRows`), go in prepared multi-row INSERTs: LOAD
+    // DATA's second round trip and its stream cost the process more than it saves on a few rows.
+    if (!(rows instanceof CopyTextRows) && isSyncIterable(rows)) return super.write(trx, batch);
     const tally = { rows: 0 };
     const lineEnd = copyLineEnd(loadId);
     const load = new LoadDataLocal(copyTextChunks(rows, { batchRows, lineEnd, tally }));

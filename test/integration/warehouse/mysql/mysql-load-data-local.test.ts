@@ -102,6 +102,21 @@ async function loadCopyText(warehouse: WarehouseHandle, rows: WarehouseRow[], sh
   return loaded.rowCount;
 }
 
+/**
+ * Loads `rows` as a small file's, all at hand (an array of values, as a body parsed at once hands
+ * them), counting the LOAD DATA and INSERT statements its session ran.
+ */
+async function loadAtHand(warehouse: WarehouseHandle, rows: WarehouseRow[], sha256: string): Promise<StatementCounts> {
+  const columns = rowColumns(constituentReport);
+  return warehouse.db.connection().execute(async (connection) => {
+    const before = { load: await statementsRun(connection, 'load'), insert: await statementsRun(connection, 'insert') };
+    const loader = new SliceLoader({ warehouse: { ...warehouse, db: connection }, batchRows: 4 });
+    const values = rows.map((row) => columns.map((column) => row[column] ?? null));
+    const loaded = await loader.loadExport({ slice: LOADED_SLICE, definition: constituentReport, rows: values, file: { ...LOADED_FILE, sha256 }, attempts: 1 });
+    return { count: loaded.rowCount, loads: (await statementsRun(connection, 'load')) - before.load, inserts: (await statementsRun(connection, 'insert')) - before.insert };
+  });
+}
+
 async function storedRows(warehouse: WarehouseHandle) {
   return warehouse.db
     .selectFrom('constituent_report')
@@ -160,6 +175,18 @@ describe('MySQL slices loaded with LOAD DATA LOCAL INFILE (the server allows loc
     );
     expect(Number(stored[0]!.n)).toBe(30_000);
     expect(stored[0]!.last).toBe('29999.25');
+  });
+
+  it('writes a small file’s rows, all at hand, with prepared multi-row INSERTs instead, storing the same values', async () => {
+    const rows = awkwardRows();
+    const atHand = await loadAtHand(warehouse, rows, 'at hand');
+    // 14 rows, 4 a batch: four INSERTs of rows, beside the ledger's and the check rows' statements.
+    expect(atHand).toMatchObject({ count: rows.length, loads: 0 });
+    expect(atHand.inserts).toBeGreaterThanOrEqual(4);
+    expectAwkwardStored(await storedRows(warehouse));
+    // The same rows as a stream (a file read as it comes) still go in one LOAD DATA.
+    expect(await loadCounting(warehouse, rows, 'as they come')).toMatchObject({ count: rows.length, loads: 1 });
+    expectAwkwardStored(await storedRows(warehouse));
   });
 
   it('loads rows a worker thread wrote as COPY text as they are', async () => {
