@@ -34,6 +34,21 @@ describe('the MySQL warehouse', () => {
     await warehouse.close();
   });
 
+  it('is what a mariadb:// URL opens too, the same database as its mysql:// spelling', async () => {
+    const loader = new SliceLoader({ warehouse });
+    await loader.replaceRows({ slice, definition: constituentReport, rows: rowStream(row(1, '1.5')), file, attempts: 1 });
+    const same = await openWarehouse(warehouse.databaseUrl.replace(/^mysql:\/\//, 'mariadb://'));
+    try {
+      expect(same.engine.dialect).toBe('mysql');
+      const rows = await same.db.selectFrom('constituent_report').select(['line_number', 'closing_price']).execute();
+      expect(rows).toEqual([{ line_number: 1, closing_price: '1.5' }]);
+    } finally {
+      await same.close();
+    }
+    await warehouse.db.deleteFrom('constituent_report').execute();
+    await warehouse.db.deleteFrom('report_loads').execute();
+  });
+
   it('round-trips every one of 20 significant digits, dates as written and text as utf8mb4', async () => {
     const prices = ['1234.56789012345678901', '-0.00000000000000000012345', '12345678901234567890', '105.20697588613054211'];
     const loader = new SliceLoader({ warehouse });
