@@ -69,8 +69,8 @@ function mysqlServerCpuMs(): number {
  * dialect, by CPU per slice (issue 27); the raw baseline (undici + `JSON.parse` + one
  * prepared-statement transaction per slice) is reported beside it. Sides alternate and the best
  * round of each is kept, so a burst of load from elsewhere on the machine does not decide the ratio.
- * Every side is timed warm: this process after a warm-up run, each worker process after warm-up
- * slices of its own.
+ * Every side is timed warm, in a process of its own (the scripts and `run` too, see
+ * `small-slice-side.ts`), after warm-up slices of its own.
  */
 export const benchmark: Benchmark = {
   name: 'small-slices',
@@ -166,9 +166,9 @@ export const benchmark: Benchmark = {
       const inProcess = side('product');
       // One fleet per round: one worker runs the benchmark's slices, then (with `later`) a second joins
       // for as many later dates (the same kind of slices, into the same warehouse, which by then holds the first batch).
-      // Each new worker process first loads warm-up slices of its own, unmeasured, as this process
-      // warms up below before its sides are timed: a worker runs for days, its start is measured by
-      // the start-up rows, and a fresh process's first seconds go on compiling its hot code.
+      // Each new worker process first loads warm-up slices of its own, unmeasured, as each `side`
+      // does: a worker runs for days, its start is measured by the start-up rows, and a fresh
+      // process's first seconds go on compiling its hot code.
       const fleet = async (slices: readonly Slice[], databaseUrl: string | undefined, later: readonly Slice[]): Promise<Measured[]> => {
         await simulator.reset();
         const batches = [
