@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClient } from './redis-connection.js';
-import type { RequestGate, RequestPermit } from '../gateway/request-gate.js';
+import type { RequestAnswer, RequestGate, RequestPermit } from '../gateway/request-gate.js';
 
 export interface RedisRateGateOptions {
   readonly redis: RedisClient;
@@ -10,12 +10,16 @@ export interface RedisRateGateOptions {
   /** Requests admitted per window. */
   readonly max: number;
   readonly windowMs: number;
+  /**
+   * Answers this process must have had before a window counts from earlier than the answer (see
+   * `#spentAnswering`). @defaultValue 100
+   */
+  readonly answersBeforeBackdating?: number;
 }
 
 /**
- * Redis's clock decides for everyone, and the window is a little longer than configured, so the
- * few milliseconds between admission and arrival never let the service see more than `max` in
- * any window of its own.
+ * Redis's clock decides for everyone, and the window is a little longer than configured (see
+ * {@link WAY_THERE_SLACK_MS}).
  */
 const ADMIT = `
 local now = redis.call('TIME')
@@ -30,16 +34,25 @@ end
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return tonumber(oldest[2]) + window - nowMs + 1`;
 
-/** Moves an admitted request's stamp to now (Redis's clock), keeping it only if it is still in the log. */
+/**
+ * Moves an admitted request's stamp to now (Redis's clock) less ARGV[3] ms, keeping it only if it
+ * is still in the log and never moving it back.
+ */
 const RESTAMP = `
 local now = redis.call('TIME')
-local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-if redis.call('ZADD', KEYS[1], 'XX', 'CH', nowMs, ARGV[2]) == 1 then
+local stampMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - tonumber(ARGV[3])
+local admittedMs = redis.call('ZSCORE', KEYS[1], ARGV[2])
+if admittedMs and stampMs > tonumber(admittedMs) then
+  redis.call('ZADD', KEYS[1], stampMs, ARGV[2])
   redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]))
 end
 return 0`;
 
-const ARRIVAL_SLACK_MS = 30;
+/**
+ * A request's window counts from a moment worked out from its answer (see `#spentAnswering`),
+ * which can be early by the request's way to the service; the window is this much longer to cover it.
+ */
+const WAY_THERE_SLACK_MS = 30;
 
 /**
  * The fleet-wide export rate limit: a sliding-window log in Redis, so no `windowMs` window holds
@@ -51,12 +64,16 @@ export class RedisRateGate implements RequestGate {
   readonly #key: string;
   readonly #max: number;
   readonly #windowMs: number;
+  readonly #answersBeforeBackdating: number;
+  #answers = 0;
+  #fastestRoundTripMs = Number.POSITIVE_INFINITY;
 
   constructor(options: RedisRateGateOptions) {
     this.#redis = options.redis;
     this.#key = `${options.prefix}:rate-limit:export-requests`;
     this.#max = options.max;
-    this.#windowMs = options.windowMs + ARRIVAL_SLACK_MS;
+    this.#windowMs = options.windowMs + WAY_THERE_SLACK_MS;
+    this.#answersBeforeBackdating = options.answersBeforeBackdating ?? 100;
   }
 
   async acquire(): Promise<RequestPermit> {
@@ -67,16 +84,32 @@ export class RedisRateGate implements RequestGate {
       await sleep(waitMs + Math.random() * 10);
     }
     return {
-      // With busy workers the delay between admission and arrival let extra requests into one window
-      // at the service. Counting the window from the answer closes that gap; the cost is that the
-      // window also holds the service's time to answer, so the fleet runs a little under the limit.
-      answered: async () => {
+      answered: async (answer = {}) => {
+        const spentMs = this.#spentAnswering(answer);
         try {
-          await this.#redis.eval(RESTAMP, 1, this.#key, this.#windowMs, member);
+          await this.#redis.eval(RESTAMP, 1, this.#key, this.#windowMs, member, spentMs);
         } catch {
           // The request is done either way; a Redis hiccup here only leaves the admission stamp.
         }
       },
     };
+  }
+
+  /**
+   * How long before its answer the service had seen a request: the fastest round trip this process
+   * has had from it, this one included. Counting a window from the admission let extra requests
+   * into one window at the service whenever a busy sender or a busy service stamped the arrival
+   * late; counting from the answer closes that gap but holds the window for the service's whole
+   * time to answer too, which kept the fleet well under its limit. No answer comes sooner after
+   * its arrival than the fastest round trip less the way there, so the window counts from that,
+   * and the slack covers the way there. The first answers of a process come late (connections
+   * opened, code still cold, a service just woken) and would make the fastest round trip too long,
+   * so until enough have come every window counts from the answer itself.
+   */
+  #spentAnswering(answer: RequestAnswer): number {
+    if (answer.roundTripMs === undefined) return 0;
+    this.#answers += 1;
+    this.#fastestRoundTripMs = Math.min(this.#fastestRoundTripMs, answer.roundTripMs);
+    return this.#answers < this.#answersBeforeBackdating ? 0 : Math.floor(this.#fastestRoundTripMs);
   }
 }

@@ -1,7 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent } from 'undici';
+import { ExportClient } from '../../../src/gateway/export-client.js';
 import { RedisRateGate } from '../../../src/queue/redis-rate-gate.js';
+import type { Slice } from '../../../src/slice/slice.js';
+import { busiestWindow } from '../../bench/request-rate.js';
+import { startHttpServer } from '../../helpers/http-server.js';
 import { TEST_REDIS_URL, testPrefix } from '../../helpers/test-redis.js';
 
 describe('RedisRateGate', () => {
@@ -32,7 +37,7 @@ describe('RedisRateGate', () => {
     expect(admitted.at(-1)! - admitted[0]!).toBeGreaterThanOrEqual(600);
   });
 
-  it('counts a request’s window from its answer, so a sender delayed after admission cannot crowd the next window', async () => {
+  it('counts a request’s window from its end when the service never answered, so a sender delayed after admission cannot crowd the next window', async () => {
     const gate = new RedisRateGate({ redis, prefix: `${scope.prefix}:b`, max: 1, windowMs: 300 });
     const first = await gate.acquire();
     // The first request is slow to go out: it is answered 200 ms after its admission.
@@ -43,5 +48,101 @@ describe('RedisRateGate', () => {
     // From admission alone the second would pass about 300 ms after the first's admission (100 ms after
     // the answer); counted from the answer, it waits the whole window after it.
     expect(Date.now() - answeredAt).toBeGreaterThanOrEqual(280);
+  });
+
+  it('counts a request’s window from its answer less the fastest round trip this process has had, never from before its admission', async () => {
+    // Trusting the first answer: the start-up guard has a test of its own below.
+    const gate = new RedisRateGate({ redis, prefix: `${scope.prefix}:c`, max: 1, windowMs: 300, answersBeforeBackdating: 1 });
+    // The ordinary case: the service takes 100 ms to answer. The request surely arrived 100 ms before its answer.
+    const first = await gate.acquire();
+    await sleep(150);
+    await first.answered({ roundTripMs: 100 });
+    let answeredAt = Date.now();
+    await gate.acquire().then((permit) => permit.answered({ roundTripMs: 100 }));
+    const waited = Date.now() - answeredAt;
+    // The window (300 ms and its 30 ms slack) counted from 100 ms before the answer, not from the answer.
+    expect(waited).toBeGreaterThanOrEqual(200);
+    expect(waited).toBeLessThan(300);
+    // A slow answer after it is backdated only by the fastest round trip yet (100 ms), not by its own 250.
+    const slow = await gate.acquire();
+    await sleep(250);
+    await slow.answered({ roundTripMs: 250 });
+    answeredAt = Date.now();
+    await gate.acquire();
+    expect(Date.now() - answeredAt).toBeGreaterThanOrEqual(200);
+  });
+
+  it('counts windows from the answer itself until the process has had 100 answers, then from the fastest round trip before it', async () => {
+    const prefix = `${scope.prefix}:e`;
+    const gate = new RedisRateGate({ redis, prefix, max: 1_000, windowMs: 60_000 });
+    // How far before Redis's now the newest stamp in the log lies.
+    const newestStampAge = async () => {
+      const [, newest] = await redis.zrange(`${prefix}:rate-limit:export-requests`, -1, -1, 'WITHSCORES');
+      const [seconds, micros] = await redis.time();
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - Number(newest);
+    };
+    // The first answers of a process are slow (500 ms); none is backdated by its own round trip.
+    for (let i = 0; i < 99; i += 1) await (await gate.acquire()).answered({ roundTripMs: 500 });
+    expect(await newestStampAge()).toBeLessThan(50);
+    await (await gate.acquire()).answered({ roundTripMs: 400 });
+    // The hundredth: its window counts from the fastest round trip yet (400 ms) before its answer, and
+    // never from before its admission, which was moments ago: so from its admission.
+    expect(await newestStampAge()).toBeLessThan(50);
+    const permit = await gate.acquire();
+    await sleep(450);
+    await permit.answered({ roundTripMs: 450 });
+    const age = await newestStampAge();
+    expect(age).toBeGreaterThanOrEqual(400);
+    expect(age).toBeLessThan(450);
+  });
+
+  /**
+   * Awkward but legal services: each counts a request only after a queue of 0–80 ms. The first
+   * answers 300 ms later; the second answers every third request at once (an empty day, say),
+   * which leaves the gate no time it may take off an answer.
+   */
+  it.each([
+    { service: 'answers after 300 ms', quickEvery: 0, within: 5_000 },
+    { service: 'answers every third request at once', quickEvery: 3, within: 8_000 },
+  ])('keeps a service that stamps arrivals late and $service within the limit in every window of its own', async ({ quickEvery, within }) => {
+    const max = 10;
+    const windowMs = 500;
+    const arrivals: number[] = [];
+    let served = 0;
+    const server = await startHttpServer((_req, res) => {
+      served += 1;
+      const quick = quickEvery > 0 && served % quickEvery === 0;
+      setTimeout(() => {
+        arrivals.push(Date.now());
+        setTimeout(() => res.writeHead(200).end(), quick ? 0 : 300);
+      }, Math.random() * 80);
+    });
+    const agent = new Agent({ connections: 16 });
+    try {
+      const client = new ExportClient({
+        baseUrl: new URL(server.url),
+        tenantId: 'tenant-9',
+        tokens: { getToken: async () => 'tok-1', renewAfterRejection: async (rejected) => rejected },
+        // The start-up guard lowered, so that these 80 requests show the gate in its steady state.
+        gate: new RedisRateGate({ redis, prefix: `${scope.prefix}:d${quickEvery}`, max, windowMs, answersBeforeBackdating: 10 }),
+        dispatcher: agent,
+        maxDownloadBytes: 1 << 20,
+        spoolMemoryBytes: 16,
+      });
+      const slice: Slice = { portfolioId: 42, reportType: 'index', reportDate: '2024-03-01' };
+      const senders = Array.from({ length: 16 }, async () => {
+        for (let i = 0; i < 5; i += 1) expect(await client.download(slice, 'json')).toEqual({ kind: 'no_data' });
+      });
+      await Promise.all(senders);
+    } finally {
+      await agent.close();
+      await server.close();
+    }
+    expect(arrivals).toHaveLength(80);
+    expect(busiestWindow(arrivals, windowMs)).toBeLessThanOrEqual(max);
+    // 80 requests at 10 per 500 ms (and the 30 ms slack), each counted 0–80 ms after it was sent:
+    // counted from each answer, 7 × (530 + 300 + 40) ms = 6.1 s; counted from when the fastest
+    // answer says the service surely had it, 7 × (530 + 40) ms = 4.0 s.
+    expect(arrivals.at(-1)! - arrivals[0]!).toBeLessThan(within);
   });
 });
