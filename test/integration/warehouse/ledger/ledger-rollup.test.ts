@@ -203,6 +203,10 @@ describe.each(DIALECTS)('the monthly counts of the ledger on %s', (dialect) => {
       // Whole months reaching past one end of the months counted: that bound is left out, the other kept.
       { from: '2023-06-01', to: '2024-03-31' },
       { from: '2024-03-01', to: '2025-06-30', reportTypes: ['index'] },
+      // Every portfolio the counts hold asked, and one more (MySQL leaves the list out of its
+      // question of the monthly counts then), with and without report types.
+      { from: '2024-01-01', to: '2024-12-31', portfolios: [1001, 1002, 1003] },
+      { from: '2024-01-25', to: '2024-05-14', portfolios: [1004, 1003, 1002, 1001], reportTypes: ['constituent.close'] },
     ];
     for (const filter of ranges) {
       const status = await ledger.countByStatus(filter);
