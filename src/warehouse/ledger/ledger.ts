@@ -891,7 +891,7 @@ export class Ledger {
    * where the dialect keeps the counts keyed pair first too (MySQL, migration 0008), so that the
    * portfolios held are a short walk of that index: the same question, without testing each
    * monthly row of the range against a list of every configured portfolio, which took MariaDB
-   * about a third of `check`'s count over ten years. Without that index, listing the portfolios
+   * about a fifth of `check`'s count over ten years. Without that index, listing the portfolios
    * would read every monthly row itself. Report types are left asked: listing the pairs held walks
    * six times as much of the index, which a small buffer pool then reads again from disk.
    */
