@@ -141,12 +141,15 @@ export class Ledger {
   readonly #db: Kysely<Warehouse>;
   /** Handed in rather than looked up, so the ledger needs no registry of engines. */
   readonly #engine: WarehouseEngine;
+  /** Whether the dialect keeps the monthly counts keyed pair first too (MySQL, migration 0008). */
+  readonly #countsKeyedByPair: boolean;
   #writer: LedgerWriter | undefined;
 
   /** The ledger of `warehouse`: its `db`, and its `engine` for the SQL that differs by dialect (periods). */
   constructor(warehouse: Pick<WarehouseHandle, 'db' | 'engine'>) {
     this.#db = warehouse.db;
     this.#engine = warehouse.engine;
+    this.#countsKeyedByPair = warehouse.engine.migrations.monthlyCountsByPair !== undefined;
   }
 
   /**
@@ -873,7 +876,7 @@ export class Ledger {
    */
   async #withinHeldMonths(months: DateSpan): Promise<MonthBounds> {
     // Without that index (SQLite, Postgres) nothing groups the counts per pair in order anyway.
-    if (this.#engine.migrations.monthlyCountsByPair === undefined) return months;
+    if (!this.#countsKeyedByPair) return months;
     const held = await this.#db
       .selectFrom('report_loads_monthly')
       .select(({ fn }) => [fn.min('month').as('first'), fn.max('month').as('last')])
@@ -896,7 +899,7 @@ export class Ledger {
    * six times as much of the index, which a small buffer pool then reads again from disk.
    */
   async #withoutHeldPortfolios(filter: LedgerFilter): Promise<LedgerFilter> {
-    if (this.#engine.migrations.monthlyCountsByPair === undefined || !filter.portfolios?.length) return filter;
+    if (!this.#countsKeyedByPair || !filter.portfolios?.length) return filter;
     const asked = new Set(filter.portfolios);
     const held = await this.#db.selectFrom('report_loads_monthly').select('portfolio_id').distinct().execute();
     return held.every((row) => asked.has(Number(row.portfolio_id))) ? { ...filter, portfolios: undefined } : filter;

@@ -65,13 +65,20 @@ interface StatementCounts {
   readonly inserts: number;
 }
 
-async function loadCounting(warehouse: WarehouseHandle, rows: WarehouseRow[], sha256: string): Promise<StatementCounts> {
+/** Runs `load` on one connection of its own, counting the LOAD DATA and INSERT statements it ran there. */
+async function countStatements(warehouse: WarehouseHandle, load: (loader: SliceLoader) => Promise<number>): Promise<StatementCounts> {
   return warehouse.db.connection().execute(async (connection) => {
     const before = { load: await statementsRun(connection, 'load'), insert: await statementsRun(connection, 'insert') };
-    const loader = new SliceLoader({ warehouse: { ...warehouse, db: connection }, batchRows: 4 });
-    const count = await loader.replaceRows({ slice: LOADED_SLICE, definition: constituentReport, rows: rowStream(...rows), file: { ...LOADED_FILE, sha256 }, attempts: 1 });
+    const count = await load(new SliceLoader({ warehouse: { ...warehouse, db: connection }, batchRows: 4 }));
     return { count, loads: (await statementsRun(connection, 'load')) - before.load, inserts: (await statementsRun(connection, 'insert')) - before.insert };
   });
+}
+
+/** Loads `rows` as a stream, as a file read as it comes hands them. */
+async function loadCounting(warehouse: WarehouseHandle, rows: WarehouseRow[], sha256: string): Promise<StatementCounts> {
+  return countStatements(warehouse, (loader) =>
+    loader.replaceRows({ slice: LOADED_SLICE, definition: constituentReport, rows: rowStream(...rows), file: { ...LOADED_FILE, sha256 }, attempts: 1 }),
+  );
 }
 
 /** The rows as a worker thread hands them to a writer that takes COPY text: written already, in batches of `perBatch`. */
@@ -102,18 +109,13 @@ async function loadCopyText(warehouse: WarehouseHandle, rows: WarehouseRow[], sh
   return loaded.rowCount;
 }
 
-/**
- * Loads `rows` as a small file's, all at hand (an array of values, as a body parsed at once hands
- * them), counting the LOAD DATA and INSERT statements its session ran.
- */
+/** Loads `rows` as a small file's, all at hand (an array of values, as a body parsed at once hands them). */
 async function loadAtHand(warehouse: WarehouseHandle, rows: WarehouseRow[], sha256: string): Promise<StatementCounts> {
   const columns = rowColumns(constituentReport);
-  return warehouse.db.connection().execute(async (connection) => {
-    const before = { load: await statementsRun(connection, 'load'), insert: await statementsRun(connection, 'insert') };
-    const loader = new SliceLoader({ warehouse: { ...warehouse, db: connection }, batchRows: 4 });
-    const values = rows.map((row) => columns.map((column) => row[column] ?? null));
+  const values = rows.map((row) => columns.map((column) => row[column] ?? null));
+  return countStatements(warehouse, async (loader) => {
     const loaded = await loader.loadExport({ slice: LOADED_SLICE, definition: constituentReport, rows: values, file: { ...LOADED_FILE, sha256 }, attempts: 1 });
-    return { count: loaded.rowCount, loads: (await statementsRun(connection, 'load')) - before.load, inserts: (await statementsRun(connection, 'insert')) - before.insert };
+    return loaded.rowCount;
   });
 }
 
