@@ -17,6 +17,7 @@ import { keepNightlySchedule } from '../queue/keep-nightly-schedule.js';
 import { closeWorker } from '../queue/close-worker.js';
 import { CredentialsPause } from '../queue/credentials-pause.js';
 import { createExportWorker } from '../queue/export-worker.js';
+import { JobsInFlight } from '../queue/jobs-in-flight.js';
 import type { RedisConnector } from '../queue/redis-connection.js';
 import type { Logger } from '../logging/logger.js';
 import { RedisRateGate } from '../queue/redis-rate-gate.js';
@@ -120,6 +121,7 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
     const dead = (deathAlerts = new WorkerDeathAlerts({ send: async (alert) => alerts?.send(alert), queueName: settings.queue.name }));
     // `concurrency` downloads at once (the export client's slots), and `queue.prefetch` jobs more, written meanwhile.
     const takenAtOnce = jobsAtOnce({ concurrency: settings.concurrency, prefetch: settings.queue.prefetch });
+    const inFlight = new JobsInFlight();
     const worker = createExportWorker({
       connection: workerRedis,
       settings,
@@ -148,6 +150,7 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
       exportQueue,
       logger,
       onCredentialsRefused: (error, slice) => credentials.refused(error, slice),
+      inFlight,
       onFatal: (error) => {
         fatal = error;
         logger.fatal({ code: error.code, err: error }, 'stopping the worker: every further job would fail the same way');
@@ -171,7 +174,7 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
     } finally {
       // close() waits for the active jobs to finish; their slices are then loaded or not, never half.
       // Also when the worker never got ready: its connections must not keep the process up.
-      await closeWorker(worker, connector, logger);
+      await closeWorker({ worker, connector, inFlight, logger });
       await healing;
     }
     logger.info('worker stopped');

@@ -6,6 +6,7 @@ import type { Logger } from '../logging/logger.js';
 import { RetryPolicy } from '../retry/retry-policy.js';
 import { sliceLogFields, type Slice } from '../slice/slice.js';
 import { SLICE_BACKOFF, type ExportQueue } from './export-queue.js';
+import type { JobsInFlight } from './jobs-in-flight.js';
 import type { QueueAction, QueueJob } from './queue-job.js';
 
 export interface ExportWorkerOptions {
@@ -35,6 +36,8 @@ export interface ExportWorkerOptions {
    * either way (not failed for good, no attempt spent); without this, the trouble is fatal.
    */
   readonly onCredentialsRefused?: (error: SyncError, slice: Slice) => void | Promise<void>;
+  /** Counts the jobs being processed, for a close that must know when none is (`closeWorker`). @defaultValue not counted */
+  readonly inFlight?: JobsInFlight;
 }
 
 /**
@@ -99,7 +102,7 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
     }
   };
 
-  const processor = async (job: Job, token?: string) => {
+  const processJob = async (job: Job, token?: string) => {
     const definition = jobs.get(job.name);
     if (!definition) throw new UnrecoverableError(`unknown job name ${job.name}`);
     let data: unknown;
@@ -121,6 +124,8 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
     });
     return apply(definition.toQueueAction(result), job, token);
   };
+  const { inFlight } = options;
+  const processor = inFlight ? (job: Job, token?: string) => inFlight.run(() => processJob(job, token)) : processJob;
 
   const { rateLimit } = settings.queue;
   const worker = new Worker(settings.queue.name, processor, {

@@ -181,7 +181,7 @@ export function createRedisConnector(redisUrl: string, logger: Logger, options: 
     connect,
     waitUntilReady,
     disconnectAll: () => {
-      const gone = new Error(`Redis at ${location} is down and this process is stopping`);
+      const gone = new Error(`the connections to Redis at ${location} were dropped: this process is stopping`);
       for (const redis of connections) {
         redis.disconnect();
         // ioredis leaves a connection that was between two reconnection attempts in that state, with
