@@ -197,19 +197,24 @@ export function createRedisConnector(redisUrl: string, logger: Logger, options: 
 }
 
 /**
- * Makes a cluster told to disconnect always reach 'end', which BullMQ waits for when it closes a
- * worker. After a master's crash, BullMQ's reconnects of its blocking connection can leave the
+ * Makes a cluster told to disconnect always reach 'end', failing the commands queued for it, which
+ * BullMQ waits for when it closes a worker. After a master's crash, BullMQ's reconnects of its blocking connection can leave the
  * cluster without ioredis's handler for its next 'close' (armed once per connect), or with no node
  * left to close: it would stay 'close' or 'disconnecting' for good, and the worker's close (a
  * shutdown with it) would wait forever.
  */
 function endWhenDisconnected(cluster: Cluster): void {
-  const internals = cluster as unknown as { reconnectTimeout?: unknown; setStatus(status: string): void };
+  const internals = cluster as unknown as { reconnectTimeout?: unknown; setStatus(status: string): void; flushQueue(error: Error): void };
   // Told to disconnect and not to connect since: BullMQ's own reconnect is a disconnect, then a
   // connect at once, which must be left to run.
   let leaving = false;
   const endIfLeftClosed = () => {
-    if (leaving && !internals.reconnectTimeout && (cluster.status === 'close' || cluster.status === 'disconnecting')) internals.setStatus('end');
+    if (!leaving || internals.reconnectTimeout || (cluster.status !== 'close' && cluster.status !== 'disconnecting')) return;
+    internals.setStatus('end');
+    // As ioredis ends a cluster: the commands queued for it fail, or their callers (BullMQ's wait
+    // for the next job, then its close) would wait forever. In ioredis's words for a closed
+    // connection, which BullMQ takes as one and does not report.
+    internals.flushQueue(new Error('Connection is closed.'));
   };
   // Looked at after ioredis's handler, if one is armed: it has moved on by then.
   cluster.on('close', () => setImmediate(endIfLeftClosed));

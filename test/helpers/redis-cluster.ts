@@ -197,8 +197,18 @@ export class RedisCluster {
    */
   async crash(key: string): Promise<{ from: string; to: string }> {
     const { master, replica } = await this.holderOf(key);
-    await this.#kill(this.nodes.find((candidate) => candidate.address === master.address)!.port);
+    const masterNode = this.nodes.find((candidate) => candidate.address === master.address)!;
     const survivor = this.nodes.find((candidate) => candidate.address === replica.address)!;
+    // The crash of a master whose replica holds its data: on a loaded machine the link can drop
+    // and the replica start a full sync again, and taking over in the middle of it would leave
+    // the slots empty, which is another test.
+    await waitFor(async () => {
+      const [fromMaster, fromReplica] = await Promise.all([cli(masterNode, 'INFO', 'replication'), cli(survivor, 'INFO', 'replication')]);
+      const written = Number(/master_repl_offset:(\d+)/.exec(fromMaster)?.[1]);
+      const copied = Number(/slave_repl_offset:(\d+)/.exec(fromReplica)?.[1]);
+      return fromReplica.includes('master_link_status:up') && fromReplica.includes('master_sync_in_progress:0') && copied >= written;
+    }, `${replica.address} never caught up with ${master.address}`);
+    await this.#kill(masterNode.port);
     await waitFor(
       async () => parseClusterNodes(await cli(survivor, 'CLUSTER', 'NODES')).find((info) => info.id === replica.id)?.role === 'master',
       `${replica.address} never took over from the dead ${master.address}`,
