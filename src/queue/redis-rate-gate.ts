@@ -12,7 +12,10 @@ export interface RedisRateGateOptions {
   readonly windowMs: number;
   /**
    * Answers this process must have had before a window counts from earlier than the answer (see
-   * `#spentAnswering`). @defaultValue 100
+   * `#spentAnswering`). Only for a service known to count a request as soon as it receives it: one
+   * that counts it after a steady queue of its own (a proxy, a load balancer) longer than the
+   * window's slack would see more than `max` in a window. @defaultValue never: every window
+   * counts from the answer
    */
   readonly answersBeforeBackdating?: number;
 }
@@ -73,7 +76,7 @@ export class RedisRateGate implements RequestGate {
     this.#key = `${options.prefix}:rate-limit:export-requests`;
     this.#max = options.max;
     this.#windowMs = options.windowMs + WAY_THERE_SLACK_MS;
-    this.#answersBeforeBackdating = options.answersBeforeBackdating ?? 100;
+    this.#answersBeforeBackdating = options.answersBeforeBackdating ?? Number.POSITIVE_INFINITY;
   }
 
   async acquire(): Promise<RequestPermit> {
@@ -104,7 +107,8 @@ export class RedisRateGate implements RequestGate {
    * its arrival than the fastest round trip less the way there, so the window counts from that,
    * and the slack covers the way there. The first answers of a process come late (connections
    * opened, code still cold, a service just woken) and would make the fastest round trip too long,
-   * so until enough have come every window counts from the answer itself.
+   * so until enough have come every window counts from the answer itself. Off unless asked for:
+   * a service that counts after a steady queue makes every way there longer than the slack.
    */
   #spentAnswering(answer: RequestAnswer): number {
     if (answer.roundTripMs === undefined) return 0;

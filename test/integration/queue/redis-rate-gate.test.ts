@@ -74,7 +74,7 @@ describe('RedisRateGate', () => {
 
   it('counts windows from the answer itself until the process has had 100 answers, then from the fastest round trip before it', async () => {
     const prefix = `${scope.prefix}:e`;
-    const gate = new RedisRateGate({ redis, prefix, max: 1_000, windowMs: 60_000 });
+    const gate = new RedisRateGate({ redis, prefix, max: 1_000, windowMs: 60_000, answersBeforeBackdating: 100 });
     // How far before Redis's now the newest stamp in the log lies.
     const newestStampAge = async () => {
       const [, newest] = await redis.zrange(`${prefix}:rate-limit:export-requests`, -1, -1, 'WITHSCORES');
@@ -99,12 +99,16 @@ describe('RedisRateGate', () => {
   /**
    * Awkward but legal services: each counts a request only after a queue of 0–80 ms. The first
    * answers 300 ms later; the second answers every third request at once (an empty day, say),
-   * which leaves the gate no time it may take off an answer.
+   * which leaves the gate no time it may take off an answer; both with backdating asked for. The
+   * third queues every request 60–140 ms, longer than the window's slack, which backdating would
+   * let crowd a window (11 at a limit of 10): the gate as the product makes it, counting from
+   * each answer, keeps it within the limit.
    */
   it.each([
-    { service: 'answers after 300 ms', quickEvery: 0, within: 5_000 },
-    { service: 'answers every third request at once', quickEvery: 3, within: 8_000 },
-  ])('keeps a service that stamps arrivals late and $service within the limit in every window of its own', async ({ quickEvery, within }) => {
+    { service: 'answers after 300 ms', quickEvery: 0, within: 5_800, queueMs: 0, answersBeforeBackdating: 10 },
+    { service: 'answers every third request at once', quickEvery: 3, within: 8_000, queueMs: 0, answersBeforeBackdating: 10 },
+    { service: 'queues every request 60 ms before it counts it', quickEvery: 0, within: 9_000, queueMs: 60, answersBeforeBackdating: undefined },
+  ])('keeps a service that stamps arrivals late and $service within the limit in every window of its own', async ({ quickEvery, within, queueMs, answersBeforeBackdating }) => {
     const max = 10;
     const windowMs = 500;
     const arrivals: number[] = [];
@@ -112,10 +116,13 @@ describe('RedisRateGate', () => {
     const server = await startHttpServer((_req, res) => {
       served += 1;
       const quick = quickEvery > 0 && served % quickEvery === 0;
-      setTimeout(() => {
-        arrivals.push(Date.now());
-        setTimeout(() => res.writeHead(200).end(), quick ? 0 : 300);
-      }, Math.random() * 80);
+      setTimeout(
+        () => {
+          arrivals.push(Date.now());
+          setTimeout(() => res.writeHead(200).end(), quick ? 0 : 300);
+        },
+        queueMs + Math.random() * 80,
+      );
     });
     const agent = new Agent({ connections: 16 });
     try {
@@ -123,8 +130,8 @@ describe('RedisRateGate', () => {
         baseUrl: new URL(server.url),
         tenantId: 'tenant-9',
         tokens: { getToken: async () => 'tok-1', renewAfterRejection: async (rejected) => rejected },
-        // The start-up guard lowered, so that these 80 requests show the gate in its steady state.
-        gate: new RedisRateGate({ redis, prefix: `${scope.prefix}:d${quickEvery}`, max, windowMs, answersBeforeBackdating: 10 }),
+        // Where asked for, the start-up guard lowered, so that these 80 requests show backdating in its steady state.
+        gate: new RedisRateGate({ redis, prefix: `${scope.prefix}:d${quickEvery}-${queueMs}`, max, windowMs, answersBeforeBackdating }),
         dispatcher: agent,
         maxDownloadBytes: 1 << 20,
         spoolMemoryBytes: 16,
@@ -141,8 +148,8 @@ describe('RedisRateGate', () => {
     expect(arrivals).toHaveLength(80);
     expect(busiestWindow(arrivals, windowMs)).toBeLessThanOrEqual(max);
     // 80 requests at 10 per 500 ms (and the 30 ms slack), each counted 0–80 ms after it was sent:
-    // counted from each answer, 7 × (530 + 300 + 40) ms = 6.1 s; counted from when the fastest
-    // answer says the service surely had it, 7 × (530 + 40) ms = 4.0 s.
+    // counted from each answer, 7 × (530 + 300 + 40) ms = 6.1 s (6.5 s after a 60 ms queue);
+    // counted from when the fastest answer says the service surely had it, 7 × (530 + 40) ms = 4.0 s.
     expect(arrivals.at(-1)! - arrivals[0]!).toBeLessThan(within);
   });
 });
