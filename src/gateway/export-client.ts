@@ -8,7 +8,7 @@ import { classifyExportStatus } from './classify-export-status.js';
 import { decodeContentEncoding } from './decode-content-encoding.js';
 import { guardBodyProgress } from './guard-body-progress.js';
 import { joinUrl } from '../http/join-url.js';
-import type { RequestAnswer, RequestGate } from './request-gate.js';
+import type { RequestGate } from './request-gate.js';
 import { escapeControlCharacters } from '../text/printable-text.js';
 import { redactSecrets } from '../redaction/redact.js';
 import { readSmallBody } from '../http/read-small-body.js';
@@ -207,7 +207,6 @@ export class ExportClient {
   /** Sends one request, with the token `tokenOf` gives once the gate admits it (a wait at the gate must not age the token). */
   async #send(url: URL, slice: Slice, tokenOf: () => Promise<string>): Promise<{ token: string; response: Dispatcher.ResponseData }> {
     const permit = await this.#options.gate?.acquire();
-    let answer: RequestAnswer = {};
     try {
       const token = await tokenOf();
       const startedAt = performance.now();
@@ -218,16 +217,14 @@ export class ExportClient {
           headers: { authorization: `Bearer ${token}`, 'x-client-id': this.#options.tenantId },
           signal: this.#options.signal,
         });
-        const roundTripMs = performance.now() - startedAt;
-        answer = { roundTripMs };
-        this.#options.onAnswer?.(response.statusCode, roundTripMs / 1000);
+        this.#options.onAnswer?.(response.statusCode, (performance.now() - startedAt) / 1000);
         return { token, response };
       } catch (error) {
         this.#options.onAnswer?.(undefined, (performance.now() - startedAt) / 1000);
         throw tlsVerificationError(error, url) ?? transferError(error, slice, this.#options.signal);
       }
     } finally {
-      await permit?.answered(answer);
+      await permit?.answered();
     }
   }
 }

@@ -7,19 +7,12 @@ export interface RequestGate {
   acquire(): Promise<RequestPermit>;
 }
 
-/** How an admitted request ended. */
-export interface RequestAnswer {
-  /** From sending the request to the service's answer (its status line), in ms; absent when the service never answered. */
-  readonly roundTripMs?: number;
-}
-
 /** One admitted request. */
 export interface RequestPermit {
   /**
    * The request has certainly reached the service by now: its place in the rate window counts from
-   * this moment (less the least time the service takes to answer) rather than from admission, so a
-   * sender delayed between the two (a busy event loop, a slow connect) cannot make the service see
-   * more than the limit in any window.
+   * this moment rather than from admission, so a sender delayed between the two (a busy event loop,
+   * a slow connect) cannot make the service see more than the limit in any window.
    */
-  answered(answer?: RequestAnswer): Promise<void>;
+  answered(): Promise<void>;
 }
