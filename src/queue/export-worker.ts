@@ -6,7 +6,7 @@ import type { Logger } from '../logging/logger.js';
 import { RetryPolicy } from '../retry/retry-policy.js';
 import { sliceLogFields, type Slice } from '../slice/slice.js';
 import { SLICE_BACKOFF, type ExportQueue } from './export-queue.js';
-import type { JobsInFlight } from './jobs-in-flight.js';
+import { JobsInFlight } from './jobs-in-flight.js';
 import type { QueueAction, QueueJob } from './queue-job.js';
 
 export interface ExportWorkerOptions {
@@ -36,7 +36,7 @@ export interface ExportWorkerOptions {
    * either way (not failed for good, no attempt spent); without this, the trouble is fatal.
    */
   readonly onCredentialsRefused?: (error: SyncError, slice: Slice) => void | Promise<void>;
-  /** Counts the jobs being processed, for a close that must know when none is (`closeWorker`). @defaultValue not counted */
+  /** Counts the jobs being processed, for a close that must know when none is (`closeWorker`). @defaultValue a count of its own */
   readonly inFlight?: JobsInFlight;
 }
 
@@ -124,8 +124,8 @@ export function createExportWorker(options: ExportWorkerOptions): Worker {
     });
     return apply(definition.toQueueAction(result), job, token);
   };
-  const { inFlight } = options;
-  const processor = inFlight ? (job: Job, token?: string) => inFlight.run(() => processJob(job, token)) : processJob;
+  const inFlight = options.inFlight ?? new JobsInFlight();
+  const processor = (job: Job, token?: string) => inFlight.run(() => processJob(job, token));
 
   const { rateLimit } = settings.queue;
   const worker = new Worker(settings.queue.name, processor, {

@@ -185,11 +185,8 @@ export function createRedisConnector(redisUrl: string, logger: Logger, options: 
       for (const redis of connections) {
         redis.disconnect();
         // ioredis leaves a connection that was between two reconnection attempts in that state, with
-        // the commands queued for it waiting forever (and BullMQ's close waiting on them): end it and
-        // fail them, so that every await on Redis settles and nothing is left running.
-        const internals = redis as unknown as { setStatus(status: string): void; flushQueue(error: Error): void };
-        if (redis.status !== 'end') internals.setStatus('end');
-        internals.flushQueue(gone);
+        // the commands queued for it waiting forever (and BullMQ's close waiting on them).
+        endConnection(redis, gone);
       }
       connections.clear();
     },
@@ -197,24 +194,31 @@ export function createRedisConnector(redisUrl: string, logger: Logger, options: 
 }
 
 /**
+ * Ends a connection as ioredis ends one: status 'end', and the commands queued for it failed with
+ * `error`, or their callers (BullMQ's wait for the next job, then its close) would wait forever.
+ */
+function endConnection(redis: RedisClient, error: Error): void {
+  const internals = redis as unknown as { setStatus(status: string): void; flushQueue(error: Error): void };
+  if (redis.status !== 'end') internals.setStatus('end');
+  internals.flushQueue(error);
+}
+
+/**
  * Makes a cluster told to disconnect always reach 'end', failing the commands queued for it, which
- * BullMQ waits for when it closes a worker. After a master's crash, BullMQ's reconnects of its blocking connection can leave the
- * cluster without ioredis's handler for its next 'close' (armed once per connect), or with no node
- * left to close: it would stay 'close' or 'disconnecting' for good, and the worker's close (a
- * shutdown with it) would wait forever.
+ * BullMQ waits for when it closes a worker. After a master's crash, BullMQ's reconnects of its
+ * blocking connection can leave the cluster without ioredis's handler for its next 'close' (armed
+ * once per connect), or with no node left to close: it would stay 'close' or 'disconnecting' for
+ * good, and the worker's close (a shutdown with it) would wait forever.
  */
 function endWhenDisconnected(cluster: Cluster): void {
-  const internals = cluster as unknown as { reconnectTimeout?: unknown; setStatus(status: string): void; flushQueue(error: Error): void };
+  const internals = cluster as unknown as { reconnectTimeout?: unknown };
   // Told to disconnect and not to connect since: BullMQ's own reconnect is a disconnect, then a
   // connect at once, which must be left to run.
   let leaving = false;
   const endIfLeftClosed = () => {
     if (!leaving || internals.reconnectTimeout || (cluster.status !== 'close' && cluster.status !== 'disconnecting')) return;
-    internals.setStatus('end');
-    // As ioredis ends a cluster: the commands queued for it fail, or their callers (BullMQ's wait
-    // for the next job, then its close) would wait forever. In ioredis's words for a closed
-    // connection, which BullMQ takes as one and does not report.
-    internals.flushQueue(new Error('Connection is closed.'));
+    // In ioredis's words for a closed connection, which BullMQ takes as one and does not report.
+    endConnection(cluster, new Error('Connection is closed.'));
   };
   // Looked at after ioredis's handler, if one is armed: it has moved on by then.
   cluster.on('close', () => setImmediate(endIfLeftClosed));
