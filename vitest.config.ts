@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './test/sequencer/longest-first-sequencer.js';
 
 /**
  * The tests in tiers, one vitest project each (`npm run test:unit` and so on; `vitest run` runs them
@@ -38,16 +39,19 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     maxWorkers: COMPUTING_FORKS,
+    // Each group's longest files first, from a committed table of past durations.
+    sequence: { sequencer: LongestFirstSequencer },
     // Fails a file that leaves a server, socket, timer or child process behind.
     setupFiles: ['test/helpers/leak-check-setup.ts'],
     projects: [
-      // Unit and integration files share their forks' modules (no fresh module graph per file):
-      // importing it anew cost more CPU than most of their tests, and what a file opens (servers,
-      // clients, timers) the leak check holds it to closing.
+      // Unit, integration, e2e and faults files share their forks' modules (no fresh module graph
+      // per file): importing it anew cost more CPU than most of their tests, and what a file opens
+      // (servers, clients, timers) the leak check holds it to closing. The ceilings and benchmarks
+      // measure memory, so each of their files has a process of its own.
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false, ...computing } },
       { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'], isolate: false, ...waiting } },
-      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: BUILDS_DIST, ...waiting } },
-      { extends: true, test: { name: 'faults', include: ['test/faults/**/*.test.ts'], globalSetup: BUILDS_DIST, ...waiting } },
+      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: BUILDS_DIST, isolate: false, ...waiting } },
+      { extends: true, test: { name: 'faults', include: ['test/faults/**/*.test.ts'], globalSetup: BUILDS_DIST, isolate: false, ...waiting } },
       // Peak memory and answer times of the compiled command under hostile input and a huge ledger.
       { extends: true, test: { name: 'ceilings', include: ['test/ceilings/**/*.test.ts'], globalSetup: BUILDS_DIST, ...computing } },
       { extends: true, test: { name: 'bench', include: ['test/bench/**/*.test.ts'], globalSetup: BUILDS_DIST, ...computing } },
