@@ -1,0 +1,3 @@
+import { describeDashboardOverAMillionSlices } from './dashboard-over-a-million-slices.js';
+
+describeDashboardOverAMillionSlices('mysql');
