@@ -91,12 +91,13 @@ export async function startFaultRig(settings: SettingsInput = {}, options: { dia
       };
     },
     /** Loads the simulator's file for the slice and returns its rows: the "earlier rows" a bad file must not touch. */
+    /** Loads the simulator's good file for the slice; `elapsedMs` is how long that run took. */
     async loadGood(slice: Slice) {
       const result = await this.run(slice);
       expect(result.code, result.stdout).toBe(0);
       const rows = await this.rows(slice);
       expect(rows.length).toBeGreaterThan(0);
-      return { rows, ledger: await this.ledger(slice) };
+      return { rows, ledger: await this.ledger(slice), elapsedMs: result.elapsedMs };
     },
     async ledger(slice: Slice) {
       const warehouse = await rig.warehouse();
