@@ -44,8 +44,8 @@ return 0`;
  * A request counts from its admission until it is answered, then from its answer. The service
  * counted it somewhere between the two, and when is not known (a busy sender, a service's own
  * queue), so only counting a window from the answer keeps any window at the service within `max`,
- * whatever the service does. The price is the service's time to answer on top of every window: the fleet reaches
- * `max × windowMs / (windowMs + time to answer)`, not `max`.
+ * whatever the service does. The price is the service's time to answer on top of every window:
+ * the fleet reaches `max × windowMs / (windowMs + time to answer)`, not `max`.
  */
 export class RedisRateGate implements RequestGate {
   readonly #redis: RedisClient;

@@ -90,8 +90,7 @@ export async function startFaultRig(settings: SettingsInput = {}, options: { dia
         },
       };
     },
-    /** Loads the simulator's file for the slice and returns its rows: the "earlier rows" a bad file must not touch. */
-    /** Loads the simulator's good file for the slice; `elapsedMs` is how long that run took. */
+    /** Loads the simulator's file for the slice and returns its rows: the "earlier rows" a bad file must not touch; `elapsedMs` is how long that run took. */
     async loadGood(slice: Slice) {
       const result = await this.run(slice);
       expect(result.code, result.stdout).toBe(0);

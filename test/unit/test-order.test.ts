@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { TestSpecification, Vitest } from 'vitest/node';
 import { describe, expect, it } from 'vitest';
-import { FILE_SECONDS_PATH, LongestFirstSequencer } from '../sequencer/longest-first-sequencer.js';
+import { FILE_SECONDS_PATH, LongestFirstSequencer, fileKey } from '../sequencer/longest-first-sequencer.js';
 
 /*
  * The order vitest runs test files in: each group's longest first (by the committed table of past
@@ -34,7 +34,7 @@ describe('LongestFirstSequencer', () => {
     const sorted = pathsOf(await sequencer.sort(files));
     expect(sorted.slice(0, 2)).toEqual(['test/bench/bench-smoke.test.ts', 'test/unit/text/count-of.test.ts']);
     const waiting = sorted.slice(2);
-    const took = (path: string) => seconds[`${path.split('/')[1]}:${path}`]!;
+    const took = (path: string) => seconds[fileKey(path.split('/')[1]!, path)]!;
     expect(waiting.map(took)).toEqual(waiting.map(took).sort((a, b) => b - a));
     expect(waiting).toHaveLength(3);
   });
