@@ -91,7 +91,13 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
       metrics,
       gate:
         settings.queue.rateLimit.max > 0
-          ? new RedisRateGate({ redis, prefix: settings.queue.prefix, max: settings.queue.rateLimit.max, windowMs: settings.queue.rateLimit.durationMs })
+          ? new RedisRateGate({
+              redis,
+              prefix: settings.queue.prefix,
+              max: settings.queue.rateLimit.max,
+              windowMs: settings.queue.rateLimit.durationMs,
+              requestTimeoutMs: settings.http.connectTimeoutMs + settings.http.headersTimeoutMs,
+            })
           : undefined,
       tokens: (issue) =>
         new RedisTokenSource({

@@ -209,6 +209,7 @@ export class ExportClient {
     const permit = await this.#options.gate?.acquire();
     try {
       const token = await tokenOf();
+      await permit?.sending();
       const startedAt = performance.now();
       try {
         const response = await request(url, {

@@ -1,7 +1,8 @@
 /**
  * Admits export requests at the configured rate. Every request to the export endpoint, retries
- * and 401 re-sends included, passes `acquire()` first, and reports `answered()` on the permit it
- * got once the service has answered (or the attempt ended), whatever the outcome.
+ * and 401 re-sends included, passes `acquire()` first, reports `sending()` on the permit it got
+ * just before it goes out, and `answered()` once the service has answered (or the attempt ended),
+ * whatever the outcome.
  */
 export interface RequestGate {
   acquire(): Promise<RequestPermit>;
@@ -9,6 +10,11 @@ export interface RequestGate {
 
 /** One admitted request. */
 export interface RequestPermit {
+  /**
+   * The request goes out now. A permit admitted long before (a long wait for a token) is admitted
+   * again first, so the request's place in the rate window holds from its send to its answer.
+   */
+  sending(): Promise<void>;
   /**
    * The request has certainly reached the service by now: its place in the rate window counts from
    * this moment rather than from admission, so a sender delayed between the two (a busy event loop,

@@ -10,27 +10,39 @@ export interface RedisRateGateOptions {
   /** Requests admitted per window. */
   readonly max: number;
   readonly windowMs: number;
+  /**
+   * Longest a request can take from its send to its answer (the HTTP client's connect and headers
+   * timeouts). An admitted request holds its place that long at most without an answer, so the
+   * requests of a worker that died free their places.
+   */
+  readonly requestTimeoutMs: number;
+  /** A request sent later than this after its admission (a long wait for a token) is admitted again first. */
+  readonly sendWithinMs?: number;
 }
 
-/** Redis's clock decides for everyone. */
+const DEFAULT_SEND_WITHIN_MS = 5_000;
+
+/**
+ * Redis's clock decides for everyone. A request in flight is scored at the end of its lease, an
+ * answered one at its answer; either counts until its score is a window old. The member is taken
+ * out first, so a permit admitted again does not count twice.
+ */
 const ADMIT = `
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local window = tonumber(ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', nowMs - window)
 if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
-  redis.call('ZADD', KEYS[1], nowMs, ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], window)
+  redis.call('ZADD', KEYS[1], nowMs + tonumber(ARGV[4]), ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]) + window)
   return 0
 end
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-return tonumber(oldest[2]) + window - nowMs + 1`;
+local oldest = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2])
+return math.min(oldest, nowMs) + window - nowMs + 1`;
 
-/**
- * Stamps an answered request at now (Redis's clock), back in the log if a long wait for its answer
- * had aged its admission out.
- */
-const RESTAMP = `
+/** Scores an answered request at now (Redis's clock), back in the log if its lease had run out. */
+const ANSWERED = `
 local now = redis.call('TIME')
 redis.call('ZADD', KEYS[1], tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000), ARGV[2])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]))
@@ -41,40 +53,54 @@ return 0`;
  * more than `max` requests from all workers. BullMQ's fixed-window limiter lets up to twice the
  * limit through across a boundary; this gate keeps the promise to the service.
  *
- * A request counts from its admission until it is answered, then from its answer. The service
- * counted it somewhere between the two, and when is not known (a busy sender, a service's own
- * queue), so only counting a window from the answer keeps any window at the service within `max`,
- * whatever the service does. The price is the service's time to answer on top of every window:
- * the fleet reaches `max × windowMs / (windowMs + time to answer)`, not `max`.
+ * A request counts from its admission until it is answered, however long that takes (up to its
+ * lease), then for a window from its answer. The service counted it somewhere between its send
+ * and its answer, and when is not known (a busy sender, a service's own queue), so only this keeps
+ * any window at the service within `max`, whatever the service does. The price is the service's
+ * time to answer on top of every window: the fleet reaches
+ * `max × windowMs / (windowMs + time to answer)`, not `max`.
  */
 export class RedisRateGate implements RequestGate {
   readonly #redis: RedisClient;
   readonly #key: string;
   readonly #max: number;
   readonly #windowMs: number;
+  readonly #sendWithinMs: number;
+  /** How long past its admission an unanswered request holds its place: until its send, then through its request. */
+  readonly #leaseMs: number;
 
   constructor(options: RedisRateGateOptions) {
     this.#redis = options.redis;
     this.#key = `${options.prefix}:rate-limit:export-requests`;
     this.#max = options.max;
     this.#windowMs = options.windowMs;
+    this.#sendWithinMs = options.sendWithinMs ?? DEFAULT_SEND_WITHIN_MS;
+    this.#leaseMs = this.#sendWithinMs + options.requestTimeoutMs;
   }
 
   async acquire(): Promise<RequestPermit> {
     const member = randomBytes(8).toString('hex');
-    for (;;) {
-      const waitMs = Number(await this.#redis.eval(ADMIT, 1, this.#key, this.#windowMs, this.#max, member));
-      if (waitMs <= 0) break;
-      await sleep(waitMs + Math.random() * 10);
-    }
+    let admittedAt = await this.#admit(member);
     return {
+      sending: async () => {
+        if (performance.now() - admittedAt > this.#sendWithinMs) admittedAt = await this.#admit(member);
+      },
       answered: async () => {
         try {
-          await this.#redis.eval(RESTAMP, 1, this.#key, this.#windowMs, member);
+          await this.#redis.eval(ANSWERED, 1, this.#key, this.#leaseMs + this.#windowMs, member);
         } catch {
-          // The request is done either way; a Redis hiccup here only leaves the admission stamp.
+          // The request is done either way; a Redis hiccup here leaves it held until its lease runs out.
         }
       },
     };
+  }
+
+  /** Waits for room in the window and takes it for `member`; returns when, on this process's clock. */
+  async #admit(member: string): Promise<number> {
+    for (;;) {
+      const waitMs = Number(await this.#redis.eval(ADMIT, 1, this.#key, this.#windowMs, this.#max, member, this.#leaseMs));
+      if (waitMs <= 0) return performance.now();
+      await sleep(waitMs + Math.random() * 10);
+    }
   }
 }

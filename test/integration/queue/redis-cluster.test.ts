@@ -136,7 +136,7 @@ describe('report-sync on a Redis Cluster (three masters with a replica each)', (
 
   it('admits at most max requests per window through the rate gate’s scripts', async () => {
     freshConnector();
-    const gate = new RedisRateGate({ redis: await connect(), prefix, max: 2, windowMs: 200 });
+    const gate = new RedisRateGate({ redis: await connect(), prefix, max: 2, windowMs: 200, requestTimeoutMs: 10_000 });
     const admitted: number[] = [];
     await Promise.all(
       Array.from({ length: 6 }, async () => {

@@ -22,12 +22,13 @@ describe('RedisRateGate', () => {
   });
 
   it('admits at most max requests in any window, across gates sharing the prefix', async () => {
-    const gates = [0, 1].map(() => new RedisRateGate({ redis, prefix: `${scope.prefix}:a`, max: 3, windowMs: 300 }));
+    const gates = [0, 1].map(() => new RedisRateGate({ redis, prefix: `${scope.prefix}:a`, max: 3, windowMs: 300, requestTimeoutMs: 10_000 }));
     const admitted: number[] = [];
     await Promise.all(
       Array.from({ length: 9 }, async (_, i) => {
         const permit = await gates[i % 2]!.acquire();
         admitted.push(Date.now());
+        await permit.sending();
         await permit.answered();
       }),
     );
@@ -37,11 +38,12 @@ describe('RedisRateGate', () => {
     expect(admitted.at(-1)! - admitted[0]!).toBeGreaterThanOrEqual(600);
   });
 
-  it('counts a request’s window from its end when the service never answered, so a sender delayed after admission cannot crowd the next window', async () => {
-    const gate = new RedisRateGate({ redis, prefix: `${scope.prefix}:b`, max: 1, windowMs: 300 });
+  it('counts a request’s window from its answer, so a sender delayed after admission cannot crowd the next window', async () => {
+    const gate = new RedisRateGate({ redis, prefix: `${scope.prefix}:b`, max: 1, windowMs: 300, requestTimeoutMs: 10_000 });
     const first = await gate.acquire();
     // The first request is slow to go out: it is answered 200 ms after its admission.
     await sleep(200);
+    await first.sending();
     await first.answered();
     const answeredAt = Date.now();
     await gate.acquire();
@@ -50,13 +52,64 @@ describe('RedisRateGate', () => {
     expect(Date.now() - answeredAt).toBeGreaterThanOrEqual(280);
   });
 
-  it('counts a request answered after its admission aged out of the window again from its answer', async () => {
-    const gates = [0, 1].map(() => new RedisRateGate({ redis, prefix: `${scope.prefix}:c`, max: 2, windowMs: 200 }));
-    // A slow request: admitted, then answered 300 ms later, after the window of its admission.
+  it('holds the place of a request in flight longer than the window until its answer, then a window more', async () => {
+    const gates = [0, 1].map(() => new RedisRateGate({ redis, prefix: `${scope.prefix}:e`, max: 1, windowMs: 200, requestTimeoutMs: 10_000 }));
     const slow = await gates[0]!.acquire();
+    await slow.sending();
+    // The service may count the request as late as its answer, 400 ms on: nothing else may pass meanwhile.
+    const next = gates[1]!.acquire().then(() => Date.now());
+    await sleep(400);
+    await slow.answered();
+    const answeredAt = Date.now();
+    expect((await next) - answeredAt).toBeGreaterThanOrEqual(180);
+  });
+
+  it('frees the place of a request never answered (its worker died) once its lease runs out', async () => {
+    // The lease: 100 ms to send, then 300 ms for the request; the place is free a window after it.
+    const gates = [0, 1].map(() => new RedisRateGate({ redis, prefix: `${scope.prefix}:f`, max: 1, windowMs: 200, requestTimeoutMs: 300, sendWithinMs: 100 }));
+    const startedAt = Date.now();
+    await (await gates[0]!.acquire()).sending();
+    await gates[1]!.acquire();
+    const waitedMs = Date.now() - startedAt;
+    expect(waitedMs).toBeGreaterThanOrEqual(550);
+    expect(waitedMs).toBeLessThan(2_000);
+  });
+
+  it('admits a request again when it is sent long after its admission, so its place holds through the request', async () => {
+    const key = `${scope.prefix}:g:rate-limit:export-requests`;
+    const gates = [0, 1].map(() => new RedisRateGate({ redis, prefix: `${scope.prefix}:g`, max: 1, windowMs: 200, requestTimeoutMs: 300, sendWithinMs: 100 }));
+    const scoreOfTheOne = async () => Number((await redis.zrange(key, 0, -1, 'WITHSCORES'))[1]);
+    // The ordinary case: a request sent at once keeps its admission.
+    const prompt = await gates[0]!.acquire();
+    const admitted = await scoreOfTheOne();
+    await prompt.sending();
+    expect(await scoreOfTheOne()).toBe(admitted);
+    await prompt.answered();
     await sleep(250);
-    // Another worker's request is admitted meanwhile (the slow one's admission has aged out) and answered at once.
-    await gates[1]!.acquire().then((permit) => permit.answered());
+
+    // A long wait for a token: sent 350 ms after its admission, when its first lease (400 ms) nearly ran out.
+    const late = await gates[0]!.acquire();
+    await sleep(350);
+    await late.sending();
+    const next = gates[1]!.acquire().then(() => Date.now());
+    await sleep(350);
+    await late.answered();
+    const answeredAt = Date.now();
+    // Without the second admission the late request's place would have been free 600 ms after its first.
+    expect((await next) - answeredAt).toBeGreaterThanOrEqual(180);
+  });
+
+  it('counts a request answered after its lease ran out again from its answer', async () => {
+    const gates = [0, 1].map(() => new RedisRateGate({ redis, prefix: `${scope.prefix}:c`, max: 2, windowMs: 200, requestTimeoutMs: 100, sendWithinMs: 50 }));
+    // A slow request: admitted, then answered 450 ms later, after its lease and the window after it.
+    const slow = await gates[0]!.acquire();
+    await slow.sending();
+    await sleep(400);
+    // Another worker's request is admitted meanwhile (the slow one's place has run out) and answered at once.
+    await gates[1]!.acquire().then(async (permit) => {
+      await permit.sending();
+      await permit.answered();
+    });
     await sleep(50);
     await slow.answered();
     const answeredAt = Date.now();
@@ -69,13 +122,18 @@ describe('RedisRateGate', () => {
   /**
    * Awkward but legal services: each counts a request only after a queue of 0–80 ms. The first
    * answers 300 ms later; the second answers every third request at once (an empty day, say); the
-   * third queues every request 60–140 ms before it counts it (a proxy, a load balancer).
+   * third queues every request 60–140 ms before it counts it (a proxy, a load balancer); the fourth
+   * queues it longer than the window (a busy service, or a sender stalled as long) and answers at once.
+   * Each must be done within its bound: 80 requests at 10 per 500 ms, each place held from its
+   * admission to a window after its answer, take about 7 such cycles from the first request to the
+   * last (7 × 900 ms for the first three). Much longer would mean the gate held requests it had room for.
    */
   it.each([
-    { service: 'answers after 300 ms', quickEvery: 0, queueMs: 0 },
-    { service: 'answers every third request at once', quickEvery: 3, queueMs: 0 },
-    { service: 'queues every request 60 ms before it counts it', quickEvery: 0, queueMs: 60 },
-  ])('keeps a service that stamps arrivals late and $service within the limit in every window of its own', async ({ quickEvery, queueMs }) => {
+    { service: 'answers after 300 ms', quickEvery: 0, queueMs: 0, withinMs: 9_000 },
+    { service: 'answers every third request at once', quickEvery: 3, queueMs: 0, withinMs: 9_000 },
+    { service: 'queues every request 60 ms before it counts it', quickEvery: 0, queueMs: 60, withinMs: 9_000 },
+    { service: 'queues every request longer than the window before it counts it', quickEvery: 1, queueMs: 520, withinMs: 12_000 },
+  ])('keeps a service that stamps arrivals late and $service within the limit in every window of its own', async ({ quickEvery, queueMs, withinMs }) => {
     const max = 10;
     const windowMs = 500;
     const arrivals: number[] = [];
@@ -97,7 +155,7 @@ describe('RedisRateGate', () => {
         baseUrl: new URL(server.url),
         tenantId: 'tenant-9',
         tokens: { getToken: async () => 'tok-1', renewAfterRejection: async (rejected) => rejected },
-        gate: new RedisRateGate({ redis, prefix: `${scope.prefix}:d${quickEvery}-${queueMs}`, max, windowMs }),
+        gate: new RedisRateGate({ redis, prefix: `${scope.prefix}:d${quickEvery}-${queueMs}`, max, windowMs, requestTimeoutMs: 10_000 }),
         dispatcher: agent,
         maxDownloadBytes: 1 << 20,
         spoolMemoryBytes: 16,
@@ -113,8 +171,6 @@ describe('RedisRateGate', () => {
     }
     expect(arrivals).toHaveLength(80);
     expect(busiestWindow(arrivals, windowMs)).toBeLessThanOrEqual(max);
-    // 80 requests at 10 per 500 ms, each window counted from an answer 300–440 ms after the request
-    // was sent: about 7 × 900 ms. Much longer would mean the gate held requests it had room for.
-    expect(arrivals.at(-1)! - arrivals[0]!).toBeLessThan(9_000);
+    expect(arrivals.at(-1)! - arrivals[0]!).toBeLessThan(withinMs);
   });
 });

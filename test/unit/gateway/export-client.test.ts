@@ -143,7 +143,7 @@ describe('ExportClient', () => {
     expect(tokens.renewals).toBe(2);
   });
 
-  it('takes the token once the gate has admitted the request, so a wait at the gate does not age it', async () => {
+  it('takes the token once the gate has admitted the request, so a wait at the gate does not age it, and tells the gate when it sends and when it was answered', async () => {
     const server = await startHttpServer((_req, res) => {
       res.writeHead(200, { 'content-length': '0' }).end();
     });
@@ -164,12 +164,15 @@ describe('ExportClient', () => {
       acquire: async () => {
         await new Promise((resolve) => setTimeout(resolve, 20));
         events.push('admitted');
-        return { answered: async () => {} };
+        return {
+          sending: async () => void events.push('sending'),
+          answered: async () => void events.push('answered'),
+        };
       },
     };
     const client = new ExportClient({ baseUrl: new URL(server.url), tenantId: 'tenant-9', tokens, gate, dispatcher: agent, maxDownloadBytes: 1 << 20, spoolMemoryBytes: 16 });
     expect(await client.download(slice, 'json')).toEqual({ kind: 'no_data' });
-    expect(events).toEqual(['admitted', 'token']);
+    expect(events).toEqual(['admitted', 'token', 'sending', 'answered']);
   });
 
   it.each([
