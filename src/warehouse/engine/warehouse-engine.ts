@@ -71,6 +71,12 @@ export interface TransactionRules {
   small(write: SliceWrite): boolean;
   /** The most rows a slice may hold and still be replaced in a small transaction. */
   readonly smallMaxHeldRows: number;
+  /**
+   * A savepoint set under the name of one the transaction holds replaces it (MySQL), so a slice's
+   * savepoint is left for the next slice's to replace rather than released, a round trip fewer a
+   * slice. Postgres and SQLite keep both, nested, until released.
+   */
+  readonly savepointReplacesItsName: boolean;
 }
 
 /**

@@ -9,6 +9,11 @@ import { ReusableStatement } from '../engine/reusable-statement.js';
 import { SLICE_CHECK_COLUMNS } from '../schema/slice-check-columns.js';
 import type { ReportLoadsRow, SliceChecksRow, Warehouse } from '../engine/warehouse-schema.js';
 
+/** What a slice's ledger row says of the file it last loaded: enough to tell whether a download is that file again. */
+export type LoadedFileRow = Pick<ReportLoadsRow, 'report_date' | 'status' | 'row_count' | 'content_sha256'>;
+
+const LOADED_FILE_COLUMNS = ['report_date', 'status', 'row_count', 'content_sha256'] as const satisfies readonly (keyof LoadedFileRow)[];
+
 /** What is known about a downloaded export file, for the ledger. */
 export interface ExportFileFacts {
   readonly format: ExportFormat;
@@ -56,7 +61,7 @@ export class LedgerWriter {
     this.#selectWithPrevious = ReusableStatement.compile<SliceKey>(SLICE_KEY, (key) =>
       db
         .selectFrom('report_loads')
-        .selectAll()
+        .select(LOADED_FILE_COLUMNS)
         .where('portfolio_id', '=', key.portfolio_id)
         .where('report_type', '=', key.report_type)
         .where('report_date', '<=', key.report_date)
@@ -114,10 +119,11 @@ export class LedgerWriter {
 
   /**
    * {@link read} and {@link previousLoad} in one statement (one walk down the ledger's key): the
-   * slice's ledger row, and the latest earlier date of its portfolio and report type that is `loaded`.
+   * slice's ledger row as far as its loaded file goes, and the latest earlier date of its portfolio
+   * and report type that is `loaded`.
    */
-  async readWithPrevious(trx: Kysely<Warehouse>, slice: Slice): Promise<{ readonly row?: ReportLoadsRow; readonly previous?: PreviousLoad }> {
-    const { rows } = await trx.executeQuery(this.#selectWithPrevious.with<ReportLoadsRow>(ledgerKey(slice)));
+  async readWithPrevious(trx: Kysely<Warehouse>, slice: Slice): Promise<{ readonly row?: LoadedFileRow; readonly previous?: PreviousLoad }> {
+    const { rows } = await trx.executeQuery(this.#selectWithPrevious.with<LoadedFileRow>(ledgerKey(slice)));
     const [first, second] = rows;
     const row = first !== undefined && String(first.report_date) === slice.reportDate ? first : undefined;
     const earlier = row === undefined ? first : second;

@@ -32,6 +32,8 @@ export interface CommitGroupsOptions {
   readonly maxOpenMs: number;
   /** Transactions open at once, each on a connection of its own (SQLite: 1, its writers take turns anyway). */
   readonly parallel: number;
+  /** A slice's savepoint is replaced by the next one's, not released (see `TransactionRules.savepointReplacesItsName`). */
+  readonly savepointReplacesItsName?: boolean;
   /**
    * Told when the slice lock's upkeep after a commit failed (see `SliceLock.afterCommit`): the
    * slices are committed all the same, but upkeep that keeps failing is for an operator to hear of.
@@ -150,14 +152,14 @@ export class CommitGroups {
         if (!bare) await connection.executeQuery(SAVEPOINT);
         try {
           const result = await current.work(connection, now, small);
-          if (!bare) await connection.executeQuery(RELEASE);
+          if (!bare && this.#options.savepointReplacesItsName !== true) await connection.executeQuery(RELEASE);
           committed.push({ pending: current, result });
         } catch (error) {
           try {
             if (bare) await connection.executeQuery(ROLLBACK);
             else {
               await connection.executeQuery(ROLLBACK_TO);
-              await connection.executeQuery(RELEASE);
+              if (this.#options.savepointReplacesItsName !== true) await connection.executeQuery(RELEASE);
             }
           } catch (undoing) {
             lostIn = { error };

@@ -13,7 +13,7 @@ import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
 import { CommitGroups, type CommitGroupsOptions, NotASmallSlice, type SliceWork } from './commit-groups.js';
 import { countRepeatedValues } from './count-repeated-values.js';
 import { Ledger } from '../ledger/ledger.js';
-import type { ExportFileFacts, LedgerStamp, LedgerWriter } from '../ledger/ledger-writer.js';
+import type { ExportFileFacts, LedgerStamp, LedgerWriter, LoadedFileRow } from '../ledger/ledger-writer.js';
 import type { SliceWrite, WarehouseEngine, WarehouseHandle } from '../engine/warehouse-engine.js';
 import { ReusableStatement } from '../engine/reusable-statement.js';
 import type { SliceRows } from '../engine/row-writer.js';
@@ -112,6 +112,7 @@ export class SliceLoader {
       maxSlices: options.slicesPerCommit ?? 50,
       maxOpenMs: MAX_OPEN_MS,
       parallel: this.#engine.transactions.parallel,
+      savepointReplacesItsName: this.#engine.transactions.savepointReplacesItsName,
       onUpkeepError: options.onUpkeepError,
     });
   }
@@ -149,7 +150,7 @@ export class SliceLoader {
     const { slice } = load;
     return this.#write(slice, `loading ${describeSlice(slice)}`, { rows: 'stream' }, async (trx, now) => {
       const { definition, rows, file, attempts } = load;
-      const replaced = await this.#replace(trx, { slice, definition, rows, file, attempts, now, durationMs: null, everAttempted: true });
+      const replaced = await this.#replace(trx, { slice, definition, rows, file, attempts, now, durationMs: null, everAttempted: true, previousLoad: 'unread' });
       return replaced.rowCount;
     });
   }
@@ -171,7 +172,7 @@ export class SliceLoader {
       // What rowCountDrop compares with, read together with the slice's own ledger row when both are needed.
       let previousLoad: PreviousLoadRead = 'unread';
       if (!load.force) {
-        let previous: ReportLoadsRow | undefined;
+        let previous: LoadedFileRow | undefined;
         if (checks?.comparesRowCount === true) {
           const read = await this.#ledger.readWithPrevious(trx, slice);
           previous = read.row;
@@ -256,7 +257,7 @@ export class SliceLoader {
     const rowCount = await this.#engine.rowWriter.write(trx, { definition, rows: load.rows, batchRows: this.#batchRows, loadId });
     let results: readonly SliceCheckResult[] = [];
     if (checks) {
-      const previousLoad = load.previousLoad ?? 'unread';
+      const { previousLoad } = load;
       const previous = !checks.comparesRowCount ? undefined : previousLoad === 'unread' ? await this.#ledger.previousLoad(trx, slice) : previousLoad;
       const repeated = checks.uniqueColumn !== undefined && checks.mayRepeat ? await countRepeatedValues(trx, definition, sliceKey(slice), checks.uniqueColumn) : undefined;
       results = checks.evaluate({ previous, repeated });
@@ -382,7 +383,7 @@ interface Replacement extends SliceRowsLoad<SliceRows> {
   readonly checks?: SliceCheckTally;
   /** The slice has a ledger row (so maybe checks to replace). */
   readonly everAttempted: boolean;
-  readonly previousLoad?: PreviousLoadRead;
+  readonly previousLoad: PreviousLoadRead;
 }
 
 /** A slice as the warehouse's columns name it. */

@@ -30,7 +30,7 @@ export const mysqlEngine: WarehouseEngine<'mysql'> = {
   open: async (databaseUrl, options) => (await import('./open-mysql.js')).openMysql(databaseUrl, options),
   rowWriter: new MysqlRowWriter(),
   decimalColumn: MYSQL_DECIMAL_COLUMN,
-  transactions: { parallel: 2, small: () => false, smallMaxHeldRows: 0 },
+  transactions: { parallel: 2, small: () => false, smallMaxHeldRows: 0, savepointReplacesItsName: true },
   now: async (db) => {
     const { rows } = await db.executeQuery<{ now: string }>(NOW);
     return new Date(mysqlTimestamp(rows[0]!.now)).toISOString();

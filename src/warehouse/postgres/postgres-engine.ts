@@ -30,7 +30,7 @@ export const postgresEngine: WarehouseEngine<'postgres'> = {
   open: async (databaseUrl, options) => (await import('./open-postgres.js')).openPostgres(databaseUrl, options),
   rowWriter: new PostgresRowWriter(),
   decimalColumn: POSTGRES_DECIMAL_COLUMN,
-  transactions: { parallel: 2, small: () => false, smallMaxHeldRows: 0 },
+  transactions: { parallel: 2, small: () => false, smallMaxHeldRows: 0, savepointReplacesItsName: false },
   // The server's clock, at the start of the transaction.
   now: async (db) => {
     const { rows } = await db.executeQuery<{ now: Date | string }>(NOW);

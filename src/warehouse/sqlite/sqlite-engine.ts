@@ -36,6 +36,7 @@ export const sqliteEngine: WarehouseEngine<'sqlite'> = {
     // A file held in memory and not compressed has few rows; a stream or a ZIP may have any number.
     small: (write) => write.rows === 'none' || (write.rows === 'file' && write.heldInMemory && !write.compressed),
     smallMaxHeldRows: 10_000,
+    savepointReplacesItsName: false,
   },
   now: sqliteNow,
   periodStart: (period) => PERIOD_START[period],

@@ -40,7 +40,8 @@ describe.each(DIALECTS)('LedgerWriter.readWithPrevious on %s', (dialect) => {
     const together = await writer.readWithPrevious(warehouse.db, slice(date));
     expect(together.row?.status).toBe(status);
     expect(together.previous).toEqual(previous);
-    expect(together.row).toEqual(await writer.read(warehouse.db, slice(date)));
+    const row = await writer.read(warehouse.db, slice(date));
+    expect(together.row).toEqual(row && { report_date: row.report_date, status: row.status, row_count: row.row_count, content_sha256: row.content_sha256 });
     expect(together.previous).toEqual(await writer.previousLoad(warehouse.db, slice(date)));
   });
 });
