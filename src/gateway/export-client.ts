@@ -208,8 +208,9 @@ export class ExportClient {
   async #send(url: URL, slice: Slice, tokenOf: () => Promise<string>): Promise<{ token: string; response: Dispatcher.ResponseData }> {
     const permit = await this.#options.gate?.acquire();
     try {
-      const token = await tokenOf();
-      await permit?.sending();
+      let token = await tokenOf();
+      // Admitted again after a long wait for the token: the token is taken again, as fresh as the admission.
+      while ((await permit?.sending()) === true) token = await tokenOf();
       const startedAt = performance.now();
       try {
         const response = await request(url, {

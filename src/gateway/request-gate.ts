@@ -12,9 +12,10 @@ export interface RequestGate {
 export interface RequestPermit {
   /**
    * The request goes out now. A permit admitted long before (a long wait for a token) is admitted
-   * again first, so the request's place in the rate window holds from its send to its answer.
+   * again first, so the request's place in the rate window holds from its send to its answer; it
+   * then resolves `true`, and the token taken before has aged by that wait.
    */
-  sending(): Promise<void>;
+  sending(): Promise<boolean>;
   /**
    * The request has certainly reached the service by now: its place in the rate window counts from
    * this moment rather than from admission, so a sender delayed between the two (a busy event loop,

@@ -83,7 +83,9 @@ export class RedisRateGate implements RequestGate {
     let admittedAt = await this.#admit(member);
     return {
       sending: async () => {
-        if (performance.now() - admittedAt > this.#sendWithinMs) admittedAt = await this.#admit(member);
+        if (performance.now() - admittedAt <= this.#sendWithinMs) return false;
+        admittedAt = await this.#admit(member);
+        return true;
       },
       answered: async () => {
         try {

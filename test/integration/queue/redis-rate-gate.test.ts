@@ -82,7 +82,7 @@ describe('RedisRateGate', () => {
     // The ordinary case: a request sent at once keeps its admission.
     const prompt = await gates[0]!.acquire();
     const admitted = await scoreOfTheOne();
-    await prompt.sending();
+    expect(await prompt.sending()).toBe(false);
     expect(await scoreOfTheOne()).toBe(admitted);
     await prompt.answered();
     await sleep(250);
@@ -90,7 +90,7 @@ describe('RedisRateGate', () => {
     // A long wait for a token: sent 350 ms after its admission, when its first lease (400 ms) nearly ran out.
     const late = await gates[0]!.acquire();
     await sleep(350);
-    await late.sending();
+    expect(await late.sending()).toBe(true);
     const next = gates[1]!.acquire().then(() => Date.now());
     await sleep(350);
     await late.answered();

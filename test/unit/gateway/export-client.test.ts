@@ -143,37 +143,49 @@ describe('ExportClient', () => {
     expect(tokens.renewals).toBe(2);
   });
 
-  it('takes the token once the gate has admitted the request, so a wait at the gate does not age it, and tells the gate when it sends and when it was answered', async () => {
-    const server = await startHttpServer((_req, res) => {
-      res.writeHead(200, { 'content-length': '0' }).end();
-    });
-    const agent = new Agent();
-    cleanups.push(
-      () => agent.close(),
-      () => server.close(),
-    );
-    const events: string[] = [];
-    const tokens: TokenSource = {
-      getToken: async () => {
-        events.push('token');
-        return 'tok-1';
-      },
-      renewAfterRejection: async (rejected) => rejected,
-    };
-    const gate: RequestGate = {
-      acquire: async () => {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        events.push('admitted');
-        return {
-          sending: async () => void events.push('sending'),
-          answered: async () => void events.push('answered'),
-        };
-      },
-    };
-    const client = new ExportClient({ baseUrl: new URL(server.url), tenantId: 'tenant-9', tokens, gate, dispatcher: agent, maxDownloadBytes: 1 << 20, spoolMemoryBytes: 16 });
-    expect(await client.download(slice, 'json')).toEqual({ kind: 'no_data' });
-    expect(events).toEqual(['admitted', 'token', 'sending', 'answered']);
-  });
+  it.each([
+    { admittedAgain: 0, events: ['admitted', 'token', 'sending', 'answered'] },
+    // A long wait for the token: the gate admits the request again, and the token is taken again after that wait.
+    { admittedAgain: 1, events: ['admitted', 'token', 'sending', 'token', 'sending', 'answered'] },
+  ])(
+    'takes the token once the gate has admitted the request, again after each new admission ($admittedAgain), and tells the gate when it sends and when it was answered',
+    async ({ admittedAgain, events: expected }) => {
+      const server = await startHttpServer((_req, res) => {
+        res.writeHead(200, { 'content-length': '0' }).end();
+      });
+      const agent = new Agent();
+      cleanups.push(
+        () => agent.close(),
+        () => server.close(),
+      );
+      const events: string[] = [];
+      const tokens: TokenSource = {
+        getToken: async () => {
+          events.push('token');
+          return 'tok-1';
+        },
+        renewAfterRejection: async (rejected) => rejected,
+      };
+      let readmissions = admittedAgain;
+      const gate: RequestGate = {
+        acquire: async () => {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          events.push('admitted');
+          return {
+            sending: async () => {
+              events.push('sending');
+              readmissions -= 1;
+              return readmissions >= 0;
+            },
+            answered: async () => void events.push('answered'),
+          };
+        },
+      };
+      const client = new ExportClient({ baseUrl: new URL(server.url), tenantId: 'tenant-9', tokens, gate, dispatcher: agent, maxDownloadBytes: 1 << 20, spoolMemoryBytes: 16 });
+      expect(await client.download(slice, 'json')).toEqual({ kind: 'no_data' });
+      expect(events).toEqual(expected);
+    },
+  );
 
   it.each([
     [400, 'EXPORT_BAD_REQUEST', false, /check the parameters/],
