@@ -17,9 +17,8 @@ import { migrateWarehouse } from '../../src/warehouse/schema/migrate-warehouse.j
  * types × 2,000 days): it answers from per-period counts in SQL (whole months from the ledger's
  * monthly counts, here filled by the migration that made them, as for a warehouse upgraded with
  * years of history; the triggers that keep them are tested row by row elsewhere), in bounded time
- * and memory, and
- * sends the browser one cell per pair and month or week, never one per slice. The figures are
- * printed; docs/operations.md ("The coverage dashboard") quotes them.
+ * and memory, and sends the browser one cell per pair and month or week, never one per slice. The
+ * figures are printed; docs/operations.md ("The coverage dashboard") quotes them.
  */
 
 const PORTFOLIOS = Array.from({ length: 100 }, (_, i) => 2001 + i);

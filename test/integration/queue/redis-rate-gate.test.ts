@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
 import { ExportClient } from '../../../src/gateway/export-client.js';
-import { RedisRateGate } from '../../../src/queue/redis-rate-gate.js';
+import { RedisRateGate, type RedisRateGateOptions } from '../../../src/queue/redis-rate-gate.js';
 import type { Slice } from '../../../src/slice/slice.js';
 import { busiestWindow } from '../../bench/request-rate.js';
 import { startHttpServer } from '../../helpers/http-server.js';
@@ -21,8 +21,13 @@ describe('RedisRateGate', () => {
     await scope.cleanup();
   });
 
+  /** A gate on the test's prefix plus `name`, as a worker's would be; gates of one name share a window. */
+  const gateOn = (name: string, options: Omit<RedisRateGateOptions, 'redis' | 'prefix'>) => new RedisRateGate({ redis, prefix: `${scope.prefix}:${name}`, ...options });
+  /** Two workers' gates sharing one window. */
+  const twoGatesOn = (name: string, options: Omit<RedisRateGateOptions, 'redis' | 'prefix'>) => [gateOn(name, options), gateOn(name, options)] as const;
+
   it('admits at most max requests in any window, across gates sharing the prefix', async () => {
-    const gates = [0, 1].map(() => new RedisRateGate({ redis, prefix: `${scope.prefix}:a`, max: 3, windowMs: 300, requestTimeoutMs: 10_000 }));
+    const gates = twoGatesOn('a', { max: 3, windowMs: 300, requestTimeoutMs: 10_000 });
     const admitted: number[] = [];
     await Promise.all(
       Array.from({ length: 9 }, async (_, i) => {
@@ -39,7 +44,7 @@ describe('RedisRateGate', () => {
   });
 
   it('counts a request’s window from its answer, so a sender delayed after admission cannot crowd the next window', async () => {
-    const gate = new RedisRateGate({ redis, prefix: `${scope.prefix}:b`, max: 1, windowMs: 300, requestTimeoutMs: 10_000 });
+    const gate = gateOn('b', { max: 1, windowMs: 300, requestTimeoutMs: 10_000 });
     const first = await gate.acquire();
     // The first request is slow to go out: it is answered 200 ms after its admission.
     await sleep(200);
@@ -54,11 +59,11 @@ describe('RedisRateGate', () => {
   });
 
   it('holds the place of a request in flight longer than the window until its answer, then a window more', async () => {
-    const gates = [0, 1].map(() => new RedisRateGate({ redis, prefix: `${scope.prefix}:e`, max: 1, windowMs: 200, requestTimeoutMs: 10_000 }));
-    const slow = await gates[0]!.acquire();
+    const gates = twoGatesOn('e', { max: 1, windowMs: 200, requestTimeoutMs: 10_000 });
+    const slow = await gates[0].acquire();
     await slow.sending();
     // The service may count the request as late as its answer, 400 ms on: nothing else may pass meanwhile.
-    const next = gates[1]!.acquire().then(() => Date.now());
+    const next = gates[1].acquire().then(() => Date.now());
     await sleep(400);
     const answeredAt = Date.now();
     await slow.answered();
@@ -67,10 +72,10 @@ describe('RedisRateGate', () => {
 
   it('frees the place of a request never answered (its worker died) once its lease runs out', async () => {
     // The lease: 100 ms to send, then 300 ms for the request; the place is free a window after it.
-    const gates = [0, 1].map(() => new RedisRateGate({ redis, prefix: `${scope.prefix}:f`, max: 1, windowMs: 200, requestTimeoutMs: 300, sendWithinMs: 100 }));
+    const gates = twoGatesOn('f', { max: 1, windowMs: 200, requestTimeoutMs: 300, sendWithinMs: 100 });
     const startedAt = Date.now();
-    await (await gates[0]!.acquire()).sending();
-    await gates[1]!.acquire();
+    await (await gates[0].acquire()).sending();
+    await gates[1].acquire();
     const waitedMs = Date.now() - startedAt;
     expect(waitedMs).toBeGreaterThanOrEqual(550);
     expect(waitedMs).toBeLessThan(2_000);
@@ -78,10 +83,10 @@ describe('RedisRateGate', () => {
 
   it('admits a request again when it is sent long after its admission, so its place holds through the request', async () => {
     const key = `${scope.prefix}:g:rate-limit:export-requests`;
-    const gates = [0, 1].map(() => new RedisRateGate({ redis, prefix: `${scope.prefix}:g`, max: 1, windowMs: 200, requestTimeoutMs: 300, sendWithinMs: 100 }));
+    const gates = twoGatesOn('g', { max: 1, windowMs: 200, requestTimeoutMs: 300, sendWithinMs: 100 });
     const scoreOfTheOne = async () => Number((await redis.zrange(key, 0, -1, 'WITHSCORES'))[1]);
     // The ordinary case: a request sent at once keeps its admission.
-    const prompt = await gates[0]!.acquire();
+    const prompt = await gates[0].acquire();
     const admitted = await scoreOfTheOne();
     expect(await prompt.sending()).toBe(false);
     expect(await scoreOfTheOne()).toBe(admitted);
@@ -89,10 +94,10 @@ describe('RedisRateGate', () => {
     await sleep(250);
 
     // A long wait for a token: sent 350 ms after its admission, when its first lease (400 ms) nearly ran out.
-    const late = await gates[0]!.acquire();
+    const late = await gates[0].acquire();
     await sleep(350);
     expect(await late.sending()).toBe(true);
-    const next = gates[1]!.acquire().then(() => Date.now());
+    const next = gates[1].acquire().then(() => Date.now());
     await sleep(350);
     const answeredAt = Date.now();
     await late.answered();
@@ -101,13 +106,13 @@ describe('RedisRateGate', () => {
   });
 
   it('counts a request answered after its lease ran out again from its answer', async () => {
-    const gates = [0, 1].map(() => new RedisRateGate({ redis, prefix: `${scope.prefix}:c`, max: 2, windowMs: 200, requestTimeoutMs: 100, sendWithinMs: 50 }));
+    const gates = twoGatesOn('c', { max: 2, windowMs: 200, requestTimeoutMs: 100, sendWithinMs: 50 });
     // A slow request: admitted, then answered 450 ms later, after its lease and the window after it.
-    const slow = await gates[0]!.acquire();
+    const slow = await gates[0].acquire();
     await slow.sending();
     await sleep(400);
     // Another worker's request is admitted meanwhile (the slow one's place has run out) and answered at once.
-    const other = await gates[1]!.acquire();
+    const other = await gates[1].acquire();
     await other.sending();
     const otherAnsweredAt = Date.now();
     await other.answered();
@@ -115,7 +120,7 @@ describe('RedisRateGate', () => {
     await slow.answered();
     // The service may have counted the slow request as late as its answer: with both in the window,
     // a third waits for the older of the two, a window after its answer, where it would have passed at once.
-    await gates[1]!.acquire();
+    await gates[1].acquire();
     expect(Date.now() - otherAnsweredAt).toBeGreaterThanOrEqual(180);
   });
 
@@ -155,7 +160,7 @@ describe('RedisRateGate', () => {
         baseUrl: new URL(server.url),
         tenantId: 'tenant-9',
         tokens: { getToken: async () => 'tok-1', renewAfterRejection: async (rejected) => rejected },
-        gate: new RedisRateGate({ redis, prefix: `${scope.prefix}:d${quickEvery}-${queueMs}`, max, windowMs, requestTimeoutMs: 10_000 }),
+        gate: gateOn(`d${quickEvery}-${queueMs}`, { max, windowMs, requestTimeoutMs: 10_000 }),
         dispatcher: agent,
         maxDownloadBytes: 1 << 20,
         spoolMemoryBytes: 16,
