@@ -1,3 +1,4 @@
+import { getMaxListeners, setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
 import { requestPasswordGrant } from '../auth/password-grant.js';
 import { FirstContactGuard } from '../auth/first-contact-guard.js';
@@ -20,6 +21,7 @@ import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import type { WarehouseHandle } from '../warehouse/engine/warehouse-engine.js';
 import { SliceLoader } from '../warehouse/loading/slice-loader.js';
 import { retiredSettingsIn } from '../config/retired-settings.js';
+import { jobsAtOnce } from '../queue/jobs-at-once.js';
 
 /** Everything the export job needs, built once per process; `close()` releases it all. */
 export interface SyncServices {
@@ -56,6 +58,7 @@ export interface SyncServicesOptions {
 export async function createSyncServices(options: SyncServicesOptions): Promise<SyncServices> {
   const { config, upstream, logger } = options;
   const { settings } = config;
+  if (options.signal) allowListenersPerSlice(options.signal, jobsAtOnce({ concurrency: settings.concurrency, prefetch: settings.queue.prefetch }));
   // First: a missing or unwritable TMPDIR stops the command (exit 2) before any connection is made,
   // and killed processes' leftovers are gone before this one adds bodies of its own.
   const spool = await SpoolDirectory.open({ logger });
@@ -154,4 +157,19 @@ export async function createSyncServices(options: SyncServicesOptions): Promise<
     await spool.close();
     throw error;
   }
+}
+
+/** Listeners one slice in hand may hold on the shutdown signal at once: its request's, and its retry's wait or its token's. */
+const SHUTDOWN_LISTENERS_PER_SLICE = 2;
+/** Listeners of the process's own on the shutdown signal (its connections' waits, alerts, the metrics server). */
+const SHUTDOWN_LISTENERS_OF_THE_PROCESS = 10;
+
+/**
+ * Raises the shutdown signal's listener limit to what `slices` in hand at once may hold. Each
+ * request and wait listens while it lasts and then stops, so dozens at once are no leak; at Node's
+ * default of ten, a worker of concurrency 16 warned of one on every start.
+ */
+function allowListenersPerSlice(signal: AbortSignal, slices: number): void {
+  const needed = SHUTDOWN_LISTENERS_PER_SLICE * slices + SHUTDOWN_LISTENERS_OF_THE_PROCESS;
+  if (getMaxListeners(signal) < needed) setMaxListeners(needed, signal);
 }

@@ -86,7 +86,7 @@ export class ExportClient {
 
   constructor(options: ExportClientOptions) {
     this.#options = options;
-    this.#slots = options.downloads && new DownloadSlots(options.downloads.atOnce);
+    this.#slots = options.downloads && new DownloadSlots(options.downloads.atOnce, { signal: options.signal });
     const prefix = joinUrl(options.baseUrl, PORTFOLIO_PATH);
     this.#portfolioPrefix = prefix.search === '' && prefix.hash === '' ? prefix.href : undefined;
   }
@@ -110,7 +110,7 @@ export class ExportClient {
     const { signal } = this.#options;
     const slots = this.#slots;
     if (slots === undefined) return this.#download(slice, format);
-    const release = await slots.acquire(signal).catch((error: unknown) => {
+    const release = await slots.acquire().catch((error: unknown) => {
       throw transferError(error, slice, signal);
     });
     let keepMs = 0;

@@ -95,6 +95,22 @@ describe('queue mode: BullMQ workers on Redis, a Postgres warehouse unless a tes
     expect(tokenRequests).toBeGreaterThanOrEqual(Math.floor(seconds / 2));
   });
 
+  it('warns of no listener leak while a worker of concurrency 16 holds dozens of slices waiting on the service', async () => {
+    rig = await startQueueRig({ simulator: { latencyMs: 200 }, settings: { concurrency: 16 } });
+    const worker = rig.startWorker();
+    await rig.ready(worker);
+    const portfolios = Array.from({ length: 10 }, (_, i) => 1001 + i).join(',');
+    const result = await rig.cli(['backfill', ...TWO_WEEKS, '--portfolios', portfolios, '--wait']);
+    expect(result.code).toBe(0);
+    expect(await tableCounts(rig)).toMatchObject({ ledger: 280, notDone: 0 });
+    // Every download slot was taken at once, and the jobs past them waited: Node's limit of ten
+    // listeners on the shutdown signal was passed many times over.
+    expect(rig.simulator.counters.exportRequests).toBe(280);
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+    expect(worker.output()).not.toContain('MaxListenersExceededWarning');
+  });
+
   it.each(DIALECTS)('loses and duplicates nothing when a worker is killed with SIGKILL mid-backfill (%s)', async (dialect) => {
     rig = await startQueueRig({ simulator: { latencyMs: 150 }, settings: { concurrency: 4 }, dialect });
     const doomed = rig.startWorker();

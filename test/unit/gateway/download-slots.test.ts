@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { DownloadSlots } from '../../../src/gateway/download-slots.js';
 
@@ -41,16 +42,26 @@ describe('DownloadSlots', () => {
     expect(await settled(slots.acquire())).toBe(false);
   });
 
-  it('ends a wait on abort with its reason, holding nothing; the slot goes to the next waiter', async () => {
-    const slots = new DownloadSlots(1);
-    const release = await slots.acquire();
+  it('ends every wait on abort with its reason, holding nothing, and refuses waits after it', async () => {
     const shutdown = new AbortController();
-    const abandoned = slots.acquire(shutdown.signal);
-    const next = slots.acquire();
+    const slots = new DownloadSlots(1, { signal: shutdown.signal });
+    const release = await slots.acquire();
+    const waits = [slots.acquire(), slots.acquire()];
     shutdown.abort(new Error('shutting down'));
-    await expect(abandoned).rejects.toThrow('shutting down');
+    for (const wait of waits) await expect(wait).rejects.toThrow('shutting down');
     release();
-    expect(await settled(next)).toBe(true);
-    await expect(slots.acquire(shutdown.signal)).rejects.toThrow('shutting down');
+    await expect(slots.acquire()).rejects.toThrow('shutting down');
+  });
+
+  it('listens to its signal once however many wait, so a worker holding dozens of jobs trips no leak warning', async () => {
+    const shutdown = new AbortController();
+    const slots = new DownloadSlots(2, { signal: shutdown.signal });
+    const held = [await slots.acquire(), await slots.acquire()];
+    const waits = Array.from({ length: 30 }, () => slots.acquire());
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(1);
+    // The ordinary case beside it: every waiter still gets a slot, in turn.
+    for (const release of held) release();
+    for (const wait of waits) (await wait)();
+    expect(await settled(slots.acquire())).toBe(true);
   });
 });
