@@ -5,6 +5,9 @@ import type { Logger } from '../logging/logger.js';
 import { prefixHashTag } from './prefix-hash-tag.js';
 import { parseClusterNodes, type ClusterNodeAddress } from './redis-cluster-nodes.js';
 
+/** Redis's answers to a connection whose password is missing or wrong (Redis 6 and later; `ERR invalid password` before). */
+const AUTH_REFUSED = /^(NOAUTH|WRONGPASS)\b|^ERR invalid password/;
+
 /** Longest pause between two reconnection attempts. */
 const MAX_RECONNECT_DELAY_MS = 5_000;
 /** Longest gap between two lines saying Redis is still down. */
@@ -41,7 +44,8 @@ export interface RedisConnector {
    * Resolves once `redis` is connected. With `timeoutMs` (one-shot commands) it stops with
    * `SERVICE_UNREACHABLE` naming REDIS_URL when that passes first; with `signal` (the worker) it
    * stops with `INTERRUPTED` when a shutdown comes first. Otherwise it waits, saying so in the log.
-   * @throws ConfigError when REDIS_URL alone names a node of a cluster (REDIS_CLUSTER_NODES unset)
+   * @throws ConfigError when REDIS_URL alone names a node of a cluster (REDIS_CLUSTER_NODES unset),
+   * or Redis refuses its password (or its lack of one)
    */
   waitUntilReady(redis: RedisClient, options?: { readonly timeoutMs?: number; readonly signal?: AbortSignal }): Promise<void>;
   /**
@@ -74,6 +78,13 @@ export function createRedisConnector(redisUrl: string, logger: Logger, options: 
   let downSince: number | undefined;
   let nextReportAfterMs = 0;
   let lastProblem = 'no answer yet';
+  const withPassword = new URL(redisUrl).password !== '';
+  const authRefused = (problem: string) =>
+    new ConfigError(
+      `Redis at ${location} refused ${withPassword ? 'the password in REDIS_URL' : 'a connection without a password'} (${problem}): ` +
+        `${withPassword ? 'correct' : 'give'} it in REDIS_URL, as redis://:PASSWORD@host:6379 (redis://USER:PASSWORD@host:6379 for an ACL user)` +
+        (cluster ? '; every node of the cluster is asked with it' : ''),
+    );
 
   // Called by every connection of the process, BullMQ's duplicates included (they copy the
   // options, not the listeners): the one place that hears about every failed attempt.
@@ -143,12 +154,19 @@ export function createRedisConnector(redisUrl: string, logger: Logger, options: 
       const done = (error?: SyncError) => {
         clearTimeout(timer);
         redis.off('ready', onReady);
+        redis.off('error', onError);
+        if (redis instanceof Cluster) redis.off('node error', onError);
         options.signal?.removeEventListener('abort', onAbort);
         if (error) reject(error);
         else resolve();
       };
       const onReady = () => done();
       const onAbort = () => done(new SyncError('INTERRUPTED', `stopped while waiting for Redis at ${location}`));
+      // A refused password is REDIS_URL's to fix: waiting, even forever as a worker does, cannot cure it.
+      const onError = (error: Error & { lastNodeError?: Error }) => {
+        const refusal = [error, error.lastNodeError].find((candidate) => candidate !== undefined && AUTH_REFUSED.test(candidate.message));
+        if (refusal) done(authRefused(refusal.message));
+      };
       const timer =
         options.timeoutMs === undefined
           ? undefined
@@ -163,6 +181,8 @@ export function createRedisConnector(redisUrl: string, logger: Logger, options: 
               options.timeoutMs,
             );
       redis.once('ready', onReady);
+      redis.on('error', onError);
+      if (redis instanceof Cluster) redis.on('node error', onError);
       if (options.signal?.aborted) onAbort();
       else options.signal?.addEventListener('abort', onAbort, { once: true });
     });

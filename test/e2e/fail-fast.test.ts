@@ -106,6 +106,32 @@ describe('one-shot commands against an unreachable Redis', () => {
   });
 });
 
+describe('a Redis that refuses the password', () => {
+  let redis: PrivateRedis | undefined;
+  afterEach(async () => {
+    await redis?.destroy();
+    redis = undefined;
+  });
+
+  it.each([
+    ['none given', (port: number) => `redis://127.0.0.1:${port}`, 'refused a connection without a password (NOAUTH'],
+    ['a wrong one', (port: number) => `redis://:wrong@127.0.0.1:${port}`, 'refused the password in REDIS_URL (WRONGPASS'],
+  ])('stops backfill at once with exit 2 when %s, saying to put it in REDIS_URL; the right one queues', async (_name, urlOf, said) => {
+    redis = await startPrivateRedis({ password: 's3cret' });
+    const range = ['backfill', '--from', '2024-01-01', '--to', '2024-01-02'];
+    const refused = await cli(range, { ...UPSTREAM, REDIS_URL: urlOf(redis.port) });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(said);
+    expect(refused.stderr).toContain('in REDIS_URL, as redis://:PASSWORD@host:6379');
+    expect(refused.stderr).not.toContain('s3cret');
+    // Not the wait for a Redis that does not answer: the answer was a refusal.
+    expect(refused.elapsedMs).toBeLessThan(1_500);
+    const queued = await cli(range, { ...UPSTREAM, REDIS_URL: redis.url });
+    expect(queued.code, queued.stderr).toBe(0);
+    expect(queued.stdout).toContain('Queued');
+  });
+});
+
 describe('a worker whose Redis is down', () => {
   let redis: PrivateRedis | undefined;
   afterEach(async () => {
@@ -134,6 +160,16 @@ describe('a worker whose Redis is down', () => {
     clearTimeout(timer);
     return { exit, stoppedInMs: Date.now() - stoppedAt };
   }
+
+  it('refused its password at start: exits 2 at once, saying to correct it in REDIS_URL, where a Redis that is down is waited for', async () => {
+    redis = await startPrivateRedis({ password: 's3cret' });
+    const worker = startWorker(`redis://:wrong@127.0.0.1:${redis.port}`);
+    const timer = setTimeout(() => worker.child.kill('SIGKILL'), 15_000);
+    const exit = await worker.exited;
+    clearTimeout(timer);
+    expect(exit, worker.output()).toBe(2);
+    expect(worker.output()).toContain('refused the password in REDIS_URL (WRONGPASS');
+  });
 
   it('from the start: keeps retrying with a bounded number of lines, and exits 0 on one SIGTERM', async () => {
     const worker = startWorker(await deadRedisUrl());

@@ -12,6 +12,8 @@ export interface PrivateRedisOptions {
    * a restart keeps the queue; without it a restart empties Redis. @defaultValue false
    */
   readonly appendOnly?: boolean;
+  /** `requirepass`: `url` then carries it, as REDIS_URL would. @defaultValue none */
+  readonly password?: string;
 }
 
 /**
@@ -24,10 +26,11 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'report-sync-private-redis-'));
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, '--daemonize', 'no'];
   args.push(...(options.appendOnly ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no']));
+  if (options.password !== undefined) args.push('--requirepass', options.password);
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
   let output = '';
-  const url = `redis://127.0.0.1:${port}`;
+  const url = `redis://${options.password === undefined ? '' : `:${encodeURIComponent(options.password)}@`}127.0.0.1:${port}`;
 
   const start = async (): Promise<void> => {
     const started = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });

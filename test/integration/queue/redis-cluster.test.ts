@@ -19,6 +19,7 @@ import { RedisRateGate } from '../../../src/queue/redis-rate-gate.js';
 import { planSlices, type SliceRange } from '../../../src/slice/slice-range.js';
 import type { Slice } from '../../../src/slice/slice.js';
 import { freePort } from '../../helpers/free-port.js';
+import { startPrivateRedis } from '../../helpers/private-redis.js';
 import { noOpExportSliceJob } from '../../helpers/no-op-export-job.js';
 import { startRedisCluster, type RedisCluster } from '../../helpers/redis-cluster.js';
 import { TEST_REDIS_URL, testPrefix } from '../../helpers/test-redis.js';
@@ -311,6 +312,23 @@ describe('a Redis Cluster that does not answer', () => {
       expect(connector.down).toBe(true);
     } finally {
       connector.disconnectAll();
+    }
+  });
+
+  it('stops at once, as bad configuration, when the nodes refuse a connection without their password', async () => {
+    // A node asked for the cluster's slots answers NOAUTH before anything else: no cluster needed to hear it.
+    const node = await startPrivateRedis({ password: 's3cret' });
+    const connector = createRedisConnector(`redis://127.0.0.1:${node.port}`, logger, { clusterNodes: `127.0.0.1:${node.port}`, prefix: '{report-sync}' });
+    const redis = connector.connect();
+    try {
+      const started = performance.now();
+      const waited = connector.waitUntilReady(redis, { timeoutMs: 5_000 });
+      await expect(waited).rejects.toBeInstanceOf(ConfigError);
+      await expect(waited).rejects.toThrow(/refused a connection without a password \(NOAUTH.*\): give it in REDIS_URL, .*; every node of the cluster is asked with it$/);
+      expect(performance.now() - started).toBeLessThan(2_000);
+    } finally {
+      connector.disconnectAll();
+      await node.destroy();
     }
   });
 });
