@@ -239,3 +239,42 @@ describe('report-sync through PgBouncer in session pooling', () => {
     expect(check.code, check.stdout + check.stderr).toBe(0);
   });
 });
+
+describe('PgBouncer refusing the login', () => {
+  let rig: SyncRig;
+  const bouncers: PgBouncer[] = [];
+  beforeAll(async () => {
+    rig = await startSyncRig({ dialect: 'postgres', settings: SETTINGS });
+  });
+  afterAll(async () => {
+    for (const bouncer of bouncers) await bouncer.stop();
+    await rig?.close();
+  });
+
+  /** `migrate` through a pooler at `url`: bad configuration at once, not an outage waited out for startup.timeoutMs. */
+  async function refusedAtOnce(url: string, fix: string): Promise<void> {
+    const started = performance.now();
+    const migrate = await rig.cli(['migrate'], { DATABASE_URL: url });
+    expect(migrate.code, migrate.stderr).toBe(2);
+    expect(migrate.stderr).toContain('from a pooler such as PgBouncer');
+    expect(migrate.stderr).toContain(fix);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  }
+
+  it('stops at once with exit 2 for a user its auth_file lacks, or a role the server lacks; the user it knows migrates', async () => {
+    const bouncer = await startPgBouncer({ databaseUrl: rig.databaseUrl, poolMode: 'transaction' });
+    bouncers.push(bouncer);
+    const stranger = new URL(bouncer.url);
+    stranger.username = 'not_in_userlist';
+    await refusedAtOnce(stranger.toString(), "add the user to the pooler's auth_file (userlist.txt)");
+
+    const roleless = new URL(rig.databaseUrl);
+    roleless.username = 'no_such_role';
+    const relaying = await startPgBouncer({ databaseUrl: roleless.toString(), poolMode: 'transaction' });
+    bouncers.push(relaying);
+    await refusedAtOnce(relaying.url, 'create the role on the server (createuser)');
+
+    const migrate = await rig.cli(['migrate'], { DATABASE_URL: bouncer.url });
+    expect(migrate.code, migrate.stderr).toBe(0);
+  });
+});

@@ -58,6 +58,22 @@ const CONFIGURATION_CODES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * PgBouncer's refusals of a login, all sent as `08P01` (a connection exception, which would be
+ * waited out as an outage): its own (a user its `auth_file` lacks or whose password differs, a
+ * database its `[databases]` lacks) and the server's, relayed with the server's message but not
+ * its code (no such role or database). A restart during a deploy says none of these.
+ */
+const POOLER_LOGIN_REFUSALS: readonly { readonly message: RegExp; readonly fix: string }[] = [
+  { message: /^role ".*" does not exist/, fix: 'create the role on the server (createuser), or fix the user in DATABASE_URL' },
+  { message: /^database ".*" does not exist/, fix: 'create it on the server (createdb), or fix the database name in DATABASE_URL' },
+  { message: /^no such database: /, fix: "add it under [databases] in the pooler's pgbouncer.ini, or fix the database name in DATABASE_URL" },
+  {
+    message: /authentication failed|^no such user/,
+    fix: "add the user to the pooler's auth_file (userlist.txt) with its password, or fix the user and password in DATABASE_URL",
+  },
+];
+
+/**
  * PgBouncer's answer to a BEGIN when it pools by statement (`pool_mode = statement`), after which
  * it closes the connection: report-sync writes every slice in a transaction (and migrates in one),
  * so nothing could ever be loaded through such a pool. Not a connection that broke by chance.
@@ -86,6 +102,9 @@ export function classifyWarehouseError(error: unknown, action: string): SyncErro
   }
   const misconfigured = CONFIGURATION_CODES[code];
   if (misconfigured) return new ConfigError(`warehouse refused the connection while ${action}: ${err.message} (${code}); ${misconfigured}`, { cause: err });
+  const refusal = code === '08P01' ? POOLER_LOGIN_REFUSALS.find((candidate) => candidate.message.test(err.message)) : undefined;
+  if (refusal)
+    return new ConfigError(`warehouse refused the connection while ${action}: ${err.message} (${code}, from a pooler such as PgBouncer); ${refusal.fix}`, { cause: err });
   if (STATEMENT_POOLING.test(err.message)) {
     return new ConfigError(
       `warehouse refused a transaction while ${action}: ${err.message} (PgBouncer's pool_mode = statement); report-sync writes every slice in a transaction: ` +

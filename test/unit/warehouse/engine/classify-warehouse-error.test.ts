@@ -14,6 +14,8 @@ describe('classifyWarehouseError', () => {
     ['connection class 08', withCode('connection failure', '08006')],
     // PgBouncer's own protocol errors share 08P01 with its answer to a BEGIN in statement pooling.
     ['a pooler dropping the client', withCode('server conn crashed?', '08P01')],
+    // After a failed server login PgBouncer holds its pool back a while: a restart says this too.
+    ['a pooler whose server logins are failing', withCode('server login has been failing, try again later (server_login_retry)', '08P01')],
     ['pg: connection lost during a statement', withCode('Connection terminated unexpectedly')],
     ['pg: next statement on a client whose server went away', withCode('Client has encountered a connection error and is not queryable')],
     ['pg pool: no connection in time', withCode('timeout exceeded when trying to connect')],
@@ -70,6 +72,12 @@ describe('classifyWarehouseError: DATABASE_URL itself is wrong', () => {
       /user or password: check them in DATABASE_URL/,
     ],
     ['PgBouncer pooling by statement', withCode('transaction blocks not allowed in statement pooling mode', '08P01'), /set pool_mode = transaction \(or session\)/],
+    // PgBouncer relays a refused login as 08P01, the server's message without its code.
+    ['PgBouncer: a role the server lacks', withCode('role "report_sync" does not exist', '08P01'), /create the role on the server \(createuser\)/],
+    ['PgBouncer: a database the server lacks', withCode('database "report_sync" does not exist', '08P01'), /create it on the server \(createdb\)/],
+    ['PgBouncer: a database its [databases] lacks', withCode('no such database: typo', '08P01'), /under \[databases\] in the pooler's pgbouncer\.ini/],
+    ['PgBouncer: a user its auth_file lacks (trust)', withCode('"trust" authentication failed', '08P01'), /to the pooler's auth_file \(userlist\.txt\)/],
+    ['PgBouncer: a wrong password', withCode('password authentication failed', '08P01'), /to the pooler's auth_file \(userlist\.txt\)/],
   ])('%s is CONFIG_INVALID (exit 2, nothing retried)', (_name, error, hint) => {
     const classified = classifyWarehouseError(error, 'migrating');
     expect(classified.code).toBe('CONFIG_INVALID');
