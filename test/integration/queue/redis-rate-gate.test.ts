@@ -124,6 +124,29 @@ describe('RedisRateGate', () => {
     expect(Date.now() - otherAnsweredAt).toBeGreaterThanOrEqual(180);
   });
 
+  it('asks Redis about once per request admitted however many wait in one process, and admits them as fast as the window allows', async () => {
+    let asked = 0;
+    const counting = { eval: (...args: Parameters<Redis['eval']>) => ((asked += 1), redis.eval(...args)) } as unknown as Redis;
+    const gate = new RedisRateGate({ redis: counting, prefix: `${scope.prefix}:g`, max: 5, windowMs: 200, requestTimeoutMs: 10_000 });
+    const admitted: number[] = [];
+    const startedAt = Date.now();
+    await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const permit = await gate.acquire();
+        admitted.push(Date.now());
+        await permit.answered();
+      }),
+    );
+    // The ordinary case the line must not slow: 40 requests at 5 per 200 ms are 8 windows, each
+    // place held from its admission to a window after its answer.
+    expect(Date.now() - startedAt).toBeLessThan(2_600);
+    admitted.sort((a, b) => a - b);
+    for (const start of admitted) expect(admitted.filter((t) => t >= start && t < start + 200).length).toBeLessThanOrEqual(5);
+    // Each admission and answer asks once; a waiter asks again only when a place it was told of was taken first.
+    // Every waiter asking at every freed place took dozens of calls per request.
+    expect(asked / admitted.length, `${asked} calls to Redis for ${admitted.length} requests`).toBeLessThan(4);
+  });
+
   /**
    * Awkward but legal services: each counts a request only after a queue of 0–80 ms. The first
    * answers 300 ms later; the second answers every third request at once (an empty day, say); the
