@@ -130,6 +130,13 @@ describe('a Redis that refuses the password', () => {
     expect(queued.code, queued.stderr).toBe(0);
     expect(queued.stdout).toContain('Queued');
   });
+
+  it('connects as before when REDIS_URL gives a password to a Redis that asks for none', async () => {
+    redis = await startPrivateRedis();
+    const queued = await cli(['backfill', '--from', '2024-01-01', '--to', '2024-01-02'], { ...UPSTREAM, REDIS_URL: `redis://:unneeded@127.0.0.1:${redis.port}` });
+    expect(queued.code, queued.stderr).toBe(0);
+    expect(queued.stdout).toContain('Queued');
+  });
 });
 
 describe('a worker whose Redis is down', () => {
