@@ -79,7 +79,7 @@ describe('queue mode: BullMQ workers on Redis, a Postgres warehouse unless a tes
     expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(56);
   });
 
-  it('makes about one token request per lifetime with three worker processes × concurrency 8', async () => {
+  it('makes about one token request per lifetime with three worker processes × concurrency 8, warning of no listener leak', async () => {
     rig = await startQueueRig({ simulator: { tokenLifetimeSeconds: 2, latencyMs: 150 }, settings: { concurrency: 8 } });
     const workers = [rig.startWorker(), rig.startWorker(), rig.startWorker()];
     await Promise.all(workers.map((worker) => rig!.ready(worker)));
@@ -93,22 +93,9 @@ describe('queue mode: BullMQ workers on Redis, a Postgres warehouse unless a tes
     // A 2 s token lives 1.8 s in the shared cache: one request per 1.8 s, plus the first.
     expect(tokenRequests).toBeLessThanOrEqual(Math.ceil(seconds / 1.8) + 1);
     expect(tokenRequests).toBeGreaterThanOrEqual(Math.floor(seconds / 2));
-  });
-
-  it('warns of no listener leak while a worker of concurrency 16 holds dozens of slices waiting on the service', async () => {
-    rig = await startQueueRig({ simulator: { latencyMs: 200 }, settings: { concurrency: 16 } });
-    const worker = rig.startWorker();
-    await rig.ready(worker);
-    const portfolios = Array.from({ length: 10 }, (_, i) => 1001 + i).join(',');
-    const result = await rig.cli(['backfill', ...TWO_WEEKS, '--portfolios', portfolios, '--wait']);
-    expect(result.code).toBe(0);
-    expect(await tableCounts(rig)).toMatchObject({ ledger: 280, notDone: 0 });
-    // Every download slot was taken at once, and the jobs past them waited: Node's limit of ten
-    // listeners on the shutdown signal was passed many times over.
-    expect(rig.simulator.counters.exportRequests).toBe(280);
-    worker.child.kill('SIGTERM');
-    expect(await worker.exited).toBe(0);
-    expect(worker.output()).not.toContain('MaxListenersExceededWarning');
+    // Each worker held 16 jobs, 8 downloading and 8 waiting for a download slot, all listening for
+    // its shutdown: more than Node's ten listeners, which is no leak and must not be warned of as one.
+    for (const worker of workers) expect(worker.output()).not.toContain('MaxListenersExceededWarning');
   });
 
   it.each(DIALECTS)('loses and duplicates nothing when a worker is killed with SIGKILL mid-backfill (%s)', async (dialect) => {
