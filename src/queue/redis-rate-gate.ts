@@ -104,8 +104,8 @@ export class RedisRateGate implements RequestGate {
   /**
    * Waits for room in the window and takes it for `member`; returns when, on this process's clock.
    * While there is room, every request asks Redis at once. Once there is none, this process's
-   * requests wait in line and only the first asks Redis: every waiter asking whenever a place
-   * freed took dozens of calls to Redis per request admitted.
+   * requests wait in line and only the first asks Redis, so a freed place wakes one waiter, not all
+   * of them each to be told to wait again.
    */
   async #admit(member: string): Promise<number> {
     let waitMs = this.#waiting === 0 ? await this.#tryAdmit(member) : undefined;

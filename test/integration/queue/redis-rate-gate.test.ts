@@ -22,7 +22,8 @@ describe('RedisRateGate', () => {
   });
 
   /** A gate on the test's prefix plus `name`, as a worker's would be; gates of one name share a window. */
-  const gateOn = (name: string, options: Omit<RedisRateGateOptions, 'redis' | 'prefix'>) => new RedisRateGate({ redis, prefix: `${scope.prefix}:${name}`, ...options });
+  const gateOn = (name: string, options: Omit<RedisRateGateOptions, 'redis' | 'prefix'> & { redis?: Redis }) =>
+    new RedisRateGate({ redis, prefix: `${scope.prefix}:${name}`, ...options });
   /** Two workers' gates sharing one window. */
   const twoGatesOn = (name: string, options: Omit<RedisRateGateOptions, 'redis' | 'prefix'>) => [gateOn(name, options), gateOn(name, options)] as const;
 
@@ -127,7 +128,7 @@ describe('RedisRateGate', () => {
   it('asks Redis about once per request admitted however many wait in one process, and admits them as fast as the window allows', async () => {
     let asked = 0;
     const counting = { eval: (...args: Parameters<Redis['eval']>) => ((asked += 1), redis.eval(...args)) } as unknown as Redis;
-    const gate = new RedisRateGate({ redis: counting, prefix: `${scope.prefix}:g`, max: 5, windowMs: 200, requestTimeoutMs: 10_000 });
+    const gate = gateOn('g', { redis: counting, max: 5, windowMs: 200, requestTimeoutMs: 10_000 });
     const admitted: number[] = [];
     const startedAt = Date.now();
     await Promise.all(
