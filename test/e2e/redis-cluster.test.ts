@@ -31,7 +31,8 @@ describe('queue mode on a Redis Cluster (three masters with a replica each)', ()
     expect((await rig.cli(['scheduler'])).code).toBe(0);
     const workers = [rig.startWorker(), rig.startWorker()];
     await Promise.all(workers.map((worker) => rig!.ready(worker)));
-    const backfill = rig.cli(['backfill', ...THREE_WEEKS, '--portfolios', PORTFOLIOS, '--wait']);
+    // Done in about 10 s; a hang fails the test with what the command and the workers printed.
+    const backfill = rig.cli(['backfill', ...THREE_WEEKS, '--portfolios', PORTFOLIOS, '--wait'], { withinMs: 60_000 });
 
     await until(() => rig!.simulator.counters.exportRequests >= 80, 20_000, 'the backfill to be under way');
     const before = rig.simulator.counters.exportRequests;
@@ -68,5 +69,5 @@ describe('queue mode on a Redis Cluster (three masters with a replica each)', ()
     }
     for (const worker of workers) worker.child.kill('SIGTERM');
     expect(await Promise.all(workers.map((worker) => worker.exited))).toEqual([0, 0]);
-  }, 90_000);
+  }, 120_000);
 });

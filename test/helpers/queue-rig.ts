@@ -89,10 +89,39 @@ export async function startQueueRig(
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     },
-    async cli(args: string[]): Promise<CliResult & { logLines: Record<string, unknown>[] }> {
-      const io = capturedIo(env, dir);
-      const code = await main(args, io);
-      return { code, stdout: io.stdout.text, stderr: io.stderr.text, logs: io.logs.text, logLines: [] };
+    /**
+     * Runs `report-sync <args>` in this process. Given `withinMs`, a command still running then
+     * fails the test with what it and every worker printed so far, so a hang says where it hung;
+     * the command is told to stop, as by Ctrl-C.
+     */
+    async cli(args: string[], options: { withinMs?: number } = {}): Promise<CliResult & { logLines: Record<string, unknown>[] }> {
+      const stop = new AbortController();
+      const io = { ...capturedIo(env, dir), signal: stop.signal };
+      const finished = main(args, io);
+      // Left running when it overruns: its end then has no one to hear it.
+      finished.catch(() => undefined);
+      let timer: NodeJS.Timeout | undefined;
+      const overrun = new Promise<'overran'>((resolve) => {
+        if (options.withinMs !== undefined) timer = setTimeout(() => resolve('overran'), options.withinMs);
+      });
+      try {
+        const code = await Promise.race([finished, overrun]);
+        if (code === 'overran') {
+          stop.abort();
+          const printed = [
+            `report-sync ${args.join(' ')} was still running after ${options.withinMs} ms.`,
+            `export requests ${simulator.counters.exportRequests}, token requests ${simulator.counters.tokenRequests}`,
+            `its output:\n${io.stdout.text}${io.stderr.text}${withoutSliceLines(io.logs.text)}`,
+            ...workers.map(
+              (worker, i) => `worker ${i} (pid ${worker.child.pid}, exit ${worker.child.exitCode ?? worker.child.signalCode ?? 'none'}):\n${withoutSliceLines(worker.output())}`,
+            ),
+          ];
+          throw new Error(printed.join('\n\n'));
+        }
+        return { code, stdout: io.stdout.text, stderr: io.stderr.text, logs: io.logs.text, logLines: [] };
+      } finally {
+        clearTimeout(timer);
+      }
     },
     /** Where the worker said it serves /metrics, /healthz and /readyz (it logs the address once, at start). */
     metricsUrl(worker: WorkerProcess): string {
@@ -132,3 +161,12 @@ export async function startQueueRig(
 }
 
 export type QueueRig = Awaited<ReturnType<typeof startQueueRig>>;
+
+/** A process's output with its routine line per slice left out (counted, with the last one's time): what is left tells a hang. */
+function withoutSliceLines(output: string): string {
+  const lines = output.split('\n');
+  const routine = lines.filter((line) => line.startsWith('{"level":30') && line.includes('"status":'));
+  const last = routine.length > 0 ? new Date(Number(/"time":(\d+)/.exec(routine.at(-1)!)?.[1])).toISOString() : 'none';
+  const rest = lines.filter((line) => !routine.includes(line)).join('\n');
+  return `${routine.length} slice lines, the last at ${last}; the other lines:\n${rest.slice(-6_000)}`;
+}
