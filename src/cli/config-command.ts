@@ -15,7 +15,7 @@ export interface ConfigOptions extends CommonOptions {
 
 /**
  * `report-sync config`: the effective settings and environment variables, each with its source;
- * secrets only as set or unset, URLs without their password. A diagnostic: it connects nowhere and
+ * secrets only as set or unset, URLs with their password redacted. A diagnostic: it connects nowhere and
  * lists missing variables rather than failing; invalid settings still exit 2.
  */
 export async function configCommand(options: ConfigOptions, io: CliIo): Promise<number> {
@@ -48,7 +48,7 @@ export async function configCommand(options: ConfigOptions, io: CliIo): Promise<
       settings.map((setting) => [setting.key, typeof setting.value === 'string' ? setting.value : JSON.stringify(setting.value), setting.source]),
     ),
     '',
-    'Environment (secrets only as set or unset; URLs without their password):',
+    'Environment (secrets only as set or unset; URLs with their password redacted):',
     '',
     formatTable(
       ['variable', 'value', 'source'],

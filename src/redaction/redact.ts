@@ -144,10 +144,10 @@ export function writtenUserinfo(raw: string): WrittenUserinfo | undefined {
 }
 
 /**
- * A URL-like setting as it may be shown: no password, query or fragment (pg reads `?password=`,
- * and a "#" in a password leaves its tail in the fragment). A well-formed URL is shown as URL reads
- * it; a mistyped one as written with `[redacted]` for the password, so the typo shows. Undefined
- * when the text is not a URL at all.
+ * A URL-like setting as it may be shown: `[redacted]` in its password's place, so a reader can
+ * tell one was given; no query or fragment (pg reads `?password=`, and a "#" in a password leaves
+ * its tail in the fragment). A well-formed URL is shown as URL reads it; a mistyped one as written,
+ * so the typo shows. Undefined when the text is not a URL at all.
  */
 export function describeUrl(raw: string): string | undefined {
   let url: URL;
@@ -162,10 +162,14 @@ export function describeUrl(raw: string): string | undefined {
     const password = written.password === undefined ? '' : written.password === '' ? ':' : `:${CENSOR}`;
     return `${raw.slice(0, written.start)}${written.user}${password}${tail}`;
   }
+  const hadPassword = url.password !== '';
   url.password = '';
   url.search = '';
   url.hash = '';
-  return url.href;
+  if (!hadPassword) return url.href;
+  // Written in by hand: URL would percent-escape the brackets of the marker.
+  const userinfoEnd = `${url.protocol}//${url.username === '' ? '' : `${url.username}@`}`;
+  return `${url.protocol}//${url.username}:${CENSOR}@${url.href.slice(userinfoEnd.length)}`;
 }
 
 /** Whether URL found the userinfo where the text has it, so the password it removes is the whole one. */

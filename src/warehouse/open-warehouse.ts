@@ -16,7 +16,7 @@ export type WarehouseDialect = (typeof WAREHOUSE_ENGINES)[number]['dialect'];
 export async function openWarehouse(databaseUrl: string, options: OpenWarehouseOptions = {}): Promise<WarehouseHandle> {
   const engine = engineForUrl(databaseUrl);
   if (engine === undefined) {
-    // Shown without its password, so that a typo (one slash, no scheme) can be seen.
+    // Shown with its password redacted, so that a typo (one slash, no scheme) can be seen.
     const shown = describeUrl(databaseUrl);
     const examples = WAREHOUSE_ENGINES.map((known) => known.example).join(' or ');
     throw new ConfigError(`DATABASE_URL${shown ? ` (${shown})` : ''} must look like ${examples}`);

@@ -102,16 +102,16 @@ describe('report-sync config', () => {
     expect(environment.REPORT_ALERT_WEBHOOK_URL).toEqual({ value: 'set', source: 'environment' });
   });
 
-  it('shows DATABASE_URL and REDIS_URL without their passwords, and the identifiers as they are', async () => {
+  it('shows DATABASE_URL and REDIS_URL with their passwords redacted, and the identifiers as they are', async () => {
     const cwd = project({ '.env': 'DATABASE_URL=postgres://app:db-pass-123@db.example:5432/warehouse?password=db-pass-123\n' });
     const env = { REDIS_URL: 'redis://:redis-pass-456@cache.example:6379/0', REPORT_TENANT_ID: 'tenant-9', REPORT_CLIENT_ID: 'client-9' };
     const text = await configCommand(cwd, [], env);
     expect(text.stdout).not.toContain('db-pass-123');
     expect(text.stdout).not.toContain('redis-pass-456');
-    expect(text.stdout).toMatch(/^DATABASE_URL +postgres:\/\/app@db\.example:5432\/warehouse +\.env$/m);
+    expect(text.stdout).toMatch(/^DATABASE_URL +postgres:\/\/app:\[redacted\]@db\.example:5432\/warehouse +\.env$/m);
     const { environment } = await configJson(cwd, [], env);
-    expect(environment.DATABASE_URL).toEqual({ value: 'postgres://app@db.example:5432/warehouse', source: '.env' });
-    expect(environment.REDIS_URL).toEqual({ value: 'redis://cache.example:6379/0', source: 'environment' });
+    expect(environment.DATABASE_URL).toEqual({ value: 'postgres://app:[redacted]@db.example:5432/warehouse', source: '.env' });
+    expect(environment.REDIS_URL).toEqual({ value: 'redis://:[redacted]@cache.example:6379/0', source: 'environment' });
     expect(environment.REPORT_TENANT_ID).toEqual({ value: 'tenant-9', source: 'environment' });
     expect(environment.REPORT_CLIENT_ID).toEqual({ value: 'client-9', source: 'environment' });
   });

@@ -75,16 +75,16 @@ describe('a password in a URL typed wrong is printed nowhere', () => {
     for (const result of [config, json]) expect(result.output).not.toContain(password);
   });
 
-  it('a well-formed REDIS_URL: the reconnect warnings show it without its password', { timeout: 30_000 }, async () => {
+  it('a well-formed REDIS_URL: the reconnect warnings show it with its password redacted', { timeout: 30_000 }, async () => {
     const result = await cli(BACKFILL, { REDIS_URL: 'redis://:Zq7@127.0.0.1:9' });
     expect(result.code).toBe(2);
-    expect(result.output).toContain('"redis":"redis://127.0.0.1:9"');
+    expect(result.output).toContain('"redis":"redis://:[redacted]@127.0.0.1:9"');
     expect(result.output).toContain('Redis connection trouble; reconnecting');
-    expect(result.output).toContain('Redis at redis://127.0.0.1:9 did not answer');
+    expect(result.output).toContain('Redis at redis://:[redacted]@127.0.0.1:9 did not answer');
     expect(result.output).not.toContain('Zq7');
   });
 
-  it('a well-formed DATABASE_URL: the dashboard shows its warehouse without the password, in /api/meta and at start', { timeout: 30_000 }, async () => {
+  it('a well-formed DATABASE_URL: the dashboard shows its warehouse with the password redacted, in /api/meta and at start', { timeout: 30_000 }, async () => {
     const seeded = await seededWarehouse('postgres', []);
     // Postgres trusts local connections here, so any password is accepted and the dashboard starts.
     const databaseUrl = seeded.env.DATABASE_URL!.replace('://postgres@', '://postgres:Zq8@');
@@ -94,7 +94,7 @@ describe('a password in a URL typed wrong is printed nowhere', () => {
       await until(() => /at (http:\/\/\S+)/.test(dashboard.stdout()) || dashboard.child.exitCode !== null, 15_000, `the dashboard to listen (output: ${dashboard.output()})`);
       const url = /at (http:\/\/\S+)/.exec(dashboard.stdout())![1]!;
       const meta = (await (await fetch(`${url}api/meta`)).json()) as { warehouse: string };
-      expect(meta.warehouse).toBe(databaseUrl.replace(':Zq8@', '@'));
+      expect(meta.warehouse).toBe(databaseUrl.replace(':Zq8@', ':[redacted]@'));
       expect(dashboard.output()).toContain(`Dashboard of ${meta.warehouse} at`);
       expect(dashboard.output()).not.toContain('Zq8');
     } finally {

@@ -288,7 +288,7 @@ describe('the connections createRedisConnector makes', () => {
       ]);
       // As for one server: commands wait through an outage, as BullMQ requires.
       expect(cluster.options.redisOptions).toMatchObject({ username: 'app', password: 'p@ss-word', tls: {}, maxRetriesPerRequest: null, enableReadyCheck: true });
-      expect(connector.location).toBe('rediss://app@127.0.0.1:7000/0 (Redis Cluster, starting from 127.0.0.1:7000, 127.0.0.1:7001, [::1]:7002)');
+      expect(connector.location).toBe('rediss://app:[redacted]@127.0.0.1:7000/0 (Redis Cluster, starting from 127.0.0.1:7000, 127.0.0.1:7001, [::1]:7002)');
       expect(connector.location).not.toContain('ss-word');
     } finally {
       connector.disconnectAll();

@@ -306,7 +306,11 @@ describe('alertWebhookFromEnvironment', () => {
 
   it.each([
     ['REPORT_ALERT_DEPLOYMENT when set', { REPORT_ALERT_DEPLOYMENT: ' reports-eu ', DATABASE_URL: 'postgres://sync:pw@db.eu:5432/reports' }, 'reports-eu'],
-    ['else the warehouse, without its password', { DATABASE_URL: 'postgres://sync:s3cr3t-pw@db.eu:5432/reports?sslmode=require' }, 'postgres://sync@db.eu:5432/reports'],
+    [
+      'else the warehouse, its password redacted',
+      { DATABASE_URL: 'postgres://sync:s3cr3t-pw@db.eu:5432/reports?sslmode=require' },
+      'postgres://sync:[redacted]@db.eu:5432/reports',
+    ],
     ['else the default warehouse', {}, 'sqlite:./data/warehouse.sqlite'],
     // URLs typed wrong, with a password short enough to slip through the logger's net.
     ['else a one-slash warehouse URL, without its password', { DATABASE_URL: 'postgres:/sync:s3c@db.eu/reports' }, 'postgres:/sync:[redacted]@db.eu/reports'],

@@ -51,15 +51,15 @@ describe('describeEnvironment', () => {
     expect(shown).not.toContain(password);
   });
 
-  it('still shows well-formed URLs whole but for their password', () => {
+  it('still shows well-formed URLs whole but for their password, marked [redacted]', () => {
     const entries = describeOnly({
       DATABASE_URL: 'postgres://app:pw-good@db.example:5432/warehouse',
       REDIS_URL: 'redis://default:pw-good-redis@cache:6379/1',
       REPORT_BASE_URL: 'https://gw.example.com/prefix/',
       REPORT_AUTH_URL: 'https://user@idp.example.com/auth',
     });
-    expect(entries.DATABASE_URL!.value).toBe('postgres://app@db.example:5432/warehouse');
-    expect(entries.REDIS_URL!.value).toBe('redis://default@cache:6379/1');
+    expect(entries.DATABASE_URL!.value).toBe('postgres://app:[redacted]@db.example:5432/warehouse');
+    expect(entries.REDIS_URL!.value).toBe('redis://default:[redacted]@cache:6379/1');
     expect(entries.REPORT_BASE_URL!.value).toBe('https://gw.example.com/prefix/');
     expect(entries.REPORT_AUTH_URL!.value).toBe('https://user@idp.example.com/auth');
   });
@@ -67,7 +67,7 @@ describe('describeEnvironment', () => {
   it('shows a sqlite: path whole, and a percent-encoded password nowhere', () => {
     const entries = describeOnly({ DATABASE_URL: 'sqlite:./data/a#b.sqlite', REDIS_URL: 'redis://u:p%40ss-word@cache:6379/1' });
     expect(entries.DATABASE_URL!.value).toBe('sqlite:./data/a#b.sqlite');
-    expect(entries.REDIS_URL!.value).toBe('redis://u@cache:6379/1');
+    expect(entries.REDIS_URL!.value).toBe('redis://u:[redacted]@cache:6379/1');
   });
 
   it('shows REDIS_CLUSTER_NODES as set, and the REDIS_URL its first node gives by default', () => {

@@ -43,7 +43,7 @@ describe('createRedisConnector with REDIS_CLUSTER_NODES', () => {
 
   it('refuses a database other than 0, which a cluster does not have', () => {
     expect(() => createRedisConnector('redis://:pw@127.0.0.1:7000/3', logger, { clusterNodes: '127.0.0.1:7001', prefix: '{report-sync}' })).toThrow(
-      new ConfigError('REDIS_URL (redis://127.0.0.1:7000/3) selects database 3, but a Redis Cluster has only database 0: remove /3 from REDIS_URL'),
+      new ConfigError('REDIS_URL (redis://:[redacted]@127.0.0.1:7000/3) selects database 3, but a Redis Cluster has only database 0: remove /3 from REDIS_URL'),
     );
   });
 

@@ -17,10 +17,15 @@ describe('describeUrl', () => {
     expect(describeUrl(raw)).toBe(shown);
   });
 
-  it('shows a well-formed URL as URL reads it, without password, query or fragment', () => {
-    expect(describeUrl('postgres://u:Zq9@host:5432/db?password=Zq9#x')).toBe('postgres://u@host:5432/db');
-    expect(describeUrl('redis://:Zq9@cache:6379/1')).toBe('redis://cache:6379/1');
-    expect(describeUrl('https://user:Zq9@idp.example.com/auth')).toBe('https://user@idp.example.com/auth');
+  it('shows a well-formed URL as URL reads it, its password as [redacted], without query or fragment', () => {
+    expect(describeUrl('postgres://u:Zq9@host:5432/db?password=Zq9#x')).toBe('postgres://u:[redacted]@host:5432/db');
+    expect(describeUrl('redis://:Zq9@cache:6379/1')).toBe('redis://:[redacted]@cache:6379/1');
+    expect(describeUrl('rediss://default:Zq9@cache:6380')).toBe('rediss://default:[redacted]@cache:6380');
+    expect(describeUrl('https://user:Zq9@idp.example.com/auth')).toBe('https://user:[redacted]@idp.example.com/auth');
+    expect(describeUrl('mysql://u:p%40ss@[::1]:3306/db')).toBe('mysql://u:[redacted]@[::1]:3306/db');
+    // No password, nothing marked: the ordinary case.
+    expect(describeUrl('postgres://u@host:5432/db')).toBe('postgres://u@host:5432/db');
+    expect(describeUrl('redis://cache:6379')).toBe('redis://cache:6379');
     expect(describeUrl('https://gw.example.com/a@b')).toBe('https://gw.example.com/a@b');
   });
 
