@@ -352,7 +352,10 @@ export function alertWebhookFromEnvironment(env: Readonly<Record<string, string 
   return new AlertWebhook({ ...options, url, format: formatText, origin: { deployment } });
 }
 
-/** The warehouse as an alert may name it: a URL with its password redacted, without query or fragment; a `sqlite:` path as given. */
+/**
+ * The warehouse as an alert may name it: a URL with its password redacted, without query or
+ * fragment; a `sqlite:` path as given.
+ */
 function warehouseName(databaseUrl: string): string {
   if (databaseUrl.startsWith('sqlite:')) return databaseUrl.split(/[?#]/)[0]!;
   return describeUrl(databaseUrl) ?? 'the warehouse';

@@ -15,8 +15,8 @@ export interface ConfigOptions extends CommonOptions {
 
 /**
  * `report-sync config`: the effective settings and environment variables, each with its source;
- * secrets only as set or unset, URLs with their password redacted. A diagnostic: it connects nowhere and
- * lists missing variables rather than failing; invalid settings still exit 2.
+ * secrets only as set or unset, URLs with their password redacted. A diagnostic: it connects
+ * nowhere and lists missing variables rather than failing; invalid settings still exit 2.
  */
 export async function configCommand(options: ConfigOptions, io: CliIo): Promise<number> {
   const config = loadCliConfig(io, options, { concurrency: options.concurrency });

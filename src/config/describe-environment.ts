@@ -6,8 +6,8 @@ import { SECRET_VARIABLES, URL_VARIABLES, secretValues } from './secret-values.j
 export interface EnvironmentEntry {
   readonly name: string;
   /**
-   * The value; `set` or `unset` for a secret; a URL with its password redacted, without query or fragment;
-   * `unset` when missing or blank (report-sync treats blank as missing).
+   * The value; `set` or `unset` for a secret; a URL with its password redacted, without query or
+   * fragment; `unset` when missing or blank (report-sync treats blank as missing).
    */
   readonly value: string;
   readonly secret: boolean;
@@ -43,8 +43,9 @@ const URLS: ReadonlySet<string> = new Set(URL_VARIABLES);
 
 /**
  * The environment variables report-sync reads and where each came from, for `report-sync config`.
- * Secrets only as set or unset; URLs via `describeUrl` (password redacted, no query or fragment), non-URL
- * text not at all. Missing variables are listed, never an error: this is what one runs to find them.
+ * Secrets only as set or unset; URLs via `describeUrl` (password redacted, no query or fragment),
+ * non-URL text not at all. Missing variables are listed, never an error: this is what one runs to
+ * find them.
  */
 export function describeEnvironment(config: Pick<AppConfig, 'env' | 'dotEnvVariables' | 'databaseUrl' | 'redisUrl'>): EnvironmentEntry[] {
   const defaults: Record<string, string> = { DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl };

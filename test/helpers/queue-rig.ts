@@ -164,9 +164,15 @@ export type QueueRig = Awaited<ReturnType<typeof startQueueRig>>;
 
 /** A process's output with its routine line per slice left out (counted, with the last one's time): what is left tells a hang. */
 function withoutSliceLines(output: string): string {
-  const lines = output.split('\n');
-  const routine = lines.filter((line) => line.startsWith('{"level":30') && line.includes('"status":'));
-  const last = routine.length > 0 ? new Date(Number(/"time":(\d+)/.exec(routine.at(-1)!)?.[1])).toISOString() : 'none';
-  const rest = lines.filter((line) => !routine.includes(line)).join('\n');
-  return `${routine.length} slice lines, the last at ${last}; the other lines:\n${rest.slice(-6_000)}`;
+  const rest: string[] = [];
+  let routine = 0;
+  let lastRoutine = '';
+  for (const line of output.split('\n')) {
+    if (line.startsWith('{"level":30') && line.includes('"status":')) {
+      routine += 1;
+      lastRoutine = line;
+    } else rest.push(line);
+  }
+  const last = routine > 0 ? new Date(Number(/"time":(\d+)/.exec(lastRoutine)?.[1])).toISOString() : 'none';
+  return `${routine} slice lines, the last at ${last}; the other lines:\n${rest.join('\n').slice(-6_000)}`;
 }
