@@ -6,7 +6,7 @@ import { migrateHoldingMysqlLock } from './migrate-holding-mysql-lock.js';
 import { readMysqlIndexesAndViews, readMysqlTables } from './mysql-catalogue.js';
 import { MYSQL_MIGRATIONS } from './mysql-migrations.js';
 import { MysqlRowWriter } from './mysql-row-writer.js';
-import { mysqlTimestamp } from './mysql-slice-lock.js';
+import { mysqlTimestamp } from './mysql-timestamp.js';
 import { MYSQL_DECIMAL_COLUMN } from './mysql-decimal-column.js';
 
 const NOW = CompiledQuery.raw('select utc_timestamp(3) as now');
@@ -33,7 +33,7 @@ export const mysqlEngine: WarehouseEngine<'mysql'> = {
   transactions: { parallel: 2, small: () => false, smallMaxHeldRows: 0, savepointReplacesItsName: true },
   now: async (db) => {
     const { rows } = await db.executeQuery<{ now: string }>(NOW);
-    return new Date(mysqlTimestamp(rows[0]!.now)).toISOString();
+    return mysqlTimestamp(rows[0]!.now);
   },
   periodStart: (period) => PERIOD_START[period],
   readTables: readMysqlTables,

@@ -4,6 +4,7 @@ import type { Slice } from '../../slice/slice.js';
 import type { SliceLock } from '../engine/slice-lock.js';
 import type { Warehouse } from '../engine/warehouse-schema.js';
 import { foldMonthlyCounts } from './fold-monthly-counts.js';
+import { mysqlTimestamp } from './mysql-timestamp.js';
 import { HOLDS_SLICE_LOCKS } from './session-mysql-pool.js';
 
 const BEGIN = CompiledQuery.raw('begin');
@@ -56,9 +57,4 @@ export class MysqlSliceLock implements SliceLock {
         'a process writing it is stuck (SHOW PROCESSLIST shows it)',
     );
   }
-}
-
-/** `2026-11-22 13:00:00.123` (a UTC DATETIME as text) → `2026-11-22T13:00:00.123Z`. */
-export function mysqlTimestamp(text: string): string {
-  return `${text.replace(' ', 'T')}Z`;
 }

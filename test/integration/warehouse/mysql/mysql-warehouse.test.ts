@@ -1,4 +1,4 @@
-import { Kysely, MysqlDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, MysqlDialect, sql } from 'kysely';
 import mysql from 'mysql2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../../src/errors/sync-error.js';
@@ -7,6 +7,7 @@ import { constituentReport } from '../../../../src/reports/constituent-report.js
 import type { Warehouse } from '../../../../src/warehouse/engine/warehouse-schema.js';
 import { SliceLoader } from '../../../../src/warehouse/loading/slice-loader.js';
 import { TEMPORARY_TABLE_BYTES, sessionMysqlPool, strictModeRefusal } from '../../../../src/warehouse/mysql/session-mysql-pool.js';
+import { mysqlTimestamp } from '../../../../src/warehouse/mysql/mysql-timestamp.js';
 import { openWarehouse } from '../../../../src/warehouse/open-warehouse.js';
 import { createTempWarehouse } from '../../../helpers/temp-warehouse.js';
 import { constituentRow, LOADED_FILE, LOADED_SLICE, rowStream } from '../../../helpers/constituent-row.js';
@@ -68,6 +69,14 @@ describe('the MySQL warehouse', () => {
     const ledger = await warehouse.db.selectFrom('report_loads').select(['report_date', 'updated_at', 'bytes', 'row_count']).execute();
     expect(ledger[0]).toMatchObject({ report_date: '2024-03-01', bytes: 10, row_count: 4 });
     expect(ledger[0]!.updated_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it('stamps a clock read that falls on a whole second with .000, as the driver does not', async () => {
+    // A statement with parameters goes over the binary protocol, which drops a fraction of zeros:
+    // the slice lock reads the clock that way.
+    const { rows } = await warehouse.db.executeQuery<{ at: string }>(CompiledQuery.raw('select cast(? as datetime(3)) as at', ['2026-11-27 22:10:02.000']));
+    expect(rows[0]!.at).toBe('2026-11-27 22:10:02');
+    expect(mysqlTimestamp(rows[0]!.at)).toBe('2026-11-27T22:10:02.000Z');
   });
 
   it('lets a session count into an in-memory temporary table larger than the server default, in UTC', async () => {
