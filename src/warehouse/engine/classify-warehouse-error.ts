@@ -37,12 +37,14 @@ const TRANSIENT_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * pg's messages for a connection that broke: "Connection terminated unexpectedly" (during a
- * statement); "Client has encountered a connection error and is not queryable" (the next
- * statement, or a transaction's ROLLBACK, on a client whose server went away between statements);
- * "timeout exceeded when trying to connect" (the pool could not get a connection in time).
+ * The drivers' messages, with no code, for a connection that broke. pg: "Connection terminated
+ * unexpectedly" (during a statement); "Client has encountered a connection error and is not
+ * queryable" (the next statement, or a transaction's ROLLBACK, on a client whose server went away
+ * between statements); "timeout exceeded when trying to connect" (the pool could not get a
+ * connection in time). mysql2: "Can't add new command when connection is in closed state" (the
+ * next statement on a connection whose server went away between statements).
  */
-const CONNECTION_LOST = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/i;
+const CONNECTION_LOST = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect|connection is in closed state/i;
 
 /**
  * Postgres SQLSTATEs (and MySQL's error names) that say `DATABASE_URL` itself is wrong: no such database, a password or an

@@ -23,6 +23,7 @@ describe('classifyWarehouseError', () => {
     ['MySQL row lock waited for too long', withCode('Lock wait timeout exceeded; try restarting transaction', 'ER_LOCK_WAIT_TIMEOUT')],
     ['MySQL server shutting down', withCode('Server shutdown in progress', 'ER_SERVER_SHUTDOWN')],
     ['mysql2: connection lost', withCode('Connection lost: The server closed the connection.', 'PROTOCOL_CONNECTION_LOST')],
+    ['mysql2: next statement on a connection whose server went away', withCode("Can't add new command when connection is in closed state")],
   ])('%s is WAREHOUSE_UNAVAILABLE (retried)', (_name, error) => {
     const classified = classifyWarehouseError(error, 'loading a slice');
     expect(classified.code).toBe('WAREHOUSE_UNAVAILABLE');

@@ -10,33 +10,95 @@ import type { WarehouseHandle } from '../../src/warehouse/engine/warehouse-engin
 import { SliceLoader } from '../../src/warehouse/loading/slice-loader.js';
 import { constituentRow, LOADED_FILE, LOADED_SLICE } from '../helpers/constituent-row.js';
 import { countWarehouse } from '../helpers/count-warehouse.js';
-import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
+import { startPrivateMariadb } from '../helpers/private-mariadb.js';
+import { startPrivatePostgres } from '../helpers/private-postgres.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 import { loggedErrorMessage } from '../helpers/logged-error.js';
 import { until } from '../helpers/until.js';
 
 /*
- * A Postgres of the test's own (never the shared one) is restarted with `pg_ctl restart -m fast`
- * while a slice's transaction is open: the server terminates the session (57P01), refuses
- * connections while it restarts, then answers again. The transaction is lost whole, the error is
+ * A warehouse server of the test's own (never the shared one) is restarted, as a deploy restarts
+ * it, while a slice's transaction is open: Postgres with `pg_ctl restart -m fast` (sessions
+ * terminated, 57P01), MariaDB stopped with SIGTERM and started again. Connections are refused
+ * while it restarts, then it answers again. The transaction is lost whole, the error is
  * WAREHOUSE_UNAVAILABLE (retryable), the pool drops the dead connections, and the retry loads it.
  */
 
-// Large enough that the COPY of one slice lasts well over a second even at ~90,000 rows/s, so the
-// restart lands inside it on a busy CI machine too (30,000 rows was caught only sometimes once COPY got faster).
+// Large enough that one slice's rows are still going in (COPY, LOAD DATA) for well over a second
+// at ~90,000 rows/s, so the restart lands inside it on a busy CI machine too.
 const CONSTITUENT_ROWS = 150_000;
+
+/** What each server needs of the tests: its own instance, and a way to see a load under way. */
+interface RestartedServer {
+  readonly name: string;
+  start(): Promise<PrivateServer>;
+}
+
+interface PrivateServer {
+  createDatabase(name: string): Promise<string>;
+  /** Whether rows are going into `constituent_report` of `database` now, with more to come. */
+  loadUnderWay(database: string): Promise<boolean>;
+  restart(): Promise<void>;
+  start(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+const SERVERS: readonly RestartedServer[] = [
+  {
+    name: 'Postgres',
+    start: async () => {
+      const server = await startPrivatePostgres();
+      return {
+        createDatabase: (name) => server.createDatabase(name),
+        loadUnderWay: async (database) =>
+          (
+            await server.query<{ n: string }>(
+              database,
+              `select count(*) as n from pg_stat_progress_copy where relid = to_regclass('constituent_report') and tuples_processed between 1 and ${CONSTITUENT_ROWS / 2}`,
+            )
+          )[0]!.n !== '0',
+        restart: () => server.restart(),
+        start: () => server.start(),
+        destroy: () => server.destroy(),
+      };
+    },
+  },
+  {
+    name: 'MySQL (MariaDB)',
+    start: async () => {
+      const server = await startPrivateMariadb();
+      return {
+        createDatabase: (name) => server.createDatabase(name),
+        loadUnderWay: async (database) =>
+          Number(
+            (
+              await server.query<{ n: number }>(
+                `select count(*) as n from information_schema.processlist where db = '${database}' and info like 'load data local infile%constituent_report%'`,
+              )
+            )[0]!.n,
+          ) > 0,
+        restart: () => server.restart(),
+        start: () => server.start(),
+        destroy: () => server.destroy(),
+      };
+    },
+  },
+];
+
+/** What a restart looks like from the client, depending on the moment it lands and the driver. */
+const RESTART_MESSAGE = /terminat|57P01|57P03|ECONNREFUSED|ECONNRESET|EPIPE|not queryable|shutting down|starting up|shutdown|connection lost|closed state|server closed/i;
 
 async function tableCounts(warehouse: WarehouseHandle) {
   const counts = await countWarehouse(warehouse.db);
   return { index: counts.index, constituent: counts.constituent, ledger: counts.ledgerRowCount };
 }
 
-describe('Postgres restarted during a load', () => {
-  let server: PrivatePostgres | undefined;
+describe.each(SERVERS)('$name restarted during a load', (kind) => {
+  let server: PrivateServer | undefined;
   let rig: SyncRig | undefined;
   const warehouses: WarehouseHandle[] = [];
   beforeAll(async () => {
-    server = await startPrivatePostgres();
+    server = await kind.start();
   }, 60_000);
   afterAll(async () => {
     await server?.destroy();
@@ -49,9 +111,8 @@ describe('Postgres restarted during a load', () => {
   });
 
   it('report-sync run: the slice being loaded is retried after the restart and completes, once', async () => {
-    const pg = server!;
     const database = 'restart_during_run';
-    const databaseUrl = await pg.createDatabase(database);
+    const databaseUrl = await server!.createDatabase(database);
     rig = await startSyncRig({
       simulator: { constituentRows: CONSTITUENT_ROWS },
       // Attempts spread over several seconds: a restart takes about one.
@@ -59,34 +120,21 @@ describe('Postgres restarted during a load', () => {
     });
     const args = ['run', '--from', '2024-01-02', '--to', '2024-01-02'];
     const running = rig.cli(args, { DATABASE_URL: databaseUrl });
-    // The moment a slice's COPY into constituent_report has written rows and has more to write.
-    await until(
-      async () =>
-        (
-          await pg.query<{ n: string }>(
-            database,
-            `select count(*) as n from pg_stat_progress_copy where relid = to_regclass('constituent_report') and tuples_processed between 1 and ${CONSTITUENT_ROWS / 2}`,
-          )
-        )[0]!.n !== '0',
-      20_000,
-      'a COPY into constituent_report under way',
-      20,
-    );
-    await pg.restart();
+    await until(() => server!.loadUnderWay(database), 20_000, 'a load into constituent_report under way', 20);
+    await server!.restart();
     const result = await running;
 
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/loaded\s+4/);
     const retries = result.logLines.filter((line) => line.msg === 'attempt failed, will retry');
     expect(retries.length).toBeGreaterThan(0);
     for (const line of retries) {
       expect(line.code).toBe('WAREHOUSE_UNAVAILABLE');
-      // What a restart looks like from the client depends on the moment it lands: all of these are it.
-      expect(loggedErrorMessage(line)).toMatch(/terminat|57P01|57P03|ECONNREFUSED|ECONNRESET|EPIPE|not queryable|shutting down|starting up/i);
+      expect(loggedErrorMessage(line)).toMatch(RESTART_MESSAGE);
     }
     expect(
       retries.some((line) => line.reportType === 'constituent.close'),
-      `the constituent slice caught mid-COPY is retried; retries logged: ${JSON.stringify(retries.map((line) => [line.portfolioId, line.reportType, line.code, loggedErrorMessage(line)]))}`,
+      `the constituent slice caught mid-load is retried; retries logged: ${JSON.stringify(retries.map((line) => [line.portfolioId, line.reportType, line.code, loggedErrorMessage(line)]))}`,
     ).toBe(true);
 
     const warehouse = await openWarehouse(databaseUrl);
@@ -107,8 +155,7 @@ describe('Postgres restarted during a load', () => {
   }, 90_000);
 
   it('a connection lost while a transaction is idle between statements is WAREHOUSE_UNAVAILABLE, and the process survives it', async () => {
-    const pg = server!;
-    const warehouse = await openWarehouse(await pg.createDatabase('restart_idle_in_transaction'), { poolSize: 2 });
+    const warehouse = await openWarehouse(await server!.createDatabase('restart_idle_in_transaction'), { poolSize: 2 });
     warehouses.push(warehouse);
     await migrateWarehouse(warehouse);
     const uncaught: unknown[] = [];
@@ -119,24 +166,24 @@ describe('Postgres restarted during a load', () => {
         .transaction()
         .execute(async (trx) => {
           await trx.selectFrom('report_loads').select('status').execute();
-          // No statement is running: pg reports the loss as an 'error' event on the checked-out client.
-          await pg.restart();
+          // No statement is running: the driver hears of the loss between statements.
+          await server!.restart();
           await trx.selectFrom('report_loads').select('status').execute();
         })
         .catch((error: unknown) => classifyWarehouseError(error, 'reading the ledger'));
       expect(failed).toMatchObject({ code: 'WAREHOUSE_UNAVAILABLE' });
+      expect((failed as Error).message).toMatch(RESTART_MESSAGE);
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(uncaught).toEqual([]);
     } finally {
       process.off('uncaughtException', onUncaught);
     }
-    // The dead client was dropped: the next statement gets a live connection.
-    expect(await warehouse.db.selectFrom('report_loads').select('status').execute()).toEqual([]);
+    // The dead connections were dropped: the next statements, more than the pool holds, get live ones.
+    for (let i = 0; i < 3; i += 1) expect(await warehouse.db.selectFrom('report_loads').select('status').execute()).toEqual([]);
   });
 
   it('a connection lost while the loader waits for more rows fails that attempt as WAREHOUSE_UNAVAILABLE, leaves nothing, and the next attempt loads the slice', async () => {
-    const pg = server!;
-    const warehouse = await openWarehouse(await pg.createDatabase('restart_between_statements'), { poolSize: 2 });
+    const warehouse = await openWarehouse(await server!.createDatabase('restart_between_statements'), { poolSize: 2 });
     warehouses.push(warehouse);
     await migrateWarehouse(warehouse);
     const loader = new SliceLoader({ warehouse, batchRows: 100 });
@@ -147,7 +194,7 @@ describe('Postgres restarted during a load', () => {
     let restarted: Promise<void> | undefined;
     async function* restartMidway(): AsyncGenerator<WarehouseRow> {
       for (let line = 1; line <= 250; line += 1) yield row(line);
-      restarted = pg.restart();
+      restarted = server!.restart();
       await restarted;
       for (let line = 251; line <= 500; line += 1) yield row(line);
     }
@@ -161,7 +208,7 @@ describe('Postgres restarted during a load', () => {
     try {
       const failed = await loader.replaceRows({ slice, definition: constituentReport, rows: restartMidway(), file, attempts: 1 }).catch((error: unknown) => error);
       expect(failed).toMatchObject({ code: 'WAREHOUSE_UNAVAILABLE' });
-      // A streaming COPY may see the loss before the restart is over.
+      // A streaming load may see the loss before the restart is over.
       await restarted;
       // Let a late 'error' event surface, if the client had no listener for it.
       await new Promise((resolve) => setTimeout(resolve, 100));
