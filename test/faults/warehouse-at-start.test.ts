@@ -7,12 +7,13 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startCliProcess, type CliProcess } from '../helpers/cli-process.js';
 import { holdSqliteLock } from '../helpers/hold-sqlite-lock.js';
-import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
+import { startPrivateMariadb } from '../helpers/private-mariadb.js';
+import { startPrivatePostgres } from '../helpers/private-postgres.js';
 import { createTempDatabase } from '../helpers/temp-warehouse.js';
 import { until } from '../helpers/until.js';
 
 /*
- * A warehouse that is not ready when a command starts: a Postgres refusing connections (not yet
+ * A warehouse that is not ready when a command starts: a Postgres or MySQL refusing connections (not yet
  * listening, starting up, restarting during a deploy) is waited for up to startup.timeoutMs, as
  * Redis is, while a database that does not exist still fails at once; a SQLite warehouse another
  * process holds the write lock of is waited for up to warehouse.busyTimeoutMs before migrating,
@@ -56,11 +57,34 @@ async function stopOnceWaiting(process: CliProcess, what: string) {
   return { exit, stoppedInMs: Date.now() - signalledAt };
 }
 
-describe('a Postgres that refuses connections when a command starts', () => {
-  let server: PrivatePostgres | undefined;
+/** What the tests below need of a private server: stopped and started at will. */
+interface StoppableServer {
+  readonly serverUrl: string;
+  createDatabase(name: string): Promise<string>;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+const REFUSING_SERVERS: readonly { readonly name: string; start(): Promise<StoppableServer>; readonly noSuchDatabase: RegExp }[] = [
+  {
+    name: 'Postgres',
+    start: startPrivatePostgres,
+    noSuchDatabase: /database "report_sync_no_such_database" does not exist \(3D000\); create it with createdb, or fix the database name in DATABASE_URL/,
+  },
+  {
+    name: 'MySQL (MariaDB)',
+    start: startPrivateMariadb,
+    noSuchDatabase:
+      /Unknown database 'report_sync_no_such_database' \(ER_BAD_DB_ERROR\); create it \(CREATE DATABASE … CHARACTER SET utf8mb4\), or fix the database name in DATABASE_URL/,
+  },
+];
+
+describe.each(REFUSING_SERVERS)('a $name that refuses connections when a command starts', (kind) => {
+  let server: StoppableServer | undefined;
   let databaseUrl = '';
   beforeAll(async () => {
-    server = await startPrivatePostgres();
+    server = await kind.start();
     databaseUrl = await server.createDatabase('late_start');
   }, 90_000);
   afterAll(async () => {
@@ -68,12 +92,11 @@ describe('a Postgres that refuses connections when a command starts', () => {
   }, 60_000);
 
   it('is waited for: started 5 s after migrate was called, migrate goes on and succeeds', async () => {
-    const pg = server!;
-    await pg.stop();
+    await server!.stop();
     const dir = project({ startup: { timeoutMs: 60_000 } });
     const running = migrate(dir, databaseUrl);
     await new Promise((resolve) => setTimeout(resolve, 5_000));
-    await pg.start();
+    await server!.start();
     const result = await running.finished;
 
     expect(result.exit, result.output).toBe(0);
@@ -86,21 +109,19 @@ describe('a Postgres that refuses connections when a command starts', () => {
   }, 150_000);
 
   it('a database that does not exist still fails at once with exit 2, however long startup.timeoutMs is', async () => {
-    const pg = server!;
-    await pg.start();
+    await server!.start();
     const dir = project({ startup: { timeoutMs: 60_000 } });
-    const result = await migrate(dir, `${pg.serverUrl}/report_sync_no_such_database`).finished;
+    const result = await migrate(dir, `${server!.serverUrl}/report_sync_no_such_database`).finished;
 
     expect(result.exit, result.output).toBe(2);
-    expect(result.output).toMatch(/database "report_sync_no_such_database" does not exist \(3D000\); create it with createdb, or fix the database name in DATABASE_URL/);
+    expect(result.output).toMatch(kind.noSuchDatabase);
     expect(result.output).not.toContain('waiting for it');
     // Node's start-up is most of this on a loaded machine; the wait would have been 60 s.
     expect(result.elapsedMs).toBeLessThan(15_000);
   }, 60_000);
 
   it('one that never comes back: exit 2 after startup.timeoutMs, saying it refused connections for that long', async () => {
-    const pg = server!;
-    await pg.stop();
+    await server!.stop();
     const dir = project({ startup: { timeoutMs: 3_000 } });
     const result = await migrate(dir, databaseUrl).finished;
 
@@ -117,8 +138,7 @@ describe('a Postgres that refuses connections when a command starts', () => {
   }, 60_000);
 
   it('stops on the first SIGTERM while it waits, saying what it was waiting for', async () => {
-    const pg = server!;
-    await pg.stop();
+    await server!.stop();
     const dir = project({ startup: { timeoutMs: 120_000 } });
     const running = migrate(dir, databaseUrl);
     const { exit, stoppedInMs } = await stopOnceWaiting(running.process, 'waiting for it up to startup.timeoutMs');
