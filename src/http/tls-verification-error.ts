@@ -41,7 +41,8 @@ export function tlsVerificationError(error: unknown, url: URL): ConfigError | un
   );
 }
 
-function certificateCode(error: unknown): string | undefined {
+/** The code of a failed certificate verification in `error` (or its causes), if that is what it is. */
+export function certificateCode(error: unknown): string | undefined {
   // undici sometimes wraps the socket's error; look one level down as well.
   for (let current = error, depth = 0; current && depth < 3; current = (current as { cause?: unknown }).cause, depth += 1) {
     const code = (current as { code?: unknown }).code;

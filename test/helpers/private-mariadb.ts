@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,18 +11,38 @@ import { until } from './until.js';
 const run = promisify(execFile);
 const SERVER = process.env.TEST_MARIADB_BIN ?? '/usr/sbin/mariadbd';
 
+export interface PrivateMariadbOptions {
+  /** Serve TLS with this certificate and key, and refuse connections without it (`require_secure_transport`). */
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+}
+
 /**
  * A MariaDB server of the test's own on a free loopback port (root without a password, strict
  * `sql_mode` and `local_infile` on, as the shared one), so a test can restart it without touching
  * the shared server. Run as root, the server drops to the `mysql` user, which owns its data
  * directory. The caller must `destroy()` it, also when a test fails.
  */
-export async function startPrivateMariadb() {
+export async function startPrivateMariadb(options: PrivateMariadbOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'report-sync-private-mariadb-'));
   const asRoot = process.getuid?.() === 0;
   const data = join(dir, 'data');
   const port = await freePort();
   const userOption = asRoot ? ['--user=mysql'] : [];
+  const tlsOptions: string[] = [];
+  let owner: { uid: number; gid: number } | undefined;
+  /** Writes the server's certificate and key into its own directory: the `mysql` user cannot read the test's. */
+  function writeCertificate(tls: NonNullable<PrivateMariadbOptions['tls']>): void {
+    for (const [file, content] of [
+      ['server-cert.pem', tls.cert],
+      ['server-key.pem', tls.key],
+    ] as const) {
+      writeFileSync(join(dir, file), content);
+      if (owner) chownSync(join(dir, file), owner.uid, owner.gid);
+    }
+  }
+  if (options.tls) {
+    tlsOptions.push(`--ssl-cert=${join(dir, 'server-cert.pem')}`, `--ssl-key=${join(dir, 'server-key.pem')}`, '--require-secure-transport=ON');
+  }
   let server: ChildProcess | undefined;
 
   async function start(): Promise<void> {
@@ -41,6 +61,7 @@ export async function startPrivateMariadb() {
         '--skip-log-bin',
         '--local-infile=1',
         '--sql-mode=STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION',
+        ...tlsOptions,
       ],
       { stdio: 'ignore' },
     );
@@ -64,9 +85,14 @@ export async function startPrivateMariadb() {
     }
   }
 
+  /** A connection as root, over TLS when the server requires it (the helper's own: whatever certificate the server has now). */
+  function adminConnection(): Promise<mysql.Connection> {
+    return mysql.createConnection({ host: '127.0.0.1', port, user: 'root', ...(options.tls ? { ssl: { rejectUnauthorized: false } } : {}) });
+  }
+
   async function serverAnswers(): Promise<boolean> {
     try {
-      const connection = await mysql.createConnection({ host: '127.0.0.1', port, user: 'root' });
+      const connection = await adminConnection();
       await connection.end();
       return true;
     } catch {
@@ -85,7 +111,11 @@ export async function startPrivateMariadb() {
   }
 
   try {
-    if (asRoot) chownSync(dir, Number((await run('id', ['-u', 'mysql'])).stdout.trim()), Number((await run('id', ['-g', 'mysql'])).stdout.trim()));
+    if (asRoot) {
+      owner = { uid: Number((await run('id', ['-u', 'mysql'])).stdout.trim()), gid: Number((await run('id', ['-g', 'mysql'])).stdout.trim()) };
+      chownSync(dir, owner.uid, owner.gid);
+    }
+    if (options.tls) writeCertificate(options.tls);
     await run('mariadb-install-db', [...userOption, `--datadir=${data}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--skip-name-resolve'], {
       cwd: dir,
       timeout: 60_000,
@@ -104,7 +134,7 @@ export async function startPrivateMariadb() {
     serverUrl,
     /** Creates an empty database (utf8mb4, as the shared server's test databases) and returns its URL. */
     async createDatabase(name: string): Promise<string> {
-      const connection = await mysql.createConnection({ host: '127.0.0.1', port, user: 'root' });
+      const connection = await adminConnection();
       try {
         await connection.query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
       } finally {
@@ -114,7 +144,7 @@ export async function startPrivateMariadb() {
     },
     /** One query on a short-lived connection (for watching `information_schema.processlist`). */
     async query<T>(text: string): Promise<T[]> {
-      const connection = await mysql.createConnection({ host: '127.0.0.1', port, user: 'root' });
+      const connection = await adminConnection();
       try {
         const [rows] = await connection.query(text);
         return rows as T[];
@@ -125,6 +155,12 @@ export async function startPrivateMariadb() {
     /** Stops the server (SIGTERM) and starts it again on the same port and data. */
     async restart(): Promise<void> {
       await stop();
+      await start();
+    },
+    /** Restarts a TLS server with another certificate and key. */
+    async useCertificate(tls: NonNullable<PrivateMariadbOptions['tls']>): Promise<void> {
+      await stop();
+      writeCertificate(tls);
       await start();
     },
     stop,

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -20,6 +20,11 @@ function installedPostgresBin(): string {
   return join(root, majors[0] ?? '15', 'bin');
 }
 
+export interface PrivatePostgresOptions {
+  /** Serve TLS with this certificate and key, and accept TCP connections only over it (`hostssl`). */
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+}
+
 /**
  * A Postgres cluster of the test's own on a free loopback port (trust auth, user `postgres`), so
  * a test can restart or stop it without touching the shared server. Postgres refuses to run as
@@ -27,7 +32,7 @@ function installedPostgresBin(): string {
  * Commands run asynchronously: the test's own event loop keeps working (loading) meanwhile.
  * The caller must `destroy()` it, also when a test fails.
  */
-export async function startPrivatePostgres() {
+export async function startPrivatePostgres(options: PrivatePostgresOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'report-sync-private-pg-'));
   const uid = Number((await run('id', ['-u', 'postgres'])).stdout.trim());
   const gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim());
@@ -37,12 +42,29 @@ export async function startPrivatePostgres() {
   const port = await freePort();
   const pgCtl = (args: string[]) => asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '30', ...args]);
   let running = false;
+  const tlsOptions = options.tls ? ` -c ssl=on -c ssl_cert_file=${join(dir, 'server.crt')} -c ssl_key_file=${join(dir, 'server.key')}` : '';
   // Given again at every start: pg_ctl start without them would try the default port and socket directory.
-  const serverOptions = ['-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`];
+  const serverOptions = ['-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off${tlsOptions}`];
+  /** The server's certificate and key, in its own directory: Postgres wants the key the server user's alone. */
+  function writeCertificate(tls: NonNullable<PrivatePostgresOptions['tls']>): void {
+    for (const [file, content] of [
+      ['server.crt', tls.cert],
+      ['server.key', tls.key],
+    ] as const) {
+      writeFileSync(join(dir, file), content, { mode: 0o600 });
+      chownSync(join(dir, file), uid, gid);
+    }
+  }
 
   try {
     // No fsync: the data is a test's, and initdb's syncs take seconds on a busy disk.
     await asPostgres('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '--no-instructions']);
+    if (options.tls) {
+      writeCertificate(options.tls);
+      // TCP connections only over TLS: `hostssl` where initdb wrote `host`.
+      const hba = join(data, 'pg_hba.conf');
+      writeFileSync(hba, readFileSync(hba, 'utf8').replace(/^host(\s)/gm, 'hostssl$1'));
+    }
     await pgCtl([...serverOptions, 'start']);
     running = true;
   } catch (error) {
@@ -51,13 +73,15 @@ export async function startPrivatePostgres() {
   }
 
   const serverUrl = `postgres://postgres@127.0.0.1:${port}`;
+  /** The helper's own connections: over TLS when the server requires it, whatever its certificate is now. */
+  const adminUrl = (database: string) => `${serverUrl}/${database}${options.tls ? '?sslmode=no-verify' : ''}`;
   return {
     port,
     /** `postgres://postgres@127.0.0.1:<port>`, without a database. */
     serverUrl,
     /** Creates an empty database and returns its URL. */
     async createDatabase(name: string): Promise<string> {
-      const client = new pg.Client({ connectionString: `${serverUrl}/postgres` });
+      const client = new pg.Client({ connectionString: adminUrl('postgres') });
       await client.connect();
       try {
         await client.query(`CREATE DATABASE ${name}`);
@@ -68,7 +92,7 @@ export async function startPrivatePostgres() {
     },
     /** One query on a short-lived connection (for watching `pg_stat_activity`). */
     async query<T extends pg.QueryResultRow>(database: string, text: string): Promise<T[]> {
-      const client = new pg.Client({ connectionString: `${serverUrl}/${database}` });
+      const client = new pg.Client({ connectionString: adminUrl(database) });
       await client.connect();
       try {
         return (await client.query<T>(text)).rows;
@@ -79,6 +103,12 @@ export async function startPrivatePostgres() {
     /** `pg_ctl restart -m fast`: sessions are terminated (57P01), new ones refused until it is back. */
     async restart(): Promise<void> {
       await pgCtl(['-m', 'fast', 'restart']);
+    },
+    /** Restarts a TLS server with another certificate and key. */
+    async useCertificate(tls: NonNullable<PrivatePostgresOptions['tls']>): Promise<void> {
+      await this.stop();
+      writeCertificate(tls);
+      await this.start();
     },
     async stop(): Promise<void> {
       if (!running) return;

@@ -7,8 +7,11 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** A self-signed certificate for 127.0.0.1, made with the openssl CLI; `dir` is removed by the caller. */
-export function makeSelfSignedCertificate(): { dir: string; certFile: string; key: Buffer; cert: Buffer } {
+/**
+ * A self-signed certificate for 127.0.0.1 (or the names given, as openssl's `subjectAltName`), made
+ * with the openssl CLI; `dir` is removed by the caller.
+ */
+export function makeSelfSignedCertificate(subjectAltName = 'IP:127.0.0.1'): { dir: string; certFile: string; key: Buffer; cert: Buffer } {
   const dir = mkdtempSync(join(tmpdir(), 'report-sync-tls-'));
   const keyFile = join(dir, 'key.pem');
   const certFile = join(dir, 'cert.pem');
@@ -31,7 +34,7 @@ export function makeSelfSignedCertificate(): { dir: string; certFile: string; ke
       '-subj',
       '/CN=report-sync test rig',
       '-addext',
-      'subjectAltName=IP:127.0.0.1',
+      `subjectAltName=${subjectAltName}`,
     ],
     { stdio: 'ignore' },
   );

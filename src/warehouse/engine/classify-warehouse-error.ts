@@ -1,4 +1,5 @@
 import { ConfigError, SyncError, WarehouseError } from '../../errors/sync-error.js';
+import { certificateCode } from '../../http/tls-verification-error.js';
 
 /**
  * Database errors that pass by themselves: a lock held by another process, a dropped
@@ -53,9 +54,14 @@ const CONNECTION_LOST = /Connection terminated|connection error and is not query
 const CONFIGURATION_CODES: Readonly<Record<string, string>> = {
   '3D000': 'create it with createdb, or fix the database name in DATABASE_URL',
   '28P01': 'the server refused the password: check the user and password in DATABASE_URL',
-  '28000': "the server refused the connection for this user: check the user in DATABASE_URL and the server's pg_hba.conf",
+  '28000':
+    "the server refused the connection for this user: check the user in DATABASE_URL and the server's pg_hba.conf " +
+    '(a server that accepts only TLS refuses a plain connection so: then add ?sslmode=verify-full)',
   ER_BAD_DB_ERROR: 'create it (CREATE DATABASE … CHARACTER SET utf8mb4), or fix the database name in DATABASE_URL',
-  ER_ACCESS_DENIED_ERROR: 'the server refused the user or password: check them in DATABASE_URL',
+  // MariaDB answers a connection without TLS to a server that requires it (require_secure_transport) this way too.
+  ER_ACCESS_DENIED_ERROR:
+    'the server refused the user or password: check them in DATABASE_URL (a server that accepts only TLS refuses them so too: then add ?ssl-mode=VERIFY_IDENTITY)',
+  ER_SECURE_TRANSPORT_REQUIRED: 'the server accepts only TLS connections: add ?ssl-mode=VERIFY_IDENTITY to DATABASE_URL (and &ssl-ca=/path/to/ca.pem for a private CA)',
   ER_DBACCESS_DENIED_ERROR: 'the user may not use this database: GRANT it the rights, or fix the user in DATABASE_URL',
 };
 
@@ -107,6 +113,17 @@ export function classifyWarehouseError(error: unknown, action: string): SyncErro
   const refusal = code === '08P01' ? POOLER_LOGIN_REFUSALS.find((candidate) => candidate.message.test(err.message)) : undefined;
   if (refusal)
     return new ConfigError(`warehouse refused the connection while ${action}: ${err.message} (${code}, from a pooler such as PgBouncer); ${refusal.fix}`, { cause: err });
+  // A certificate that cannot be verified fails every connection the same way: no retry or wait helps.
+  // mysql2 replaces the TLS error's own code with its HANDSHAKE_SSL_ERROR.
+  const certificate = certificateCode(err) ?? (code === 'HANDSHAKE_SSL_ERROR' ? code : undefined);
+  if (certificate !== undefined) {
+    return new ConfigError(
+      `TLS with the warehouse failed while ${action}: ${err.message} (${certificate}); if the server is genuine, trust its CA ` +
+        '(ssl-ca=/path/to/ca.pem in a mysql:// DATABASE_URL, sslmode=verify-full&sslrootcert=/path/to/ca.pem in a postgres:// one, or NODE_EXTRA_CA_CERTS=/path/to/ca.pem), ' +
+        'and connect by a host name the certificate names',
+      { cause: err },
+    );
+  }
   if (STATEMENT_POOLING.test(err.message)) {
     return new ConfigError(
       `warehouse refused a transaction while ${action}: ${err.message} (PgBouncer's pool_mode = statement); report-sync writes every slice in a transaction: ` +

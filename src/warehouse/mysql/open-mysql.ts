@@ -7,10 +7,12 @@ import type { OpenedWarehouse, OpenWarehouseOptions } from '../engine/warehouse-
 import { MysqlSliceLock } from './mysql-slice-lock.js';
 import { OnConflictAsDuplicateKeyPlugin } from './on-conflict-as-duplicate-key-plugin.js';
 import { sessionMysqlPool } from './session-mysql-pool.js';
+import { mysqlTlsOptions } from './mysql-tls.js';
 
 /**
  * Opens the MySQL or MariaDB warehouse of a `mysql://user[:password]@host[:port]/database` URL
- * (`mariadb://` the same), as a pool of connections each checked for strict mode (see `sessionMysqlPool`).
+ * (`mariadb://` the same; TLS with `?ssl-mode=…&ssl-ca=…`, see `mysqlTlsOptions`), as a pool of
+ * connections each checked for strict mode (see `sessionMysqlPool`).
  */
 export function openMysql(databaseUrl: string, options: OpenWarehouseOptions): OpenedWarehouse {
   const location = describeUrl(databaseUrl);
@@ -19,12 +21,14 @@ export function openMysql(databaseUrl: string, options: OpenWarehouseOptions): O
   const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
   if (database === '') throw new ConfigError(`DATABASE_URL (${location}) names no database: add its name, e.g. mysql://user@host:3306/warehouse`);
   const localFiles = options.mysqlLocalFiles ?? true;
+  const ssl = mysqlTlsOptions(url, location);
   const pool = mysql.createPool({
     host: url.hostname,
     port: url.port === '' ? 3306 : Number(url.port),
     user: decodeURIComponent(url.username),
     password: decodeURIComponent(url.password),
     database,
+    ...(ssl === undefined ? {} : { ssl }),
     connectionLimit: options.poolSize ?? 10,
     connectTimeout: options.connectTimeoutMs === 0 ? undefined : (options.connectTimeoutMs ?? 10_000),
     // Every character of the service's text (emoji included): MySQL's `utf8` is three bytes at most.

@@ -70,8 +70,19 @@ describe('classifyWarehouseError: DATABASE_URL itself is wrong', () => {
     [
       'a MySQL user or password the server refuses',
       withCode("Access denied for user 'x'@'localhost' (using password: YES)", 'ER_ACCESS_DENIED_ERROR'),
-      /user or password: check them in DATABASE_URL/,
+      /user or password: check them in DATABASE_URL \(a server that accepts only TLS refuses them so too: then add \?ssl-mode=VERIFY_IDENTITY\)/,
     ],
+    [
+      'MySQL 8 requiring TLS of a plain connection',
+      withCode('Connections using insecure transport are prohibited', 'ER_SECURE_TRANSPORT_REQUIRED'),
+      /add \?ssl-mode=VERIFY_IDENTITY/,
+    ],
+    [
+      'a warehouse certificate that cannot be verified (pg)',
+      withCode('self-signed certificate', 'DEPTH_ZERO_SELF_SIGNED_CERT'),
+      /TLS with the warehouse failed .*trust its CA \(ssl-ca=/,
+    ],
+    ['a warehouse certificate that cannot be verified (mysql2)', withCode('self-signed certificate', 'HANDSHAKE_SSL_ERROR'), /TLS with the warehouse failed .*NODE_EXTRA_CA_CERTS/],
     ['PgBouncer pooling by statement', withCode('transaction blocks not allowed in statement pooling mode', '08P01'), /set pool_mode = transaction \(or session\)/],
     // PgBouncer relays a refused login as 08P01, the server's message without its code.
     ['PgBouncer: a role the server lacks', withCode('role "report_sync" does not exist', '08P01'), /create the role on the server \(createuser\)/],

@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { ConfigError } from '../../errors/sync-error.js';
+
+/** The `ssl-mode` values of MySQL's own clients that report-sync takes. */
+const SSL_MODES = ['DISABLED', 'REQUIRED', 'VERIFY_CA', 'VERIFY_IDENTITY'] as const;
+
+/** mysql2's `ssl` option, as far as report-sync sets it. */
+export interface MysqlTls {
+  /** A CA to trust besides Node's. */
+  readonly ca?: Buffer;
+  readonly rejectUnauthorized: true;
+  /** Also check that the certificate names the host. */
+  readonly verifyIdentity: boolean;
+}
+
+/** The parameters a `mysql://` DATABASE_URL may carry. */
+const PARAMETERS = ['ssl-mode', 'ssl-ca'];
+
+/**
+ * The TLS settings of a `mysql://` DATABASE_URL's parameters, as MySQL's own clients name them:
+ * `ssl-mode` (`DISABLED`, the default without `ssl-ca`; `REQUIRED`, `VERIFY_CA` or
+ * `VERIFY_IDENTITY`) and `ssl-ca` (a PEM file of the CA to trust besides Node's, which alone turns
+ * TLS on). Every mode that encrypts also verifies the server's certificate and, for a host name,
+ * that the certificate names it: report-sync never trusts an unverified server (its HTTP
+ * connections do the same), so `REQUIRED` is verified as `VERIFY_IDENTITY` is. `PREFERRED`, which
+ * falls back to plain text without a word, and any other parameter are refused, naming what to
+ * write instead: a misspelt parameter would otherwise leave the connection unencrypted unnoticed.
+ * @returns mysql2's `ssl` option, or `undefined` for a connection without TLS
+ */
+export function mysqlTlsOptions(url: URL, location: string): MysqlTls | undefined {
+  for (const name of url.searchParams.keys()) {
+    if (!PARAMETERS.includes(name)) {
+      throw new ConfigError(
+        `DATABASE_URL (${location}) has the parameter ${name}, which a mysql:// URL does not take: ` +
+          `use ssl-mode (${SSL_MODES.join(', ')}) and ssl-ca (a CA file) for TLS, or remove it`,
+      );
+    }
+  }
+  const modeText = url.searchParams.get('ssl-mode');
+  const caFile = url.searchParams.get('ssl-ca');
+  const mode = modeText === null ? undefined : SSL_MODES.find((known) => known === modeText.toUpperCase());
+  if (modeText !== null && mode === undefined) {
+    const preferred = modeText.toUpperCase() === 'PREFERRED';
+    throw new ConfigError(
+      `DATABASE_URL (${location}) has ssl-mode=${modeText}: ` +
+        (preferred ? 'PREFERRED falls back to an unencrypted connection unnoticed; ' : '') +
+        `use ${SSL_MODES.join(', ')} (every mode but DISABLED encrypts and verifies the server's certificate)`,
+    );
+  }
+  if (mode === 'DISABLED') {
+    if (caFile !== null) throw new ConfigError(`DATABASE_URL (${location}) has ssl-ca with ssl-mode=DISABLED: remove one of them`);
+    return undefined;
+  }
+  if (mode === undefined && caFile === null) return undefined;
+  let ca: Buffer | undefined;
+  if (caFile !== null) {
+    try {
+      ca = readFileSync(caFile);
+    } catch (error) {
+      throw new ConfigError(`DATABASE_URL (${location}) has ssl-ca=${caFile}, which cannot be read (${(error as Error).message}): give the path of the CA's PEM file`, {
+        cause: error,
+      });
+    }
+  }
+  // mysql2 checks only a host name against the certificate (for an IP address it would compare
+  // the certificate with "localhost"), so an address is verified by its certificate's chain.
+  return { ...(ca === undefined ? {} : { ca }), rejectUnauthorized: true, verifyIdentity: isIP(url.hostname.replace(/^\[|\]$/g, '')) === 0 };
+}

@@ -1,0 +1,162 @@
+import { sql, type Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Warehouse } from '../../src/warehouse/engine/warehouse-schema.js';
+import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
+import { startPrivateMariadb } from '../helpers/private-mariadb.js';
+import { startPrivatePostgres } from '../helpers/private-postgres.js';
+import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
+import { makeSelfSignedCertificate, removeCertificate } from '../helpers/tls-front.js';
+
+/*
+ * A warehouse server that accepts only TLS, as managed database services do: a Postgres (`hostssl`)
+ * and a MariaDB (`require_secure_transport`) of the test's own, with a self-signed certificate. The
+ * TLS settings are the DATABASE_URL's parameters, as each server's own clients name them
+ * (Postgres: `sslmode`, `sslrootcert`; MySQL: `ssl-mode`, `ssl-ca`); every mode that encrypts
+ * verifies the certificate and the host name it names. Each refusal stops the command at once
+ * with exit 2, saying what to write.
+ */
+
+const DAY = '2024-05-06'; // a Monday
+const RUN = ['run', '--from', DAY, '--to', DAY];
+
+type Certificate = ReturnType<typeof makeSelfSignedCertificate>;
+
+interface TlsServer {
+  readonly port: number;
+  createDatabase(name: string): Promise<string>;
+  useCertificate(tls: { cert: Buffer; key: Buffer }): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+interface TlsDialect {
+  readonly name: string;
+  start(tls: { cert: Buffer; key: Buffer }): Promise<TlsServer>;
+  /** The URL of database `tls_only` on `host`. */
+  url(server: TlsServer, host: string, parameters?: string): string;
+  /** Encrypted and verified, with the CA of `caFile` (`mode`: the dialect's spelling of it). */
+  readonly verified: (caFile: string) => string;
+  /** The mode named like MySQL's REQUIRED or Postgres's require, with the CA: verified as strictly. */
+  readonly required: (caFile: string) => string;
+  /** Encrypted and verified, trusting only the CAs of this machine. */
+  readonly withoutCa: string;
+  /** What a plain connection's refusal says. */
+  readonly plainRefusal: RegExp;
+  /** What an unverifiable certificate's refusal names as its code. */
+  readonly selfSignedCode: string;
+  /** Whether the session the warehouse's pool hands out is encrypted, as the server sees it. */
+  encrypted(db: Kysely<Warehouse>): Promise<boolean>;
+}
+
+const DIALECTS: readonly TlsDialect[] = [
+  {
+    name: 'Postgres',
+    start: (tls) => startPrivatePostgres({ tls }),
+    url: (server, host, parameters = '') => `postgres://postgres@${host}:${server.port}/tls_only${parameters}`,
+    verified: (caFile) => `?sslmode=verify-full&sslrootcert=${encodeURIComponent(caFile)}`,
+    required: (caFile) => `?sslmode=require&sslrootcert=${encodeURIComponent(caFile)}`,
+    withoutCa: '?sslmode=verify-full',
+    plainRefusal: /no pg_hba\.conf entry .*no encryption .*a server that accepts only TLS refuses a plain connection so: then add \?sslmode=verify-full/,
+    selfSignedCode: 'DEPTH_ZERO_SELF_SIGNED_CERT',
+    encrypted: async (db) => (await sql<{ ssl: boolean }>`select ssl from pg_stat_ssl where pid = pg_backend_pid()`.execute(db)).rows[0]!.ssl,
+  },
+  {
+    name: 'MySQL (MariaDB)',
+    start: (tls) => startPrivateMariadb({ tls }),
+    url: (server, host, parameters = '') => `mysql://root@${host}:${server.port}/tls_only${parameters}`,
+    verified: (caFile) => `?ssl-mode=VERIFY_IDENTITY&ssl-ca=${encodeURIComponent(caFile)}`,
+    required: (caFile) => `?ssl-mode=REQUIRED&ssl-ca=${encodeURIComponent(caFile)}`,
+    withoutCa: '?ssl-mode=VERIFY_IDENTITY',
+    // MariaDB refuses a plain connection to a server that requires TLS as a refused user.
+    plainRefusal: /Access denied .*a server that accepts only TLS refuses them so too: then add \?ssl-mode=VERIFY_IDENTITY/,
+    // mysql2 replaces the TLS error's code with its own.
+    selfSignedCode: 'HANDSHAKE_SSL_ERROR',
+    encrypted: async (db) => /^TLSv1\.[23]$/.test((await sql<{ Value: string }>`show session status like 'Ssl_version'`.execute(db)).rows[0]!.Value),
+  },
+];
+
+describe.each(DIALECTS)('a $name warehouse that accepts only TLS', (dialect) => {
+  let server: TlsServer;
+  let rig: SyncRig;
+  let certificate: Certificate;
+  let elsewhere: Certificate;
+
+  beforeAll(async () => {
+    certificate = makeSelfSignedCertificate('DNS:localhost,IP:127.0.0.1');
+    elsewhere = makeSelfSignedCertificate('DNS:warehouse.example');
+    server = await dialect.start({ cert: certificate.cert, key: certificate.key });
+    await server.createDatabase('tls_only');
+    rig = await startSyncRig({ settings: { portfolios: [1001, 1002], reportTypes: ['index'], startup: { timeoutMs: 30_000 } } });
+  }, 90_000);
+  afterAll(async () => {
+    await rig?.close();
+    await server?.destroy();
+    for (const made of [certificate, elsewhere]) if (made) removeCertificate(made.dir);
+  }, 60_000);
+
+  /** A command that must stop at once, without waiting out startup.timeoutMs or retrying. */
+  async function refused(args: string[], databaseUrl: string): Promise<string> {
+    const started = Date.now();
+    const result = await rig.cli(args, { DATABASE_URL: databaseUrl });
+    const output = `${result.stderr}${result.logs}`;
+    expect(result.code, output).toBe(2);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(output).not.toContain('waiting for it');
+    expect(output).not.toMatch(/^\s+at .*:\d+:\d+\)?$/m); // no stack trace
+    return output;
+  }
+
+  it('a plain connection is refused at once, saying a server that accepts only TLS answers so and what to add', async () => {
+    expect(await refused(['migrate'], dialect.url(server, '127.0.0.1'))).toMatch(dialect.plainRefusal);
+  });
+
+  it('a certificate no CA of this machine signed is refused at once, naming verification and how to trust its CA', async () => {
+    const output = await refused(['migrate'], dialect.url(server, 'localhost', dialect.withoutCa));
+    expect(output).toContain(`TLS with the warehouse failed while`);
+    expect(output).toMatch(new RegExp(`self-signed certificate \\(${dialect.selfSignedCode}\\); if the server is genuine, trust its CA \\(ssl-ca=`));
+  });
+
+  it('with its CA named, migrates and loads over TLS, verified by the host name the certificate names', async () => {
+    const trusted = dialect.url(server, 'localhost', dialect.verified(certificate.certFile));
+    const migrated = await rig.cli(['migrate'], { DATABASE_URL: trusted });
+    expect(migrated.code, migrated.stderr).toBe(0);
+    const loaded = await rig.cli(RUN, { DATABASE_URL: trusted });
+    expect(loaded.code, loaded.stderr).toBe(0);
+    expect(loaded.stdout).toMatch(/loaded\s+2/);
+
+    const warehouse = await openWarehouse(trusted);
+    try {
+      expect(await dialect.encrypted(warehouse.db)).toBe(true);
+      expect(await warehouse.db.selectFrom('report_loads').select('status').execute()).toEqual([{ status: 'loaded' }, { status: 'loaded' }]);
+    } finally {
+      await warehouse.close();
+    }
+  });
+
+  it('the mode named "require" is verified as strictly: a certificate for another host is refused at once, naming the mismatch', async () => {
+    await server.useCertificate({ cert: elsewhere.cert, key: elsewhere.key });
+    try {
+      const output = await refused(['migrate'], dialect.url(server, 'localhost', dialect.required(elsewhere.certFile)));
+      expect(output).toMatch(/TLS with the warehouse failed .*Hostname\/IP does not match certificate's altnames.*connect by a host name the certificate names/);
+    } finally {
+      await server.useCertificate({ cert: certificate.cert, key: certificate.key });
+    }
+  });
+});
+
+describe('a mysql:// DATABASE_URL with a parameter it does not take', () => {
+  let rig: SyncRig;
+  beforeAll(async () => {
+    rig = await startSyncRig();
+  });
+  afterAll(async () => {
+    await rig?.close();
+  });
+
+  it('such as Postgres’s sslmode, is refused before any connection, naming the ones it takes', async () => {
+    const result = await rig.cli(['migrate'], { DATABASE_URL: 'mysql://root@127.0.0.1:1/tls_only?sslmode=require' });
+    expect(result.code).toBe(2);
+    expect(`${result.stderr}${result.logs}`).toMatch(
+      /has the parameter sslmode, which a mysql:\/\/ URL does not take: use ssl-mode \(DISABLED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY\) and ssl-ca/,
+    );
+  });
+});
