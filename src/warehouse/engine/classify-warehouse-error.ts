@@ -47,6 +47,9 @@ const TRANSIENT_CODES: ReadonlySet<string> = new Set([
  */
 const CONNECTION_LOST = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect|connection is in closed state/i;
 
+/** Node's and OpenSSL's words for a certificate that could not be verified (mysql2 keeps only the message). */
+const CERTIFICATE_TROUBLE = /certificate|altnames|self[- ]signed|issuer/i;
+
 /**
  * Postgres SQLSTATEs (and MySQL's error names) that say `DATABASE_URL` itself is wrong: no such database, a password or an
  * account the server refuses. Retrying cannot help; the command stops with exit 2.
@@ -114,8 +117,9 @@ export function classifyWarehouseError(error: unknown, action: string): SyncErro
   if (refusal)
     return new ConfigError(`warehouse refused the connection while ${action}: ${err.message} (${code}, from a pooler such as PgBouncer); ${refusal.fix}`, { cause: err });
   // A certificate that cannot be verified fails every connection the same way: no retry or wait helps.
-  // mysql2 replaces the TLS error's own code with its HANDSHAKE_SSL_ERROR.
-  const certificate = certificateCode(err) ?? (code === 'HANDSHAKE_SSL_ERROR' ? code : undefined);
+  // mysql2 replaces the TLS error's own code with its HANDSHAKE_SSL_ERROR, which a connection
+  // dropped during the handshake (a restart) gets too: only the message tells them apart.
+  const certificate = certificateCode(err) ?? (code === 'HANDSHAKE_SSL_ERROR' && CERTIFICATE_TROUBLE.test(err.message) ? code : undefined);
   if (certificate !== undefined) {
     return new ConfigError(
       `TLS with the warehouse failed while ${action}: ${err.message} (${certificate}); if the server is genuine, trust its CA ` +
@@ -132,7 +136,7 @@ export function classifyWarehouseError(error: unknown, action: string): SyncErro
     );
   }
   // Postgres class 08: connection exceptions. pg's own connection-loss errors carry no code.
-  const transient = TRANSIENT_CODES.has(code) || code.startsWith('08') || CONNECTION_LOST.test(err.message);
+  const transient = TRANSIENT_CODES.has(code) || code === 'HANDSHAKE_SSL_ERROR' || code.startsWith('08') || CONNECTION_LOST.test(err.message);
   return new WarehouseError(
     transient ? 'WAREHOUSE_UNAVAILABLE' : 'WAREHOUSE_REJECTED',
     `warehouse ${transient ? 'unavailable' : 'refused the write'} while ${action}: ${err.message}${code ? ` (${code})` : ''}`,

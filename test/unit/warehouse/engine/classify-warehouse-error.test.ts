@@ -24,6 +24,8 @@ describe('classifyWarehouseError', () => {
     ['MySQL server shutting down', withCode('Server shutdown in progress', 'ER_SERVER_SHUTDOWN')],
     ['mysql2: connection lost', withCode('Connection lost: The server closed the connection.', 'PROTOCOL_CONNECTION_LOST')],
     ['mysql2: next statement on a connection whose server went away', withCode("Can't add new command when connection is in closed state")],
+    // mysql2 gives a connection dropped during the TLS handshake the code it gives a refused certificate.
+    ['mysql2: connection dropped during the TLS handshake', withCode('Client network socket disconnected before secure TLS connection was established', 'HANDSHAKE_SSL_ERROR')],
   ])('%s is WAREHOUSE_UNAVAILABLE (retried)', (_name, error) => {
     const classified = classifyWarehouseError(error, 'loading a slice');
     expect(classified.code).toBe('WAREHOUSE_UNAVAILABLE');
@@ -83,6 +85,11 @@ describe('classifyWarehouseError: DATABASE_URL itself is wrong', () => {
       /TLS with the warehouse failed .*trust its CA \(ssl-ca=/,
     ],
     ['a warehouse certificate that cannot be verified (mysql2)', withCode('self-signed certificate', 'HANDSHAKE_SSL_ERROR'), /TLS with the warehouse failed .*NODE_EXTRA_CA_CERTS/],
+    [
+      'a warehouse certificate for another host (mysql2)',
+      withCode("Hostname/IP does not match certificate's altnames: Host: localhost. is not in the cert's altnames: DNS:warehouse.example", 'HANDSHAKE_SSL_ERROR'),
+      /TLS with the warehouse failed .*connect by a host name the certificate names/,
+    ],
     ['PgBouncer pooling by statement', withCode('transaction blocks not allowed in statement pooling mode', '08P01'), /set pool_mode = transaction \(or session\)/],
     // PgBouncer relays a refused login as 08P01, the server's message without its code.
     ['PgBouncer: a role the server lacks', withCode('role "report_sync" does not exist', '08P01'), /create the role on the server \(createuser\)/],
