@@ -172,6 +172,24 @@ export function describeUrl(raw: string): string | undefined {
   return `${url.protocol}//${url.username}:${CENSOR}@${url.href.slice(userinfoEnd.length)}`;
 }
 
+/** Query parameters whose value is shown as `[redacted]`: pg reads `?password=` and `?sslpassword=`. */
+const SECRET_PARAMETER = /pass|secret|token|key/i;
+
+/**
+ * {@link describeUrl} with the URL's query parameters too (TLS settings such as `sslmode` or
+ * `ssl-mode` are there), each decoded, and `[redacted]` for the value of one named like a secret.
+ * A mistyped URL is shown without them: what URL took for its query may be the tail of a password.
+ */
+export function describeUrlWithParameters(raw: string): string | undefined {
+  const shown = describeUrl(raw);
+  if (shown === undefined) return undefined;
+  const url = new URL(raw);
+  const written = writtenUserinfo(raw);
+  if ((written && !parsedWhole(url, written.user, written.password)) || url.search === '') return shown;
+  const parameters = [...url.searchParams].map(([name, value]) => `${name}=${SECRET_PARAMETER.test(name) ? CENSOR : value}`);
+  return `${shown}?${parameters.join('&')}`;
+}
+
 /** Whether URL found the userinfo where the text has it, so the password it removes is the whole one. */
 function parsedWhole(url: URL, user: string, password: string | undefined): boolean {
   return `${url.username}${url.password ? `:${url.password}` : ''}` === `${user}${password ? `:${password}` : ''}`;

@@ -108,9 +108,9 @@ describe('report-sync config', () => {
     const text = await configCommand(cwd, [], env);
     expect(text.stdout).not.toContain('db-pass-123');
     expect(text.stdout).not.toContain('redis-pass-456');
-    expect(text.stdout).toMatch(/^DATABASE_URL +postgres:\/\/app:\[redacted\]@db\.example:5432\/warehouse +\.env$/m);
+    expect(text.stdout).toMatch(/^DATABASE_URL +postgres:\/\/app:\[redacted\]@db\.example:5432\/warehouse\?password=\[redacted\] +\.env$/m);
     const { environment } = await configJson(cwd, [], env);
-    expect(environment.DATABASE_URL).toEqual({ value: 'postgres://app:[redacted]@db.example:5432/warehouse', source: '.env' });
+    expect(environment.DATABASE_URL).toEqual({ value: 'postgres://app:[redacted]@db.example:5432/warehouse?password=[redacted]', source: '.env' });
     expect(environment.REDIS_URL).toEqual({ value: 'redis://:[redacted]@cache.example:6379/0', source: 'environment' });
     expect(environment.REPORT_TENANT_ID).toEqual({ value: 'tenant-9', source: 'environment' });
     expect(environment.REPORT_CLIENT_ID).toEqual({ value: 'client-9', source: 'environment' });

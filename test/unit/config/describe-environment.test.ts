@@ -64,6 +64,23 @@ describe('describeEnvironment', () => {
     expect(entries.REPORT_AUTH_URL!.value).toBe('https://user@idp.example.com/auth');
   });
 
+  it('shows the TLS parameters of a well-formed URL, and a parameter named like a secret as [redacted]', () => {
+    const entries = describeOnly({
+      DATABASE_URL: 'mysql://app:pw-good@db.example:3306/warehouse?ssl-mode=VERIFY_IDENTITY&ssl-ca=%2Fetc%2Fssl%2Fca.pem',
+      REDIS_URL: 'rediss://:pw-redis@cache:6380',
+    });
+    expect(entries.DATABASE_URL!.value).toBe('mysql://app:[redacted]@db.example:3306/warehouse?ssl-mode=VERIFY_IDENTITY&ssl-ca=/etc/ssl/ca.pem');
+    expect(entries.REDIS_URL!.value).toBe('rediss://:[redacted]@cache:6380');
+    const postgres = describeOnly({ DATABASE_URL: 'postgres://app@db.example/warehouse?sslmode=verify-full&password=pw-query&sslpassword=pw-key' });
+    expect(postgres.DATABASE_URL!.value).toBe('postgres://app@db.example/warehouse?sslmode=verify-full&password=[redacted]&sslpassword=[redacted]');
+  });
+
+  it('shows no parameters of a URL whose password the parser would split: they may be the password’s tail', () => {
+    const shown = describeOnly({ DATABASE_URL: 'postgres://app:12?pw-tail@db.example/warehouse' }).DATABASE_URL!.value;
+    expect(shown).not.toContain('pw-tail');
+    expect(shown).not.toContain('?');
+  });
+
   it('shows a sqlite: path whole, and a percent-encoded password nowhere', () => {
     const entries = describeOnly({ DATABASE_URL: 'sqlite:./data/a#b.sqlite', REDIS_URL: 'redis://u:p%40ss-word@cache:6379/1' });
     expect(entries.DATABASE_URL!.value).toBe('sqlite:./data/a#b.sqlite');
