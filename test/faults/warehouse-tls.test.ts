@@ -143,7 +143,7 @@ describe.each(DIALECTS)('a $name warehouse that accepts only TLS', (dialect) => 
   });
 });
 
-describe('a mysql:// DATABASE_URL with a parameter it does not take', () => {
+describe('a DATABASE_URL with TLS parameters its driver would not use', () => {
   let rig: SyncRig;
   beforeAll(async () => {
     rig = await startSyncRig();
@@ -152,11 +152,27 @@ describe('a mysql:// DATABASE_URL with a parameter it does not take', () => {
     await rig?.close();
   });
 
-  it('such as Postgres’s sslmode, is refused before any connection, naming the ones it takes', async () => {
-    const result = await rig.cli(['migrate'], { DATABASE_URL: 'mysql://root@127.0.0.1:1/tls_only?sslmode=require' });
-    expect(result.code).toBe(2);
-    expect(`${result.stderr}${result.logs}`).toMatch(
+  it.each([
+    [
+      "Postgres's sslmode in a mysql:// URL",
+      'mysql://root@127.0.0.1:1/tls_only?sslmode=require',
       /has the parameter sslmode, which a mysql:\/\/ URL does not take: use ssl-mode \(DISABLED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY\) and ssl-ca/,
-    );
+    ],
+    [
+      "MySQL's ssl-mode in a postgres:// URL",
+      'postgres://postgres@127.0.0.1:1/tls_only?ssl-mode=REQUIRED',
+      /has the parameter ssl-mode, which a postgres:\/\/ URL does not take: use sslmode \(disable, or verify-full to encrypt and verify\) and sslrootcert/,
+    ],
+    [
+      'a CA file that is not there',
+      'postgres://postgres@127.0.0.1:1/tls_only?sslmode=verify-full&sslrootcert=/no/such/ca.pem',
+      /has sslrootcert=\/no\/such\/ca\.pem, which cannot be read \(ENOENT/,
+    ],
+  ])('%s is refused before any connection, exit 2, naming what to write', async (_name, databaseUrl, said) => {
+    const result = await rig.cli(['migrate'], { DATABASE_URL: databaseUrl });
+    const output = `${result.stderr}${result.logs}`;
+    expect(result.code, output).toBe(2);
+    expect(output).toMatch(said);
+    expect(output).not.toContain('waiting for it');
   });
 });

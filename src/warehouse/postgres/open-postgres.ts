@@ -6,6 +6,7 @@ import type { Warehouse } from '../engine/warehouse-schema.js';
 import type { OpenedWarehouse, OpenWarehouseOptions } from '../engine/warehouse-engine.js';
 import { copyingPostgresPool } from './copying-postgres-pool.js';
 import { PostgresSliceLock } from './postgres-slice-lock.js';
+import { checkPostgresTls } from './postgres-tls.js';
 import { PostgresWarehouseDialect } from './postgres-warehouse-dialect.js';
 
 /**
@@ -45,6 +46,7 @@ function toIsoTimestamp(text: string): string {
 export function openPostgres(databaseUrl: string, options: OpenWarehouseOptions): OpenedWarehouse {
   const location = describeUrl(databaseUrl);
   if (location === undefined) throw new ConfigError('DATABASE_URL is not a valid postgres:// URL');
+  checkPostgresTls(new URL(databaseUrl), location);
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: options.poolSize ?? 10,
