@@ -2,10 +2,10 @@ import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/engine/warehouse-schema.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
-import { startPrivateMariadb } from '../helpers/private-mariadb.js';
+import { startPrivateMariadb, type PrivateMariadb } from '../helpers/private-mariadb.js';
 import { startPrivatePostgres } from '../helpers/private-postgres.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
-import { makeSelfSignedCertificate, removeCertificate } from '../helpers/tls-front.js';
+import { makeClientCertificate, makeSelfSignedCertificate, removeCertificate } from '../helpers/tls-front.js';
 
 /*
  * A warehouse server that accepts only TLS, as managed database services do: a Postgres (`hostssl`)
@@ -143,6 +143,43 @@ describe.each(DIALECTS)('a $name warehouse that accepts only TLS', (dialect) => 
   });
 });
 
+describe('a MySQL (MariaDB) user that must present a client certificate (REQUIRE X509)', () => {
+  let server: PrivateMariadb;
+  let rig: SyncRig;
+  let certificate: Certificate;
+  let client: ReturnType<typeof makeClientCertificate>;
+  const url = (parameters: string) => `mysql://client_cert@localhost:${server.port}/tls_client${parameters}`;
+
+  beforeAll(async () => {
+    certificate = makeSelfSignedCertificate('DNS:localhost,IP:127.0.0.1');
+    client = makeClientCertificate();
+    server = await startPrivateMariadb({ tls: { cert: certificate.cert, key: certificate.key, ca: client.ca } });
+    await server.createDatabase('tls_client');
+    await server.query("create user 'client_cert'@'%' require x509");
+    await server.query("grant all on tls_client.* to 'client_cert'@'%'");
+    rig = await startSyncRig({ settings: { portfolios: [1001], reportTypes: ['index'] } });
+  }, 90_000);
+  afterAll(async () => {
+    await rig?.close();
+    await server?.destroy();
+    for (const made of [certificate, client]) if (made) removeCertificate(made.dir);
+  }, 60_000);
+
+  it('is refused without one, and migrates and loads with ssl-cert and ssl-key', async () => {
+    const serverCa = `?ssl-mode=VERIFY_IDENTITY&ssl-ca=${encodeURIComponent(certificate.certFile)}`;
+    const without = await rig.cli(['migrate'], { DATABASE_URL: url(serverCa) });
+    expect(without.code).toBe(2);
+    expect(`${without.stderr}${without.logs}`).toMatch(/Access denied for user 'client_cert'/);
+
+    const withCertificate = url(`${serverCa}&ssl-cert=${encodeURIComponent(client.certFile)}&ssl-key=${encodeURIComponent(client.keyFile)}`);
+    const migrated = await rig.cli(['migrate'], { DATABASE_URL: withCertificate });
+    expect(migrated.code, migrated.stderr).toBe(0);
+    const loaded = await rig.cli(RUN, { DATABASE_URL: withCertificate });
+    expect(loaded.code, loaded.stderr).toBe(0);
+    expect(loaded.stdout).toMatch(/loaded\s+1/);
+  });
+});
+
 describe('a DATABASE_URL with TLS parameters its driver would not use', () => {
   let rig: SyncRig;
   beforeAll(async () => {
@@ -156,7 +193,7 @@ describe('a DATABASE_URL with TLS parameters its driver would not use', () => {
     [
       "Postgres's sslmode in a mysql:// URL",
       'mysql://root@127.0.0.1:1/tls_only?sslmode=require',
-      /has the parameter sslmode, which a mysql:\/\/ URL does not take: use ssl-mode \(DISABLED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY\) and ssl-ca/,
+      /has the parameter sslmode, which a mysql:\/\/ URL does not take: use ssl-mode \(DISABLED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY\), ssl-ca \(a CA file\), ssl-cert and ssl-key/,
     ],
     [
       "MySQL's ssl-mode in a postgres:// URL",

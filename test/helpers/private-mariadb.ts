@@ -12,8 +12,11 @@ const run = promisify(execFile);
 const SERVER = process.env.TEST_MARIADB_BIN ?? '/usr/sbin/mariadbd';
 
 export interface PrivateMariadbOptions {
-  /** Serve TLS with this certificate and key, and refuse connections without it (`require_secure_transport`). */
-  readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+  /**
+   * Serve TLS with this certificate and key, and refuse connections without it
+   * (`require_secure_transport`); `ca` verifies the certificates of clients that send one.
+   */
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer; readonly ca?: Buffer };
 }
 
 /**
@@ -35,13 +38,19 @@ export async function startPrivateMariadb(options: PrivateMariadbOptions = {}) {
     for (const [file, content] of [
       ['server-cert.pem', tls.cert],
       ['server-key.pem', tls.key],
+      ['client-ca.pem', tls.ca ?? tls.cert],
     ] as const) {
       writeFileSync(join(dir, file), content);
       if (owner) chownSync(join(dir, file), owner.uid, owner.gid);
     }
   }
   if (options.tls) {
-    tlsOptions.push(`--ssl-cert=${join(dir, 'server-cert.pem')}`, `--ssl-key=${join(dir, 'server-key.pem')}`, '--require-secure-transport=ON');
+    tlsOptions.push(
+      `--ssl-cert=${join(dir, 'server-cert.pem')}`,
+      `--ssl-key=${join(dir, 'server-key.pem')}`,
+      `--ssl-ca=${join(dir, 'client-ca.pem')}`,
+      '--require-secure-transport=ON',
+    );
   }
   let server: ChildProcess | undefined;
 

@@ -8,6 +8,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
+ * A CA made with the openssl CLI and a client certificate it signed (for a server that asks clients
+ * for one); `dir` is removed by the caller.
+ */
+export function makeClientCertificate(): { dir: string; caFile: string; ca: Buffer; certFile: string; keyFile: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'report-sync-client-tls-'));
+  const file = (name: string) => join(dir, name);
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  execFileSync('openssl', ['req', '-x509', ...ec, '-keyout', file('ca.key'), '-out', file('ca.pem'), '-days', '2', '-subj', '/CN=report-sync test CA'], { stdio: 'ignore' });
+  execFileSync('openssl', ['req', ...ec, '-keyout', file('client.key'), '-out', file('client.csr'), '-subj', '/CN=report-sync client'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    ['x509', '-req', '-in', file('client.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial', '-out', file('client.pem'), '-days', '2'],
+    { stdio: 'ignore' },
+  );
+  return { dir, caFile: file('ca.pem'), ca: readFileSync(file('ca.pem')), certFile: file('client.pem'), keyFile: file('client.key') };
+}
+
+/**
  * A self-signed certificate for 127.0.0.1 (or the names given, as openssl's `subjectAltName`), made
  * with the openssl CLI; `dir` is removed by the caller.
  */

@@ -44,12 +44,30 @@ describe('mysqlTlsOptions', () => {
 
   it('refuses a parameter a mysql:// URL does not take, such as Postgres’s sslmode, so that TLS is never left off by a typo', () => {
     expect(() => tls('mysql://user@warehouse.example/db?sslmode=require')).toThrow(
-      'DATABASE_URL (mysql://warehouse.example/db) has the parameter sslmode, which a mysql:// URL does not take: use ssl-mode (DISABLED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY) and ssl-ca (a CA file) for TLS, or remove it',
+      'DATABASE_URL (mysql://warehouse.example/db) has the parameter sslmode, which a mysql:// URL does not take: use ssl-mode (DISABLED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY), ssl-ca (a CA file), ssl-cert and ssl-key (a client certificate) for TLS, or remove it',
     );
   });
 
-  it('says which ssl-ca cannot be read, and refuses one beside ssl-mode=DISABLED', () => {
+  it('says which file cannot be read, and refuses files beside ssl-mode=DISABLED', () => {
     expect(() => tls(`mysql://user@warehouse.example/db?ssl-mode=REQUIRED&ssl-ca=${join(dir, 'missing.pem')}`)).toThrow(/ssl-ca=.*missing\.pem, which cannot be read \(ENOENT/);
-    expect(() => tls(`mysql://user@warehouse.example/db?ssl-mode=DISABLED&ssl-ca=${caFile}`)).toThrow(/ssl-ca with ssl-mode=DISABLED: remove one of them/);
+    expect(() => tls(`mysql://user@warehouse.example/db?ssl-cert=${caFile}&ssl-key=${join(dir, 'missing-key.pem')}`)).toThrow(
+      /ssl-key=.*missing-key\.pem, which cannot be read \(ENOENT/,
+    );
+    expect(() => tls(`mysql://user@warehouse.example/db?ssl-mode=DISABLED&ssl-ca=${caFile}`)).toThrow(
+      /ssl-ca, ssl-cert or ssl-key with ssl-mode=DISABLED: remove one or the other/,
+    );
+  });
+
+  it('sends a client certificate and its key, which turn TLS on, and refuses one without the other', () => {
+    const keyFile = join(dir, 'key.pem');
+    writeFileSync(keyFile, 'a key in PEM');
+    expect(tls(`mysql://user@warehouse.example/db?ssl-cert=${caFile}&ssl-key=${keyFile}`)).toEqual({
+      cert: Buffer.from('a CA in PEM'),
+      key: Buffer.from('a key in PEM'),
+      rejectUnauthorized: true,
+      verifyIdentity: true,
+    });
+    expect(() => tls(`mysql://user@warehouse.example/db?ssl-mode=REQUIRED&ssl-cert=${caFile}`)).toThrow(/has ssl-cert without ssl-key: a client certificate needs both/);
+    expect(() => tls(`mysql://user@warehouse.example/db?ssl-mode=REQUIRED&ssl-key=${caFile}`)).toThrow(/has ssl-key without ssl-cert: a client certificate needs both/);
   });
 });
