@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/engine/warehouse-schema.js';
 import { openWarehouse } from '../../src/warehouse/open-warehouse.js';
-import { startPrivateMariadb, type PrivateMariadb } from '../helpers/private-mariadb.js';
+import { startPrivateMariadb } from '../helpers/private-mariadb.js';
 import { startPrivatePostgres } from '../helpers/private-postgres.js';
 import { startSyncRig, type SyncRig } from '../helpers/sync-rig.js';
 import { makeClientCertificate, makeSelfSignedCertificate, removeCertificate } from '../helpers/tls-front.js';
@@ -143,20 +143,59 @@ describe.each(DIALECTS)('a $name warehouse that accepts only TLS', (dialect) => 
   });
 });
 
-describe('a MySQL (MariaDB) user that must present a client certificate (REQUIRE X509)', () => {
-  let server: PrivateMariadb;
+/** A server whose user `client_cert` must present a client certificate signed by `ca`, with the database `tls_client`. */
+interface ClientCertificateDialect {
+  readonly name: string;
+  start(tls: { cert: Buffer; key: Buffer; ca: Buffer }): Promise<{ readonly port: number; destroy(): Promise<void> }>;
+  readonly scheme: string;
+  /** The server verified with its CA file, as the dialect spells it. */
+  serverCa(caFile: string): string;
+  clientCertificate(certFile: string, keyFile: string): string;
+  /** What the refusal of a connection without the certificate says. */
+  readonly refusal: RegExp;
+}
+
+const CLIENT_CERTIFICATE_DIALECTS: readonly ClientCertificateDialect[] = [
+  {
+    name: 'Postgres (clientcert=verify-ca)',
+    start: async (tls) => {
+      const server = await startPrivatePostgres({ tls: { ...tls, clientCertificateUser: 'client_cert' } });
+      await server.query('postgres', 'create role client_cert login');
+      await server.query('postgres', 'create database tls_client owner client_cert');
+      return server;
+    },
+    scheme: 'postgres',
+    serverCa: (caFile) => `?sslmode=verify-full&sslrootcert=${encodeURIComponent(caFile)}`,
+    clientCertificate: (certFile, keyFile) => `&sslcert=${encodeURIComponent(certFile)}&sslkey=${encodeURIComponent(keyFile)}`,
+    refusal: /connection requires a valid client certificate/,
+  },
+  {
+    name: 'MySQL (MariaDB, REQUIRE X509)',
+    start: async (tls) => {
+      const server = await startPrivateMariadb({ tls });
+      await server.createDatabase('tls_client');
+      await server.query("create user 'client_cert'@'%' require x509");
+      await server.query("grant all on tls_client.* to 'client_cert'@'%'");
+      return server;
+    },
+    scheme: 'mysql',
+    serverCa: (caFile) => `?ssl-mode=VERIFY_IDENTITY&ssl-ca=${encodeURIComponent(caFile)}`,
+    clientCertificate: (certFile, keyFile) => `&ssl-cert=${encodeURIComponent(certFile)}&ssl-key=${encodeURIComponent(keyFile)}`,
+    refusal: /Access denied for user 'client_cert'/,
+  },
+];
+
+describe.each(CLIENT_CERTIFICATE_DIALECTS)('a $name user that must present a client certificate', (dialect) => {
+  let server: { readonly port: number; destroy(): Promise<void> };
   let rig: SyncRig;
   let certificate: Certificate;
   let client: ReturnType<typeof makeClientCertificate>;
-  const url = (parameters: string) => `mysql://client_cert@localhost:${server.port}/tls_client${parameters}`;
+  const url = (parameters: string) => `${dialect.scheme}://client_cert@localhost:${server.port}/tls_client${parameters}`;
 
   beforeAll(async () => {
     certificate = makeSelfSignedCertificate('DNS:localhost,IP:127.0.0.1');
     client = makeClientCertificate();
-    server = await startPrivateMariadb({ tls: { cert: certificate.cert, key: certificate.key, ca: client.ca } });
-    await server.createDatabase('tls_client');
-    await server.query("create user 'client_cert'@'%' require x509");
-    await server.query("grant all on tls_client.* to 'client_cert'@'%'");
+    server = await dialect.start({ cert: certificate.cert, key: certificate.key, ca: client.ca });
     rig = await startSyncRig({ settings: { portfolios: [1001], reportTypes: ['index'] } });
   }, 90_000);
   afterAll(async () => {
@@ -165,13 +204,13 @@ describe('a MySQL (MariaDB) user that must present a client certificate (REQUIRE
     for (const made of [certificate, client]) if (made) removeCertificate(made.dir);
   }, 60_000);
 
-  it('is refused without one, and migrates and loads with ssl-cert and ssl-key', async () => {
-    const serverCa = `?ssl-mode=VERIFY_IDENTITY&ssl-ca=${encodeURIComponent(certificate.certFile)}`;
+  it('is refused without one, exit 2, and migrates and loads with it', async () => {
+    const serverCa = dialect.serverCa(certificate.certFile);
     const without = await rig.cli(['migrate'], { DATABASE_URL: url(serverCa) });
     expect(without.code).toBe(2);
-    expect(`${without.stderr}${without.logs}`).toMatch(/Access denied for user 'client_cert'/);
+    expect(`${without.stderr}${without.logs}`).toMatch(dialect.refusal);
 
-    const withCertificate = url(`${serverCa}&ssl-cert=${encodeURIComponent(client.certFile)}&ssl-key=${encodeURIComponent(client.keyFile)}`);
+    const withCertificate = url(serverCa + dialect.clientCertificate(client.certFile, client.keyFile));
     const migrated = await rig.cli(['migrate'], { DATABASE_URL: withCertificate });
     expect(migrated.code, migrated.stderr).toBe(0);
     const loaded = await rig.cli(RUN, { DATABASE_URL: withCertificate });

@@ -21,8 +21,12 @@ function installedPostgresBin(): string {
 }
 
 export interface PrivatePostgresOptions {
-  /** Serve TLS with this certificate and key, and accept TCP connections only over it (`hostssl`). */
-  readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+  /**
+   * Serve TLS with this certificate and key, and accept TCP connections only over it (`hostssl`).
+   * `ca` verifies client certificates; `clientCertificateUser`, a role created with the cluster,
+   * is let in only with a certificate it signed (`clientcert=verify-ca`).
+   */
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer; readonly ca?: Buffer; readonly clientCertificateUser?: string };
 }
 
 /**
@@ -42,7 +46,9 @@ export async function startPrivatePostgres(options: PrivatePostgresOptions = {})
   const port = await freePort();
   const pgCtl = (args: string[]) => asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '30', ...args]);
   let running = false;
-  const tlsOptions = options.tls ? ` -c ssl=on -c ssl_cert_file=${join(dir, 'server.crt')} -c ssl_key_file=${join(dir, 'server.key')}` : '';
+  const tlsOptions = options.tls
+    ? ` -c ssl=on -c ssl_cert_file=${join(dir, 'server.crt')} -c ssl_key_file=${join(dir, 'server.key')}` + (options.tls.ca ? ` -c ssl_ca_file=${join(dir, 'client-ca.crt')}` : '')
+    : '';
   // Given again at every start: pg_ctl start without them would try the default port and socket directory.
   const serverOptions = ['-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off${tlsOptions}`];
   /** The server's certificate and key, in its own directory: Postgres wants the key the server user's alone. */
@@ -61,9 +67,16 @@ export async function startPrivatePostgres(options: PrivatePostgresOptions = {})
     await asPostgres('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '--no-instructions']);
     if (options.tls) {
       writeCertificate(options.tls);
-      // TCP connections only over TLS: `hostssl` where initdb wrote `host`.
+      if (options.tls.ca) {
+        writeFileSync(join(dir, 'client-ca.crt'), options.tls.ca);
+        chownSync(join(dir, 'client-ca.crt'), uid, gid);
+      }
+      // TCP connections only over TLS: `hostssl` where initdb wrote `host`; the first line that
+      // matches decides, so the client-certificate user's comes first.
       const hba = join(data, 'pg_hba.conf');
-      writeFileSync(hba, readFileSync(hba, 'utf8').replace(/^host(\s)/gm, 'hostssl$1'));
+      const user = options.tls.clientCertificateUser;
+      const first = user === undefined ? '' : `hostssl all ${user} 127.0.0.1/32 trust clientcert=verify-ca\n`;
+      writeFileSync(hba, first + readFileSync(hba, 'utf8').replace(/^host(\s)/gm, 'hostssl$1'));
     }
     await pgCtl([...serverOptions, 'start']);
     running = true;
