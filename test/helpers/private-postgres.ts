@@ -23,8 +23,8 @@ function installedPostgresBin(): string {
 export interface PrivatePostgresOptions {
   /**
    * Serve TLS with this certificate and key, and accept TCP connections only over it (`hostssl`).
-   * `ca` verifies client certificates; `clientCertificateUser`, a role created with the cluster,
-   * is let in only with a certificate it signed (`clientcert=verify-ca`).
+   * `ca` verifies client certificates; `clientCertificateUser` (a role the caller creates) is let
+   * in only with a certificate it signed (`clientcert=verify-ca`).
    */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer; readonly ca?: Buffer; readonly clientCertificateUser?: string };
 }
