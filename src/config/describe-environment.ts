@@ -1,4 +1,4 @@
-import { describeUrlWithParameters, secretRedactor } from '../redaction/redact.js';
+import { describeUrl, secretRedactor } from '../redaction/redact.js';
 import type { AppConfig } from './load-config.js';
 import { SECRET_VARIABLES, URL_VARIABLES, secretValues } from './secret-values.js';
 
@@ -43,7 +43,7 @@ const URLS: ReadonlySet<string> = new Set(URL_VARIABLES);
 
 /**
  * The environment variables report-sync reads and where each came from, for `report-sync config`.
- * Secrets only as set or unset; URLs via `describeUrlWithParameters` (the password and parameters
+ * Secrets only as set or unset; URLs via `describeUrl` with their parameters (the password and parameters
  * named like secrets redacted, no fragment), non-URL text not at all. Missing variables are listed, never an error: this is what one runs to
  * find them.
  */
@@ -75,5 +75,5 @@ const NOT_SHOWN = 'set (not a URL, so not shown)';
 function shownUrl(name: string, raw: string): string {
   // A sqlite: path holds no password, and describeUrl would cut it at a '#' or '?' in the file name.
   if (name === 'DATABASE_URL' && raw.startsWith('sqlite:')) return raw;
-  return describeUrlWithParameters(raw) ?? NOT_SHOWN;
+  return describeUrl(raw, { parameters: true }) ?? NOT_SHOWN;
 }

@@ -143,13 +143,19 @@ export function writtenUserinfo(raw: string): WrittenUserinfo | undefined {
   return colon < 0 ? { start, at, user: userinfo, password: undefined } : { start, at, user: userinfo.slice(0, colon), password: userinfo.slice(colon + 1) };
 }
 
+/** Query parameters whose value is shown as `[redacted]`: pg reads `?password=` and `?sslpassword=`. */
+const SECRET_PARAMETER = /pass|secret|token|key/i;
+
 /**
  * A URL-like setting as it may be shown: `[redacted]` in its password's place, so a reader can
- * tell one was given; no query or fragment (pg reads `?password=`, and a "#" in a password leaves
- * its tail in the fragment). A well-formed URL is shown as URL reads it; a mistyped one as written,
- * so the typo shows. Undefined when the text is not a URL at all.
+ * tell one was given; no fragment, and no query unless `parameters` (pg reads `?password=`, and a
+ * "#" in a password leaves its tail in the fragment). With `parameters` (TLS settings such as
+ * `sslmode` or `ssl-mode` are there) each is shown decoded, `[redacted]` for the value of one
+ * named like a secret. A well-formed URL is shown as URL reads it; a mistyped one as written, so
+ * the typo shows, and without its query, which may be the tail of a password. Undefined when the
+ * text is not a URL at all.
  */
-export function describeUrl(raw: string): string | undefined {
+export function describeUrl(raw: string, options: { readonly parameters?: boolean } = {}): string | undefined {
   let url: URL;
   try {
     url = new URL(raw);
@@ -162,32 +168,16 @@ export function describeUrl(raw: string): string | undefined {
     const password = written.password === undefined ? '' : written.password === '' ? ':' : `:${CENSOR}`;
     return `${raw.slice(0, written.start)}${written.user}${password}${tail}`;
   }
+  const query =
+    options.parameters === true && url.search !== '' ? `?${[...url.searchParams].map(([name, value]) => `${name}=${SECRET_PARAMETER.test(name) ? CENSOR : value}`).join('&')}` : '';
   const hadPassword = url.password !== '';
   url.password = '';
   url.search = '';
   url.hash = '';
-  if (!hadPassword) return url.href;
+  if (!hadPassword) return `${url.href}${query}`;
   // Written in by hand: URL would percent-escape the brackets of the marker.
   const userinfoEnd = `${url.protocol}//${url.username === '' ? '' : `${url.username}@`}`;
-  return `${url.protocol}//${url.username}:${CENSOR}@${url.href.slice(userinfoEnd.length)}`;
-}
-
-/** Query parameters whose value is shown as `[redacted]`: pg reads `?password=` and `?sslpassword=`. */
-const SECRET_PARAMETER = /pass|secret|token|key/i;
-
-/**
- * {@link describeUrl} with the URL's query parameters too (TLS settings such as `sslmode` or
- * `ssl-mode` are there), each decoded, and `[redacted]` for the value of one named like a secret.
- * A mistyped URL is shown without them: what URL took for its query may be the tail of a password.
- */
-export function describeUrlWithParameters(raw: string): string | undefined {
-  const shown = describeUrl(raw);
-  if (shown === undefined) return undefined;
-  const url = new URL(raw);
-  const written = writtenUserinfo(raw);
-  if ((written && !parsedWhole(url, written.user, written.password)) || url.search === '') return shown;
-  const parameters = [...url.searchParams].map(([name, value]) => `${name}=${SECRET_PARAMETER.test(name) ? CENSOR : value}`);
-  return `${shown}?${parameters.join('&')}`;
+  return `${url.protocol}//${url.username}:${CENSOR}@${url.href.slice(userinfoEnd.length)}${query}`;
 }
 
 /** Whether URL found the userinfo where the text has it, so the password it removes is the whole one. */

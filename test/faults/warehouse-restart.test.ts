@@ -49,17 +49,14 @@ const SERVERS: readonly RestartedServer[] = [
     start: async () => {
       const server = await startPrivatePostgres();
       return {
-        createDatabase: (name) => server.createDatabase(name),
-        loadUnderWay: async (database) =>
+        ...server,
+        loadUnderWay: async (database: string) =>
           (
             await server.query<{ n: string }>(
               database,
               `select count(*) as n from pg_stat_progress_copy where relid = to_regclass('constituent_report') and tuples_processed between 1 and ${CONSTITUENT_ROWS / 2}`,
             )
           )[0]!.n !== '0',
-        restart: () => server.restart(),
-        start: () => server.start(),
-        destroy: () => server.destroy(),
       };
     },
   },
@@ -68,8 +65,8 @@ const SERVERS: readonly RestartedServer[] = [
     start: async () => {
       const server = await startPrivateMariadb();
       return {
-        createDatabase: (name) => server.createDatabase(name),
-        loadUnderWay: async (database) =>
+        ...server,
+        loadUnderWay: async (database: string) =>
           Number(
             (
               await server.query<{ n: number }>(
@@ -77,9 +74,6 @@ const SERVERS: readonly RestartedServer[] = [
               )
             )[0]!.n,
           ) > 0,
-        restart: () => server.restart(),
-        start: () => server.start(),
-        destroy: () => server.destroy(),
       };
     },
   },

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { ConfigError } from '../../errors/sync-error.js';
+import { readUrlFile, unknownUrlParameter } from '../engine/url-parameters.js';
 
 /** The `ssl-mode` values of MySQL's own clients that report-sync takes. */
 const SSL_MODES = ['DISABLED', 'REQUIRED', 'VERIFY_CA', 'VERIFY_IDENTITY'] as const;
@@ -34,10 +34,7 @@ const PARAMETERS = ['ssl-mode', 'ssl-ca', 'ssl-cert', 'ssl-key'];
 export function mysqlTlsOptions(url: URL, location: string): MysqlTls | undefined {
   for (const name of url.searchParams.keys()) {
     if (!PARAMETERS.includes(name)) {
-      throw new ConfigError(
-        `DATABASE_URL (${location}) has the parameter ${name}, which a mysql:// URL does not take: ` +
-          `use ssl-mode (${SSL_MODES.join(', ')}), ssl-ca (a CA file), ssl-cert and ssl-key (a client certificate) for TLS, or remove it`,
-      );
+      throw unknownUrlParameter(location, name, 'mysql', `ssl-mode (${SSL_MODES.join(', ')}), ssl-ca (a CA file), ssl-cert and ssl-key (a client certificate)`);
     }
   }
   const modeText = url.searchParams.get('ssl-mode');
@@ -62,19 +59,8 @@ export function mysqlTlsOptions(url: URL, location: string): MysqlTls | undefine
     return undefined;
   }
   if (mode === undefined && !files) return undefined;
-  const read = (name: string, file: string | null) => (file === null ? {} : { [name]: readPem(`ssl-${name}`, file, location) });
+  const read = (name: string, file: string | null) => (file === null ? {} : { [name]: readUrlFile(location, `ssl-${name}`, file) });
   // mysql2 checks only a host name against the certificate (for an IP address it would compare
   // the certificate with "localhost"), so an address is verified by its certificate's chain.
   return { ...read('ca', caFile), ...read('cert', certFile), ...read('key', keyFile), rejectUnauthorized: true, verifyIdentity: isIP(url.hostname.replace(/^\[|\]$/g, '')) === 0 };
-}
-
-/** A PEM file a parameter names, read now: a path that cannot be read is the URL's mistake. */
-function readPem(parameter: string, file: string, location: string): Buffer {
-  try {
-    return readFileSync(file);
-  } catch (error) {
-    throw new ConfigError(`DATABASE_URL (${location}) has ${parameter}=${file}, which cannot be read (${(error as Error).message}): give the path of its PEM file`, {
-      cause: error,
-    });
-  }
 }

@@ -1,5 +1,4 @@
-import { accessSync, constants } from 'node:fs';
-import { ConfigError } from '../../errors/sync-error.js';
+import { readUrlFile, unknownUrlParameter } from '../engine/url-parameters.js';
 
 /** The TLS parameters of a `postgres://` URL that pg reads (libpq's names). */
 const TLS_PARAMETERS = ['ssl', 'sslmode', 'sslcert', 'sslkey', 'sslrootcert', 'sslnegotiation', 'sslpassword', 'uselibpqcompat'];
@@ -17,21 +16,11 @@ const FILE_PARAMETERS = ['sslcert', 'sslkey', 'sslrootcert'];
 export function checkPostgresTls(url: URL, location: string): void {
   for (const name of url.searchParams.keys()) {
     if (/ssl/i.test(name) && !TLS_PARAMETERS.includes(name)) {
-      throw new ConfigError(
-        `DATABASE_URL (${location}) has the parameter ${name}, which a postgres:// URL does not take: ` +
-          'use sslmode (disable, or verify-full to encrypt and verify) and sslrootcert (a CA file) for TLS, or remove it',
-      );
+      throw unknownUrlParameter(location, name, 'postgres', 'sslmode (disable, or verify-full to encrypt and verify) and sslrootcert (a CA file)');
     }
   }
   for (const name of FILE_PARAMETERS) {
     const file = url.searchParams.get(name);
-    if (file === null) continue;
-    try {
-      accessSync(file, constants.R_OK);
-    } catch (error) {
-      throw new ConfigError(`DATABASE_URL (${location}) has ${name}=${file}, which cannot be read (${(error as Error).message}): give the path of its PEM file`, {
-        cause: error,
-      });
-    }
+    if (file !== null) readUrlFile(location, name, file);
   }
 }
