@@ -113,6 +113,10 @@ function censorLevel<T>(value: T, depth: number): T {
   if (replaced === undefined) return value;
   if (Array.isArray(object)) return Object.assign(object.slice(), replaced) as T;
   const descriptors = Object.getOwnPropertyDescriptors(object);
+  // From Node 22 on, an error's stack is an accessor that reads the error it was made on, so copied
+  // as it is it reads nothing on the copy: the copy keeps the text instead.
+  const stack = descriptors.stack;
+  if (stack?.get) descriptors.stack = { value: object.stack, enumerable: stack.enumerable ?? false, writable: true, configurable: true };
   for (const key in replaced) descriptors[key] = { value: replaced[key], enumerable: true, writable: true, configurable: true };
   return Object.create(Object.getPrototypeOf(object), descriptors) as T;
 }

@@ -43,6 +43,27 @@ describe('censorSecretFields', () => {
     expect(err.code).toBe('E');
     expect(error.password).toBe('p2');
   });
+
+  it('keeps a stack its error reads through an accessor bound to itself, as Node 22 and later make them', () => {
+    // V8's own `stack` accessor (Node 22 on) answers only for the error it was made on; this one does the same on every Node.
+    const stacks = new WeakMap<object, string>();
+    const error = Object.assign(new Error('refused'), { password: 'p3' });
+    stacks.set(error, 'Error: refused\n    at the caller');
+    Object.defineProperty(error, 'stack', {
+      get(this: object) {
+        return stacks.get(this);
+      },
+      configurable: true,
+      enumerable: false,
+    });
+    const { err } = censorSecretFields({ err: error });
+    expect(err.stack).toBe('Error: refused\n    at the caller');
+    expect(Object.keys(err)).toEqual(['password']);
+    expect(err.password).toBe('[redacted]');
+    // The ordinary case beside it: a stack kept as a plain value (Node 20) is copied as it is.
+    const plain = Object.assign(new Error('plain'), { password: 'p4' });
+    expect(censorSecretFields({ err: plain }).err.stack).toBe(plain.stack);
+  });
 });
 
 describe('the logger’s field-name net', () => {
