@@ -16,7 +16,7 @@ const OUT = 'dist/src/cli';
  * because BullMQ loads it from there, and one copy of a client is enough; and optional modules
  * loaded by name.
  */
-const EXTERNAL = ['better-sqlite3', 'bullmq', 'ioredis', '@bull-board/*', 'pino', 'pg-native', '@aws-sdk/client-s3'];
+const EXTERNAL = ['better-sqlite3', 'better-sqlite3-napi', 'bullmq', 'ioredis', '@bull-board/*', 'pino', 'pg-native', '@aws-sdk/client-s3'];
 
 rmSync('dist', { recursive: true, force: true });
 await build({

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/warehouse/sqlite/sqlite-driver.js';
 import { isLosslessNumber } from 'lossless-json';
 import { parseJsonRecord } from '../../src/extract/parse-json-record.js';
 import { isIsoDate } from '../../src/dates/is-iso-date.js';

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { Database } from '../../src/warehouse/sqlite/sqlite-driver.js';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { Slice } from '../../src/slice/slice.js';
 import { inMysqlTransaction, insertMysqlRows, openMysqlBaselinePool, type MysqlValue } from './mysql-baseline.js';

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/warehouse/sqlite/sqlite-driver.js';
 import { parse } from 'csv-parse';
 import { sideResult, type BigSliceSideResult } from './big-slice-side.js';
 import { downloadExportCsv } from './download-export-csv.js';

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { Database } from '../../src/warehouse/sqlite/sqlite-driver.js';
 import { planSlices, type SliceRange } from '../../src/slice/slice-range.js';
 import { weekdayOf } from '../../src/dates/report-date.js';
 import { migrateWarehouse } from '../../src/warehouse/schema/migrate-warehouse.js';

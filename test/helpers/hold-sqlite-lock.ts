@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { SQLITE_DRIVER_PACKAGE } from '../../src/warehouse/sqlite/sqlite-driver.js';
 
-const BETTER_SQLITE3 = createRequire(import.meta.url).resolve('better-sqlite3');
+const BETTER_SQLITE3 = createRequire(import.meta.url).resolve(SQLITE_DRIVER_PACKAGE);
 
 // Runs in the child: the lock must be held by another process, as an analyst's tool or a second
 // writer would hold it, not by a connection of the process under test.

@@ -1,6 +1,5 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statfsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import { ConfigError, SyncError } from '../../errors/sync-error.js';
 import { LOCAL_TROUBLE } from '../../errors/local-trouble.js';
@@ -8,6 +7,7 @@ import { MissingWarehouseError } from '../engine/missing-warehouse-error.js';
 import type { Warehouse } from '../engine/warehouse-schema.js';
 import type { OpenedWarehouse, OpenWarehouseOptions } from '../engine/warehouse-engine.js';
 import { SqliteSliceLock } from './sqlite-slice-lock.js';
+import { Database, type SqliteConnection, type SqliteStatement } from './sqlite-driver.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
 
 /**
@@ -25,7 +25,7 @@ export function openSqlite(databaseUrl: string, options: OpenWarehouseOptions): 
   }
   if (!inMemory && !options.mustExist) createPrivately(file, options.sqliteFileMode ?? 0o600);
 
-  let database: Database.Database;
+  let database: SqliteConnection;
   try {
     database = new Database(file, { timeout: options.busyTimeoutMs ?? 10_000, fileMustExist: options.mustExist === true && !inMemory });
   } catch (error) {
@@ -179,8 +179,8 @@ const STATEMENT_CACHE_SIZE = 100;
  * each batch was a visible part of a big slice's load (see docs/performance.md).
  * Safe because Kysely runs one statement at a time on SQLite's single connection.
  */
-function cachingStatements(database: Database.Database): SqliteDatabase {
-  const statements = new Map<string, Database.Statement>();
+function cachingStatements(database: SqliteConnection): SqliteDatabase {
+  const statements = new Map<string, SqliteStatement>();
   return {
     close: () => database.close(),
     prepare(sql: string) {

@@ -5,7 +5,7 @@
  * thread, and the writer then checkpoints for itself again (see WalCheckpointer).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import Database from 'better-sqlite3';
+import { Database } from './sqlite-driver.js';
 import type { WalCheckpointJob } from './wal-checkpointer.js';
 
 const port = parentPort;

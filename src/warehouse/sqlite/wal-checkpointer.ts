@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { SqliteConnection } from './sqlite-driver.js';
 import type { Worker } from 'node:worker_threads';
 import { startModuleWorker } from '../../runtime/start-module-worker.js';
 
@@ -46,7 +46,7 @@ export class WalCheckpointer {
   #running = true;
   #stopping = false;
 
-  private constructor(worker: Worker, database: Database.Database) {
+  private constructor(worker: Worker, database: SqliteConnection) {
     this.#worker = worker;
     this.#ended = new Promise<void>((resolve) => {
       worker.once('exit', () => {
@@ -61,7 +61,7 @@ export class WalCheckpointer {
   }
 
   /** Starts checkpointing `file`, whose writer connection is `database` (already in WAL mode). */
-  static start(file: string, database: Database.Database, pauses: { readonly minPauseMs?: number; readonly maxPauseMs?: number } = {}): WalCheckpointer {
+  static start(file: string, database: SqliteConnection, pauses: { readonly minPauseMs?: number; readonly maxPauseMs?: number } = {}): WalCheckpointer {
     const job: WalCheckpointJob = { file, minPauseMs: pauses.minPauseMs ?? DEFAULT_MIN_PAUSE_MS, maxPauseMs: pauses.maxPauseMs ?? 1_000 };
     // A small heap: the thread holds one connection and a timer.
     const worker = startModuleWorker(import.meta.url, 'wal-checkpoint-worker', { workerData: job, resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 } });

@@ -1,14 +1,14 @@
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database, type SqliteConnection } from '../../../../src/warehouse/sqlite/sqlite-driver.js';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../../../src/warehouse/open-warehouse.js';
 import { WalCheckpointer } from '../../../../src/warehouse/sqlite/wal-checkpointer.js';
 
 const dirs: string[] = [];
-const opened: Database.Database[] = [];
+const opened: SqliteConnection[] = [];
 
 afterEach(() => {
   for (const database of opened.splice(0)) if (database.open) database.close();
@@ -16,7 +16,7 @@ afterEach(() => {
 });
 
 /** A WAL-mode database file with one table, and its writer connection. */
-function walDatabase(): { file: string; writer: Database.Database } {
+function walDatabase(): { file: string; writer: SqliteConnection } {
   const dir = mkdtempSync(join(tmpdir(), 'report-sync-wal-'));
   dirs.push(dir);
   const file = join(dir, 'warehouse.sqlite');
@@ -29,7 +29,7 @@ function walDatabase(): { file: string; writer: Database.Database } {
 }
 
 /** Commits `commits` transactions of 20 rows of 1 KiB: about 5 WAL pages each. */
-function commitRows(writer: Database.Database, commits: number): void {
+function commitRows(writer: SqliteConnection, commits: number): void {
   const insert = writer.prepare('insert into t (payload) values (?)');
   const payload = Buffer.alloc(1024, 7);
   const commit = writer.transaction(() => {
@@ -46,7 +46,7 @@ async function until(condition: () => boolean, what: string, timeoutMs = 10_000)
   }
 }
 
-const autocheckpoint = (writer: Database.Database) => writer.pragma('wal_autocheckpoint', { simple: true });
+const autocheckpoint = (writer: SqliteConnection) => writer.pragma('wal_autocheckpoint', { simple: true });
 
 describe('WalCheckpointer', () => {
   it('copies the WAL into the database file on its thread while the writer commits, the writer checkpointing only past 10,000 pages', async () => {
