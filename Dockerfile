@@ -2,7 +2,7 @@
 # modules (with the compilers) and bundles the TypeScript into dist/, then keeps production dependencies
 # only; the runtime stage gets dist/, those dependencies and the shipped defaults, and runs as a
 # non-root user. No compiler, no TypeScript, no tsx and no native build leftovers in the image.
-FROM node:24-slim AS build
+FROM node:26-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -19,7 +19,7 @@ RUN npm run build \
   && find build -mindepth 1 -not -path 'build/Release' -not -path 'build/Release/better_sqlite3.node' -delete \
   && rm -rf deps src binding.gyp
 
-FROM node:24-slim
+FROM node:26-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules

@@ -68,10 +68,10 @@ describe('the optional MariaDB warehouse', () => {
 });
 
 describe('Dockerfile', () => {
-  it('is multi-stage on a current Node LTS slim image, non-root, running the compiled command', () => {
+  it('is multi-stage on the active Node LTS slim image (26 since October 2026), non-root, running the compiled command', () => {
     const stages = dockerfile.match(/^FROM .+$/gm) ?? [];
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const stage of stages) expect(stage).toMatch(/^FROM node:(22|24)-slim/);
+    for (const stage of stages) expect(stage).toMatch(/^FROM node:26-slim/);
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/ENTRYPOINT \["node", "dist\/src\/cli\/bin\.js"\]/);
     expect(compose.services.backfill?.entrypoint).toEqual(['node', 'dist/src/cli/bin.js', 'backfill']);
