@@ -30,7 +30,7 @@ const CERTIFICATE_CODES: ReadonlySet<string> = new Set([
 export function tlsVerificationError(error: unknown, url: URL): ConfigError | undefined {
   const code = certificateCode(error);
   if (code === undefined) return undefined;
-  const reason = (error as Error).message || code;
+  const reason = certificateReason(error as Error) || code;
   const altName = code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code === 'HOSTNAME_MISMATCH';
   const fix = altName
     ? `the certificate is not for ${url.hostname}: check the host in the URL`
@@ -39,6 +39,17 @@ export function tlsVerificationError(error: unknown, url: URL): ConfigError | un
     `TLS certificate verification failed for ${url.origin} (${code}: ${reason}): ${fix}; only on a test rig, set http.verifyTls to false to skip verification`,
     { cause: error },
   );
+}
+
+/**
+ * Advice Node 24 and later append to a certificate error's message: a flag Node 20 lacks, where
+ * report-sync's own message says how to trust a CA on every line.
+ */
+const NODE_SYSTEM_CA_ADVICE = /;\s*if the root CA is installed locally, try running Node\.js with --use-system-ca\.?$/;
+
+/** A failed certificate verification's message, as OpenSSL words it, without Node's own advice. */
+export function certificateReason(error: Error): string {
+  return error.message.replace(NODE_SYSTEM_CA_ADVICE, '');
 }
 
 /** The code of a failed certificate verification in `error` (or its causes), if that is what it is. */

@@ -1,5 +1,5 @@
 import { ConfigError, SyncError, WarehouseError } from '../../errors/sync-error.js';
-import { certificateCode } from '../../http/tls-verification-error.js';
+import { certificateCode, certificateReason } from '../../http/tls-verification-error.js';
 
 /**
  * Database errors that pass by themselves: a lock held by another process, a dropped
@@ -122,7 +122,7 @@ export function classifyWarehouseError(error: unknown, action: string): SyncErro
   const certificate = certificateCode(err) ?? (code === 'HANDSHAKE_SSL_ERROR' && CERTIFICATE_TROUBLE.test(err.message) ? code : undefined);
   if (certificate !== undefined) {
     return new ConfigError(
-      `TLS with the warehouse failed while ${action}: ${err.message} (${certificate}); if the server is genuine, trust its CA ` +
+      `TLS with the warehouse failed while ${action}: ${certificateReason(err)} (${certificate}); if the server is genuine, trust its CA ` +
         '(ssl-ca=/path/to/ca.pem in a mysql:// DATABASE_URL, sslmode=verify-full&sslrootcert=/path/to/ca.pem in a postgres:// one, or NODE_EXTRA_CA_CERTS=/path/to/ca.pem), ' +
         'and connect by a host name the certificate names',
       { cause: err },

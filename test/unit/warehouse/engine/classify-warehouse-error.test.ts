@@ -63,6 +63,21 @@ describe('classifyWarehouseError', () => {
   });
 });
 
+describe('classifyWarehouseError: a certificate that cannot be verified', () => {
+  const NODE_24_ADVICE = '; if the root CA is installed locally, try running Node.js with --use-system-ca';
+
+  it.each([
+    ['pg', 'DEPTH_ZERO_SELF_SIGNED_CERT'],
+    ['mysql2', 'HANDSHAKE_SSL_ERROR'],
+  ])('words it the same on every Node line: Node 24’s own advice (a flag Node 20 lacks) is left out (%s)', (_driver, code) => {
+    const node24 = classifyWarehouseError(withCode(`self-signed certificate${NODE_24_ADVICE}`, code), 'migrating');
+    const node20 = classifyWarehouseError(withCode('self-signed certificate', code), 'migrating');
+    expect(node24.message).toBe(node20.message);
+    expect(node20.message).toMatch(new RegExp(`: self-signed certificate \\(${code}\\); if the server is genuine, trust its CA \\(ssl-ca=`));
+    expect(node24.message).not.toContain('--use-system-ca');
+  });
+});
+
 describe('classifyWarehouseError: DATABASE_URL itself is wrong', () => {
   it.each([
     ['a database that does not exist', withCode('database "typo" does not exist', '3D000'), /createdb/],
