@@ -8,7 +8,7 @@ set -uo pipefail
 
 repo=$(git rev-parse --show-toplevel) || exit 2
 work=${NODE_LINES_DIR:-${TMPDIR:-/tmp}/report-sync-node-lines}
-platform=$(node -p 'process.platform + "-" + (process.arch === "x64" ? "x64" : process.arch)')
+platform=$(node -p 'process.platform + "-" + process.arch')
 majors=("$@")
 [ ${#majors[@]} -eq 0 ] && majors=(22 24 26)
 mkdir -p "$work"

@@ -14,9 +14,9 @@ export const SQLITE_DRIVER_PACKAGE = sqliteDriverPackage(process.versions.node);
 /**
  * better-sqlite3 for the Node.js running. 12's addon derives from `node::ObjectWrap`, whose
  * destructor aborts the process on Node 24.19 and later when the garbage collector frees a
- * statement outside JavaScript (nodejs/node#65446): a SQLite worker died at a random moment.
- * 13 is a Node-API addon without that fault, but does not run on Node 20, which keeps 12
- * (`better-sqlite3-napi` is 13 under another name). Both have the same API.
+ * statement outside JavaScript (nodejs/node#65446), so any process holding a SQLite warehouse
+ * could die at a random moment. 13 is a Node-API addon without that fault, but does not run on
+ * Node 20, which keeps 12 (`better-sqlite3-napi` is 13 under another name). Same API.
  */
 export const Database: typeof BetterSqlite3 = SQLITE_DRIVER_PACKAGE === 'better-sqlite3-napi' ? require('better-sqlite3-napi') : require('better-sqlite3');
 
