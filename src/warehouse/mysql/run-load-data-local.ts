@@ -24,11 +24,11 @@ export function runLoadDataLocal(connection: mysql.PoolConnection, sql: string, 
   const file = Readable.from(asBytes(load.chunks ?? []), { objectMode: false });
   // The connection's socket: mysql2's typings leave it out.
   const socket = (connection as unknown as { readonly stream?: EventEmitter }).stream;
-  const listening = socket && fileListeners(socket);
+  const forgetLoadListeners = socket && listenersAddedFrom(socket);
   connection.query({ sql, infileStreamFactory: () => file }, (error: unknown, result: unknown) => {
     // A load the server ended early leaves the chunks unread: stop them (a worker thread may be producing them).
     file.destroy();
-    if (socket && listening) forgetFileListeners(socket, listening);
+    forgetLoadListeners?.();
     if (error) return callback(error, undefined as never);
     const header = result as mysql.ResultSetHeader;
     if (header.warningStatus === 0) return callback(null, header as unknown as MysqlQueryResult);
@@ -41,22 +41,21 @@ export function runLoadDataLocal(connection: mysql.PoolConnection, sql: string, 
 /** The socket events mysql2 listens to while it sends a file, to pause and resume it. */
 const FILE_EVENTS = ['pause', 'drain'] as const;
 
-/** The listeners of the socket's {@link FILE_EVENTS} before a load. */
-function fileListeners(socket: EventEmitter): Map<string, Set<unknown>> {
-  return new Map(FILE_EVENTS.map((event) => [event, new Set(socket.listeners(event))]));
-}
-
 /**
- * Removes the listeners a load added to the socket. mysql2 removes them itself only when the load
- * succeeds: after a file that failed (a bad record) or a load the server refused, they stayed on the
- * pooled connection's socket, two more each time, holding the old file, until Node warned of a leak.
+ * Notes the socket's {@link FILE_EVENTS} listeners before a load; the function returned removes
+ * those the load added. mysql2 removes them itself only when the load succeeds: after a file that
+ * failed (a bad record) or a load the server refused, they stayed on the pooled connection's
+ * socket, two more each time, holding the old file, until Node warned of a leak.
  */
-function forgetFileListeners(socket: EventEmitter, before: Map<string, Set<unknown>>): void {
-  for (const event of FILE_EVENTS) {
-    for (const listener of socket.listeners(event)) {
-      if (!before.get(event)!.has(listener)) socket.removeListener(event, listener as (...args: unknown[]) => void);
+function listenersAddedFrom(socket: EventEmitter): () => void {
+  const before = new Map(FILE_EVENTS.map((event) => [event, new Set(socket.listeners(event))]));
+  return () => {
+    for (const event of FILE_EVENTS) {
+      for (const listener of socket.listeners(event)) {
+        if (!before.get(event)!.has(listener)) socket.removeListener(event, listener as (...args: unknown[]) => void);
+      }
     }
-  }
+  };
 }
 
 /** A row of SHOW WARNINGS. */
