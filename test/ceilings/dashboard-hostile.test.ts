@@ -72,7 +72,11 @@ function timedGet(url: string, path: string): Promise<Timed> {
 
 async function startDashboard(dir: string, configFile: string, env: Record<string, string>): Promise<{ process: CliProcess; url: string }> {
   const process = startCliProcess(['dashboard', '--port', '0', '--config', configFile], { cwd: dir, env });
-  await until(() => /at (http:\/\/\S+)/.test(process.stdout()), 15_000, `the dashboard to listen (output so far: ${process.output()})`);
+  await until(
+    () => /at (http:\/\/\S+)/.test(process.stdout()),
+    15_000,
+    () => `the dashboard to listen (output so far: ${process.output()})`,
+  );
   return { process, url: /at (http:\/\/\S+)/.exec(process.stdout())![1]! };
 }
 

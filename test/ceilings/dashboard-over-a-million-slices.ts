@@ -124,7 +124,11 @@ export function describeDashboardOverAMillionSlices(dialect: WarehouseDialect): 
       const configFile = join(dir, `dashboard-aggregate-${dialect}.json`);
       writeFileSync(configFile, JSON.stringify({ portfolios: PORTFOLIOS, reportTypes: TYPES }));
       dashboard = startCliProcess(['dashboard', '--port', '0', '--config', configFile], { cwd: dir, env: { DATABASE_URL: warehouse.databaseUrl } });
-      await until(() => /at (http:\/\/\S+)/.test(dashboard.stdout()), 15_000, `the dashboard to listen (output so far: ${dashboard.output()})`);
+      await until(
+        () => /at (http:\/\/\S+)/.test(dashboard.stdout()),
+        15_000,
+        () => `the dashboard to listen (output so far: ${dashboard.output()})`,
+      );
       url = /at (http:\/\/\S+)/.exec(dashboard.stdout())![1]!;
     }, 180_000);
 

@@ -68,7 +68,11 @@ describe('backfill while it is queueing', () => {
     expect((await rig.cli(['migrate'])).code).toBe(0);
     // No worker: nothing finishes, so only the signal ends the wait.
     const backfill = startCliProcess(['backfill', '--from', '2024-03-04', '--to', '2024-03-06', '--wait'], { cwd: rig.dir, env: rig.env });
-    await until(() => backfill.output().includes('Queued 60 slices'), 30_000, 'the backfill to queue its slices');
+    await until(
+      () => backfill.output().includes('Queued 60 slices'),
+      30_000,
+      () => `the backfill to queue its slices (output so far: ${backfill.output()})`,
+    );
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     const signalledAt = Date.now();
     backfill.child.kill('SIGTERM');

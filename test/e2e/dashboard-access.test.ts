@@ -35,7 +35,11 @@ const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:
 
 async function startDashboard(seeded: SeededWarehouse, args: string[], env: Record<string, string> = {}): Promise<{ process: CliProcess; url: string }> {
   const process = startCliProcess(['dashboard', '--port', '0', ...args], { cwd: seeded.dir, env: { ...seeded.env, ...env } });
-  await until(() => /at (http:\/\/\S+)/.test(process.stdout()) || process.child.exitCode !== null, 15_000, `the dashboard to listen (output: ${process.output()})`);
+  await until(
+    () => /at (http:\/\/\S+)/.test(process.stdout()) || process.child.exitCode !== null,
+    15_000,
+    () => `the dashboard to listen (output: ${process.output()})`,
+  );
   const url = /at (http:\/\/\S+)/.exec(process.stdout())?.[1];
   if (!url) throw new Error(`the dashboard did not start: ${process.output()}`);
   return { process, url };

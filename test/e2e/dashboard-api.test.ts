@@ -16,7 +16,11 @@ import { until } from '../helpers/until.js';
 
 async function startDashboard(seeded: SeededWarehouse, args: string[], env: Record<string, string> = {}): Promise<{ process: CliProcess; url: string }> {
   const process = startCliProcess(['dashboard', '--port', '0', ...args], { cwd: seeded.dir, env: { ...seeded.env, ...env } });
-  await until(() => /at (http:\/\/\S+)/.test(process.stdout()) || process.child.exitCode !== null, 15_000, `the dashboard to listen (output: ${process.output()})`);
+  await until(
+    () => /at (http:\/\/\S+)/.test(process.stdout()) || process.child.exitCode !== null,
+    15_000,
+    () => `the dashboard to listen (output: ${process.output()})`,
+  );
   return { process, url: /at (http:\/\/\S+)/.exec(process.stdout())![1]! };
 }
 

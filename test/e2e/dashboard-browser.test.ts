@@ -77,7 +77,11 @@ interface Dashboard {
 
 async function startDashboard(seeded: SeededWarehouse, configFile: string, env: Record<string, string> = {}): Promise<Dashboard> {
   const process = startCliProcess(['dashboard', '--port', '0', '--config', configFile], { cwd: seeded.dir, env: { ...seeded.env, ...env } });
-  await until(() => /at (http:\/\/\S+)/.test(process.stdout()), 15_000, `the dashboard to listen (output so far: ${process.output()})`);
+  await until(
+    () => /at (http:\/\/\S+)/.test(process.stdout()),
+    15_000,
+    () => `the dashboard to listen (output so far: ${process.output()})`,
+  );
   const url = /at (http:\/\/\S+)/.exec(process.stdout())![1]!;
   return {
     process,

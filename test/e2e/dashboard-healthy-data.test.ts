@@ -101,7 +101,11 @@ describe('the dashboard shows healthy data as healthy, legibly, from recent nigh
     const configFile = join(seeded.dir, 'settings.json');
     writeFileSync(configFile, JSON.stringify({ portfolios: PORTFOLIOS, reportTypes: TYPES, schedule: { timeZone: 'UTC' } }));
     dashboard = startCliProcess(['dashboard', '--port', '0', '--config', configFile], { cwd: seeded.dir, env: seeded.env });
-    await until(() => /at (http:\/\/\S+)/.test(dashboard.stdout()), 15_000, `the dashboard to listen (output so far: ${dashboard.output()})`);
+    await until(
+      () => /at (http:\/\/\S+)/.test(dashboard.stdout()),
+      15_000,
+      () => `the dashboard to listen (output so far: ${dashboard.output()})`,
+    );
     url = /at (http:\/\/\S+)/.exec(dashboard.stdout())![1]!;
     browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });

@@ -91,7 +91,11 @@ describe('a password in a URL typed wrong is printed nowhere', () => {
     expect(databaseUrl).toContain(':Zq8@');
     const dashboard = startCliProcess(['dashboard', '--port', '0'], { cwd: seeded.dir, env: { DATABASE_URL: databaseUrl } });
     try {
-      await until(() => /at (http:\/\/\S+)/.test(dashboard.stdout()) || dashboard.child.exitCode !== null, 15_000, `the dashboard to listen (output: ${dashboard.output()})`);
+      await until(
+        () => /at (http:\/\/\S+)/.test(dashboard.stdout()) || dashboard.child.exitCode !== null,
+        15_000,
+        () => `the dashboard to listen (output: ${dashboard.output()})`,
+      );
       const url = /at (http:\/\/\S+)/.exec(dashboard.stdout())![1]!;
       const meta = (await (await fetch(`${url}api/meta`)).json()) as { warehouse: string };
       expect(meta.warehouse).toBe(databaseUrl.replace(':Zq8@', ':[redacted]@'));

@@ -50,7 +50,11 @@ function migrate(dir: string, databaseUrl: string, limitMs = 120_000) {
 
 /** Sends SIGTERM once `what` is in the output, and says how long the process took to go. */
 async function stopOnceWaiting(process: CliProcess, what: string) {
-  await until(() => process.output().includes(what), 30_000, `the command to say: ${what}`);
+  await until(
+    () => process.output().includes(what),
+    30_000,
+    () => `the command to say: ${what} (output so far: ${process.output()})`,
+  );
   const signalledAt = Date.now();
   process.child.kill('SIGTERM');
   const exit = await process.exited;
@@ -172,7 +176,11 @@ describe('a SQLite warehouse whose write lock another process holds when it is t
   it('waits for it, saying so, and migrates once it is released', async () => {
     const { dir, databaseUrl } = await lockedWarehouse({ warehouse: { busyTimeoutMs: 60_000 } });
     const running = migrate(dir, databaseUrl);
-    await until(() => running.process.output().includes('waiting for its write lock to migrate'), 30_000, 'migrate to wait for the lock');
+    await until(
+      () => running.process.output().includes('waiting for its write lock to migrate'),
+      30_000,
+      () => `migrate to wait for the lock (output so far: ${running.process.output()})`,
+    );
     await lock!.release();
     const result = await running.finished;
 
@@ -215,8 +223,11 @@ async function holdMigrationLock(dialect: 'postgres' | 'mysql', databaseUrl: str
       end: () => client.end(),
     };
   }
+  // MySQL's named locks are the server's, not the database's: another test file migrating a
+  // database of its own on the same server may hold it for a moment, so wait for it, and make sure.
   const connection = await mysql.createConnection(databaseUrl);
-  await connection.query("select get_lock('ea586330-2c93-47c8-908d-981d9d270f9d', 0)");
+  const [taken] = await connection.query<mysql.RowDataPacket[]>("select get_lock('ea586330-2c93-47c8-908d-981d9d270f9d', 30) as locked");
+  if (Number(taken[0]!.locked) !== 1) throw new Error('could not take the MySQL migration lock within 30 s: another process on the server holds it');
   return {
     release: async () => void (await connection.query("select release_lock('ea586330-2c93-47c8-908d-981d9d270f9d')")),
     tables: async () => {
@@ -247,7 +258,11 @@ describe.each(['postgres', 'mysql'] as const)('a %s warehouse another process is
   it('waits for it, saying so, and migrates once it is done', async () => {
     const { dir, databaseUrl } = await lockedDatabase();
     const running = migrate(dir, databaseUrl);
-    await until(() => running.process.output().includes('another process is migrating the warehouse: waiting for it to finish'), 30_000, 'migrate to wait for the lock');
+    await until(
+      () => running.process.output().includes('another process is migrating the warehouse: waiting for it to finish'),
+      30_000,
+      () => `migrate to wait for the lock (output so far: ${running.process.output()})`,
+    );
     await holder!.release();
     const result = await running.finished;
 

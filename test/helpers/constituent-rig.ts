@@ -109,7 +109,11 @@ export function useConstituentRig(dialect: WarehouseDialect) {
     async withDashboard(use: (url: string) => Promise<void>): Promise<void> {
       const dashboard = startCliProcess(['dashboard', '--port', '0'], { cwd: rig().dir, env: rig().env });
       try {
-        await until(() => /at (http:\/\/\S+)/.test(dashboard.stdout()) || dashboard.child.exitCode !== null, 15_000, `the dashboard to listen (output: ${dashboard.output()})`);
+        await until(
+          () => /at (http:\/\/\S+)/.test(dashboard.stdout()) || dashboard.child.exitCode !== null,
+          15_000,
+          () => `the dashboard to listen (output: ${dashboard.output()})`,
+        );
         await use(/at (http:\/\/\S+)/.exec(dashboard.stdout())![1]!);
       } finally {
         dashboard.child.kill('SIGTERM');

@@ -1,8 +1,12 @@
-/** Waits until `condition` holds, checking every `everyMs`; fails naming `what` after `timeoutMs`. */
-export async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string, everyMs = 100): Promise<void> {
+/**
+ * Waits until `condition` holds, checking every `everyMs`; fails naming `what` after `timeoutMs`.
+ * `what` may be a function, read only on the timeout, so a message can carry the output a process
+ * had written by then rather than what it had written when the wait began.
+ */
+export async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string | (() => string), everyMs = 100): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'function' ? what() : what}`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
