@@ -1,9 +1,13 @@
 #!/usr/bin/env node
-// The published command (compiled to dist/src/cli/bin.js): probes the temporary directory, then runs the CLI.
+// The published command (compiled to dist/src/cli/bin.js): takes its heap settings, probes the
+// temporary directory, then runs the CLI, loaded only then so a restart for the heap settings
+// costs one Node start-up, not two loads of the command.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from './main.js';
+import { restartWithHeapSettings } from '../runtime/heap-settings.js';
+
+restartWithHeapSettings();
 
 /** What the operating system's codes mean for the temporary directory, in words. */
 const TMP_TROUBLE: Readonly<Record<string, string>> = {
@@ -30,4 +34,5 @@ try {
   process.exit(2);
 }
 
+const { runCli } = await import('./main.js');
 await runCli();
