@@ -6,14 +6,7 @@ import { EXPORT_SLICE_JOB } from '../../src/queue/slice-job.js';
 import { TEST_REDIS_URL } from '../helpers/test-redis.js';
 import { startQueueRig, type QueueRig } from '../helpers/queue-rig.js';
 import { DIALECTS } from '../helpers/temp-warehouse.js';
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+import { until } from '../helpers/until.js';
 
 async function withQueue<T>(rig: QueueRig, use: (queue: Queue) => Promise<T>): Promise<T> {
   const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
@@ -105,7 +98,7 @@ describe('queue mode: BullMQ workers on Redis, a Postgres warehouse unless a tes
     await Promise.all([rig.ready(doomed), rig.ready(survivor)]);
     const portfolios = Array.from({ length: 10 }, (_, i) => 1001 + i).join(',');
     const backfill = rig.cli(['backfill', ...TWO_WEEKS, '--portfolios', portfolios, '--wait']);
-    await until(() => rig!.simulator.counters.exportRequests >= 40);
+    await until(() => rig!.simulator.counters.exportRequests >= 40, 30_000, '40 export requests', 50);
     doomed.child.kill('SIGKILL');
     expect(await doomed.exited).toBe('SIGKILL');
     const result = await backfill;
@@ -124,7 +117,7 @@ describe('queue mode: BullMQ workers on Redis, a Postgres warehouse unless a tes
     const worker = rig.startWorker();
     await rig.ready(worker);
     await rig.cli(['backfill', '--from', '2024-01-01', '--to', '2024-01-05', '--portfolios', '1001,1002']);
-    await until(() => rig!.simulator.counters.exportRequests >= 4);
+    await until(() => rig!.simulator.counters.exportRequests >= 4, 30_000, '4 export requests', 50);
     const signalledAt = Date.now();
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);
@@ -166,7 +159,7 @@ describe('queue mode: BullMQ workers on Redis, a Postgres warehouse unless a tes
     // What the job scheduler does at the cron time: add one nightly job.
     await withQueue(rig, (queue) => queue.add('nightly-fan-out', {}, { priority: 1 }));
     // Yesterday and the two days before it, for 2 portfolios × 2 report types.
-    await until(async () => (await tableCounts(rig!)).ledger === 12);
+    await until(async () => (await tableCounts(rig!)).ledger === 12, 30_000, 'the 12 slices of the night in the ledger', 50);
     expect(worker.output()).toContain('nightly fan-out queued its slices');
   });
 

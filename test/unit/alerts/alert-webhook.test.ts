@@ -8,6 +8,7 @@ import { ConfigError } from '../../../src/errors/sync-error.js';
 import { FailureTally } from '../../../src/outcomes/failure-groups.js';
 import { createLogger } from '../../../src/logging/logger.js';
 import { Receiver, SECRET_PATH, type Answer } from '../../helpers/webhook-receiver.js';
+import { until } from '../../helpers/until.js';
 
 /** A log sink that keeps every line. */
 class LogSink extends Writable {
@@ -197,7 +198,7 @@ describe('AlertWebhook', () => {
     const shutdown = new AbortController();
     const { webhook: hook, logs, results } = webhook(rx.url, { baseDelayMs: 20_000, signal: shutdown.signal });
     const sending = hook.send(summary());
-    await until(() => rx.requests.length === 1);
+    await until(() => rx.requests.length === 1, 5_000, 'the receiver to get the alert', 5);
     await new Promise((resolve) => setTimeout(resolve, 50));
     const aborted = Date.now();
     shutdown.abort();
@@ -214,7 +215,7 @@ describe('AlertWebhook', () => {
     const shutdown = new AbortController();
     const { webhook: hook, results } = webhook(rx.url, { timeoutMs: 20_000, signal: shutdown.signal });
     const sending = hook.send(summary());
-    await until(() => rx.requests.length === 1);
+    await until(() => rx.requests.length === 1, 5_000, 'the receiver to get the alert', 5);
     const aborted = Date.now();
     shutdown.abort();
     expect(await sending).toBe(false);
@@ -335,11 +336,3 @@ describe('alertWebhookFromEnvironment', () => {
     );
   });
 });
-
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}

@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../../../src/warehouse/open-warehouse.js';
 import { WalCheckpointer } from '../../../../src/warehouse/sqlite/wal-checkpointer.js';
+import { until } from '../../../helpers/until.js';
 
 const dirs: string[] = [];
 const opened: SqliteConnection[] = [];
@@ -38,14 +39,6 @@ function commitRows(writer: SqliteConnection, commits: number): void {
   for (let i = 0; i < commits; i += 1) commit();
 }
 
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 const autocheckpoint = (writer: SqliteConnection) => writer.pragma('wal_autocheckpoint', { simple: true });
 
 describe('WalCheckpointer', () => {
@@ -59,7 +52,7 @@ describe('WalCheckpointer', () => {
       // About 2,500 pages: past SQLite's own 1,000, below the safety net; in WAL mode only a
       // checkpoint writes to the database file, and the writer was told not to until 10,000.
       commitRows(writer, 500);
-      await until(() => statSync(file).size > emptySize + 8 * 1024 * 1024, 'the rows to reach the database file');
+      await until(() => statSync(file).size > emptySize + 8 * 1024 * 1024, 10_000, 'the rows to reach the database file', 10);
       const rows = writer.prepare('select count(*) as n from t').get() as { n: number };
       expect(rows.n).toBe(10_000);
     } finally {
@@ -73,7 +66,7 @@ describe('WalCheckpointer', () => {
   it('ends without hanging when its thread cannot open the database, and the writer checkpoints for itself again', async () => {
     const { file, writer } = walDatabase();
     const checkpointer = WalCheckpointer.start(`${file}-not-there`, writer);
-    await until(() => !checkpointer.running, 'the failed thread to end');
+    await until(() => !checkpointer.running, 10_000, 'the failed thread to end', 10);
     expect(autocheckpoint(writer)).toBe(1_000);
     await checkpointer.stop();
     // The writer goes on committing and checkpointing as SQLite always did.
