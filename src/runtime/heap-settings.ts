@@ -19,10 +19,13 @@ export interface HeapSetting {
 /**
  * The heap options to add to a process started with `execArgv` and `NODE_OPTIONS`: each of
  * {@link HEAP_SETTINGS} the user has not set there (their value wins), none once all are set.
+ * None either under a debugger (`--inspect`, `--inspect-brk`…): a restart would cut off the one
+ * attached to the first start.
  */
 export function heapOptionsToAdd(execArgv: readonly string[], nodeOptions: string | undefined): string[] {
-  const given = [...execArgv, ...(nodeOptions ?? '').split(/\s+/)];
-  return HEAP_SETTINGS.filter((setting) => !given.some((option) => optionName(option) === setting.flag)).map((setting) => `--${setting.flag}=${setting.megabytes}`);
+  const given = [...execArgv, ...(nodeOptions ?? '').split(/\s+/)].map(optionName);
+  if (given.some((name) => name?.startsWith('inspect'))) return [];
+  return HEAP_SETTINGS.filter((setting) => !given.includes(setting.flag)).map((setting) => `--${setting.flag}=${setting.megabytes}`);
 }
 
 /** `--max_old_space_size=512` → `max-old-space-size`: V8 takes either spelling. */

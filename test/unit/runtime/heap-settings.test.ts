@@ -15,6 +15,13 @@ describe('heapOptionsToAdd', () => {
     expect(heapOptionsToAdd([], '  --max-semi-space-size=64   --import x ')).toEqual(['--max-old-space-size=1536']);
   });
 
+  it('adds nothing under a debugger, which a restart would cut off', () => {
+    expect(heapOptionsToAdd(['--inspect-brk'], undefined)).toEqual([]);
+    expect(heapOptionsToAdd([], '--inspect=0.0.0.0:9229')).toEqual([]);
+    // An option that only looks alike is no debugger.
+    expect(heapOptionsToAdd(['--no-experimental-inspector-network'], undefined)).toEqual(OURS);
+  });
+
   it('adds nothing once every setting is there, so the restarted process does not restart again', () => {
     expect(heapOptionsToAdd(OURS, undefined)).toEqual([]);
     expect(heapOptionsToAdd(['--max-semi-space-size=8'], '--max-old-space-size=900')).toEqual([]);
