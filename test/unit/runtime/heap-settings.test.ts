@@ -3,28 +3,40 @@ import { HEAP_SETTINGS, heapOptionsToAdd, restartWithHeapSettings, type Restarta
 
 const OURS = HEAP_SETTINGS.map((setting) => `--${setting.flag}=${setting.megabytes}`);
 
+/** A process Node gave its usual heap limit on a machine with memory to spare (4 GB and more). */
+const ROOMY_MB = 4288;
+
+const added = (execArgv: string[], nodeOptions?: string, heapLimitMb = ROOMY_MB) => heapOptionsToAdd({ execArgv, nodeOptions, heapLimitMb });
+
 describe('heapOptionsToAdd', () => {
   it('adds every heap setting to a process started with none, whatever else it was given', () => {
-    expect(heapOptionsToAdd([], undefined)).toEqual(OURS);
-    expect(heapOptionsToAdd(['--enable-source-maps'], '--import ./preload.mjs --no-warnings')).toEqual(OURS);
+    expect(added([])).toEqual(OURS);
+    expect(added(['--enable-source-maps'], '--import ./preload.mjs --no-warnings')).toEqual(OURS);
   });
 
   it("keeps the user's own value of a setting, from the command line or NODE_OPTIONS, in either spelling", () => {
-    expect(heapOptionsToAdd(['--max-old-space-size=4096'], undefined)).toEqual(['--max-semi-space-size=16']);
-    expect(heapOptionsToAdd([], '--max_old_space_size=4096')).toEqual(['--max-semi-space-size=16']);
-    expect(heapOptionsToAdd([], '  --max-semi-space-size=64   --import x ')).toEqual(['--max-old-space-size=1536']);
+    expect(added(['--max-old-space-size=4096'])).toEqual(['--max-semi-space-size=16']);
+    expect(added([], '--max_old_space_size=4096')).toEqual(['--max-semi-space-size=16']);
+    expect(added([], '  --max-semi-space-size=64   --import x ')).toEqual(['--max-old-space-size=1536']);
+  });
+
+  it("caps the old generation only below Node's own limit: a small container keeps the heap Node sized to it", () => {
+    expect(added([], undefined, 1024)).toEqual(['--max-semi-space-size=16']);
+    expect(added([], undefined, 1536)).toEqual(['--max-semi-space-size=16']);
+    // The ordinary neighbour: a limit just above the cap is lowered to it.
+    expect(added([], undefined, 1600)).toEqual(OURS);
   });
 
   it('adds nothing under a debugger, which a restart would cut off', () => {
-    expect(heapOptionsToAdd(['--inspect-brk'], undefined)).toEqual([]);
-    expect(heapOptionsToAdd([], '--inspect=0.0.0.0:9229')).toEqual([]);
+    expect(added(['--inspect-brk'])).toEqual([]);
+    expect(added([], '--inspect=0.0.0.0:9229')).toEqual([]);
     // An option that only looks alike is no debugger.
-    expect(heapOptionsToAdd(['--no-experimental-inspector-network'], undefined)).toEqual(OURS);
+    expect(added(['--no-experimental-inspector-network'])).toEqual(OURS);
   });
 
   it('adds nothing once every setting is there, so the restarted process does not restart again', () => {
-    expect(heapOptionsToAdd(OURS, undefined)).toEqual([]);
-    expect(heapOptionsToAdd(['--max-semi-space-size=8'], '--max-old-space-size=900')).toEqual([]);
+    expect(added(OURS)).toEqual([]);
+    expect(added(['--max-semi-space-size=8'], '--max-old-space-size=900')).toEqual([]);
   });
 });
 
@@ -50,7 +62,7 @@ function fakeProcess(overrides: Partial<RestartableProcess> = {}) {
 describe('restartWithHeapSettings', () => {
   it('restarts the same command with the heap settings first, its own options and arguments after, and the same environment', () => {
     const fake = fakeProcess();
-    restartWithHeapSettings(fake.host);
+    restartWithHeapSettings(fake.host, ROOMY_MB);
     expect(fake.calls).toEqual([
       {
         file: '/usr/bin/node',
@@ -63,14 +75,14 @@ describe('restartWithHeapSettings', () => {
 
   it('goes on as it is where Node cannot restart a process (Node 20, Windows), saying nothing', () => {
     const fake = fakeProcess({ execve: undefined });
-    restartWithHeapSettings(fake.host);
+    restartWithHeapSettings(fake.host, ROOMY_MB);
     expect(fake.calls).toEqual([]);
     expect(fake.stderr()).toBe('');
   });
 
   it('does not restart a process that has the settings already', () => {
     const fake = fakeProcess({ execArgv: [...OURS, '--enable-source-maps'] });
-    restartWithHeapSettings(fake.host);
+    restartWithHeapSettings(fake.host, ROOMY_MB);
     expect(fake.calls).toEqual([]);
   });
 
@@ -80,7 +92,7 @@ describe('restartWithHeapSettings', () => {
         throw Object.assign(new Error('execve failed: E2BIG'), { code: 'E2BIG' });
       },
     });
-    expect(() => restartWithHeapSettings(fake.host)).not.toThrow();
+    expect(() => restartWithHeapSettings(fake.host, ROOMY_MB)).not.toThrow();
     expect(fake.stderr()).toBe("report-sync: could not restart Node.js with its heap settings (execve failed: E2BIG); going on with Node's own\n");
   });
 });
