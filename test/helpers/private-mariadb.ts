@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -29,6 +29,10 @@ export async function startPrivateMariadb(options: PrivateMariadbOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'report-sync-private-mariadb-'));
   const asRoot = process.getuid?.() === 0;
   const data = join(dir, 'data');
+  // A tmpdir of its own: a starting server deletes every `#sql…` file in its tmpdir it may, and in
+  // /tmp those are the shared server's temporary tables, in use by other test files' queries.
+  const temporary = join(dir, 'tmp');
+  mkdirSync(temporary);
   const port = await freePort();
   const userOption = asRoot ? ['--user=mysql'] : [];
   const tlsOptions: string[] = [];
@@ -61,6 +65,7 @@ export async function startPrivateMariadb(options: PrivateMariadbOptions = {}) {
         '--no-defaults',
         ...userOption,
         `--datadir=${data}`,
+        `--tmpdir=${temporary}`,
         `--port=${port}`,
         '--bind-address=127.0.0.1',
         `--socket=${join(dir, 'server.sock')}`,
@@ -123,12 +128,17 @@ export async function startPrivateMariadb(options: PrivateMariadbOptions = {}) {
     if (asRoot) {
       owner = { uid: Number((await run('id', ['-u', 'mysql'])).stdout.trim()), gid: Number((await run('id', ['-g', 'mysql'])).stdout.trim()) };
       chownSync(dir, owner.uid, owner.gid);
+      chownSync(temporary, owner.uid, owner.gid);
     }
     if (options.tls) writeCertificate(options.tls);
-    await run('mariadb-install-db', [...userOption, `--datadir=${data}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--skip-name-resolve'], {
-      cwd: dir,
-      timeout: 60_000,
-    });
+    await run(
+      'mariadb-install-db',
+      [...userOption, `--datadir=${data}`, `--tmpdir=${temporary}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--skip-name-resolve'],
+      {
+        cwd: dir,
+        timeout: 60_000,
+      },
+    );
     await start();
   } catch (error) {
     await stop().catch(() => undefined);
