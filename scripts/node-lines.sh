@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the demo and tiers of the tests (NODE_LINES_TIERS, default "unit integration") of the last
+# Runs the demo and tiers of the tests (NODE_LINES_TIERS, default "unit integration ceilings") of the last
 # commit on other Node.js lines (default: 22 24 26), each in a clone of its own with its own
 # node_modules (better-sqlite3 is built for that line). The Node binaries come from the npm
 # registry (node-<platform>-<arch>), so this needs no other network.
@@ -30,7 +30,7 @@ for major in "${majors[@]}"; do
     log() { echo "node $(node --version): $*"; }
     npm ci --no-audit --no-fund > npm-ci.log 2>&1 || { log "npm ci failed, see $clone/npm-ci.log"; exit 1; }
     status=0
-    for step in demo ${NODE_LINES_TIERS:-unit integration}; do
+    for step in demo ${NODE_LINES_TIERS:-unit integration ceilings}; do
       case $step in
         demo) command=(timeout 300 npm run demo) ;;
         *) command=(npx vitest run --project "$step") ;;
