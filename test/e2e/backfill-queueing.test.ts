@@ -7,7 +7,7 @@ import { capturedIo } from '../helpers/captured-io.js';
 import { startCliProcess } from '../helpers/cli-process.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
 import { startQueueRig, type QueueRig } from '../helpers/queue-rig.js';
-import { until } from '../helpers/until.js';
+import { until, untilSaid } from '../helpers/until.js';
 
 /*
  * Queueing a long range takes a while and holds Redis memory: a signal stops it at the next batch,
@@ -68,11 +68,7 @@ describe('backfill while it is queueing', () => {
     expect((await rig.cli(['migrate'])).code).toBe(0);
     // No worker: nothing finishes, so only the signal ends the wait.
     const backfill = startCliProcess(['backfill', '--from', '2024-03-04', '--to', '2024-03-06', '--wait'], { cwd: rig.dir, env: rig.env });
-    await until(
-      () => backfill.output().includes('Queued 60 slices'),
-      30_000,
-      () => `the backfill to queue its slices (output so far: ${backfill.output()})`,
-    );
+    await untilSaid(backfill, 'Queued 60 slices', 30_000);
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     const signalledAt = Date.now();
     backfill.child.kill('SIGTERM');

@@ -8,7 +8,7 @@ import { capturedIo } from '../helpers/captured-io.js';
 import { freePort } from '../helpers/free-port.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
 import { TEST_POSTGRES_URL } from '../helpers/temp-warehouse.js';
-import { until } from '../helpers/until.js';
+import { untilSaid } from '../helpers/until.js';
 import { CLI_BIN } from '../helpers/cli-bin.js';
 
 /*
@@ -182,11 +182,7 @@ describe('a worker whose Redis is down', () => {
     const worker = startWorker(await deadRedisUrl());
     // Timed from the first trouble line, not from the spawn: on a busy machine starting the worker
     // alone can take seconds. The next backoff steps (1 and 2 s after it) each add one line.
-    await until(
-      () => worker.output().includes('Redis connection trouble'),
-      15_000,
-      () => `the first Redis trouble line (output so far: ${worker.output()})`,
-    );
+    await untilSaid(worker, 'Redis connection trouble', 15_000);
     await new Promise((resolve) => setTimeout(resolve, 3_500));
     const { exit, stoppedInMs } = await stopWithin(worker, 5_000);
     expect(exit).toBe(0);

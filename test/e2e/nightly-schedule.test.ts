@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { countWarehouse } from '../helpers/count-warehouse.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
 import { startQueueRig, type QueueRig } from '../helpers/queue-rig.js';
-import { until } from '../helpers/until.js';
+import { until, untilSaid } from '../helpers/until.js';
 
 /*
  * The nightly schedule in queue mode: it survives Redis losing its data (every worker re-creates it),
@@ -50,11 +50,7 @@ describe('the nightly schedule in queue mode', () => {
     await until(async () => (await withQueue(redis!.url, rig!.prefix, (queue) => queue.getJobSchedulers())).length === 1, 10_000, 'the schedule to come back');
     const [scheduler] = await withQueue(redis.url, rig.prefix, (queue) => queue.getJobSchedulers());
     expect(scheduler).toMatchObject({ key: 'nightly', pattern: '15 3 * * *', tz: 'Europe/Paris' });
-    await until(
-      () => worker.output().includes('re-created it'),
-      5_000,
-      () => `the log line (output so far: ${worker.output()})`,
-    );
+    await untilSaid(worker, 're-created it', 5_000);
     expect(worker.output()).toContain('the nightly schedule was missing from Redis');
     // One line for the one re-creation, not one per check.
     expect(worker.output().split('the nightly schedule was missing').length - 1).toBe(1);
@@ -64,11 +60,7 @@ describe('the nightly schedule in queue mode', () => {
     rig = await startQueueRig({ settings: { schedule: { checkIntervalMs: 1_000 } } });
     const worker = rig.startWorker();
     await rig.ready(worker);
-    await until(
-      () => worker.output().includes('registered the nightly schedule'),
-      10_000,
-      () => `the registration line (output so far: ${worker.output()})`,
-    );
+    await untilSaid(worker, 'registered the nightly schedule', 10_000);
     expect(await withQueue(rig.env.REDIS_URL!, rig.prefix, (queue) => queue.getJobSchedulers())).toHaveLength(1);
     // Checked again every second: still one line, and never the warning of a schedule lost.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
@@ -91,11 +83,7 @@ describe('the nightly schedule in queue mode', () => {
     await rig.promoteNightly();
 
     // Yesterday and the two days before it, for 1 portfolio × 2 report types: 6 slices, not 2 × 2 × 8.
-    await until(
-      () => worker.output().includes('nightly fan-out queued its slices'),
-      20_000,
-      () => `the fan-out (output so far: ${worker.output()})`,
-    );
+    await untilSaid(worker, 'nightly fan-out queued its slices', 20_000);
     await until(async () => (await countWarehouse((await rig!.warehouse()).db)).ledger === 56 + 6, 20_000, 'the night to load');
     expect(worker.output()).toContain('"lookbackDays":2');
     expect(worker.output()).toContain("the registered nightly schedule's settings differ from this worker's");
@@ -103,11 +91,7 @@ describe('the nightly schedule in queue mode', () => {
 
     // Every finished job is kept up to queue.keepCompleted.count (1,000), the fan-out's own included
     // (it completes once it has told the night).
-    await until(
-      () => worker.output().includes('the night finished'),
-      20_000,
-      () => `the night to be told (output so far: ${worker.output()})`,
-    );
+    await untilSaid(worker, 'the night finished', 20_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     const counts = await withQueue(TEST_REDIS(rig), rig.prefix, (queue) => queue.getJobCounts('completed'));
     expect(counts.completed).toBe(56 + 6 + 1);

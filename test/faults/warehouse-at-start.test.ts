@@ -10,7 +10,7 @@ import { holdSqliteLock } from '../helpers/hold-sqlite-lock.js';
 import { startPrivateMariadb } from '../helpers/private-mariadb.js';
 import { startPrivatePostgres } from '../helpers/private-postgres.js';
 import { createTempDatabase } from '../helpers/temp-warehouse.js';
-import { until } from '../helpers/until.js';
+import { untilSaid } from '../helpers/until.js';
 
 /*
  * A warehouse that is not ready when a command starts: a Postgres or MySQL refusing connections (not yet
@@ -50,11 +50,7 @@ function migrate(dir: string, databaseUrl: string, limitMs = 120_000) {
 
 /** Sends SIGTERM once `what` is in the output, and says how long the process took to go. */
 async function stopOnceWaiting(process: CliProcess, what: string) {
-  await until(
-    () => process.output().includes(what),
-    30_000,
-    () => `the command to say: ${what} (output so far: ${process.output()})`,
-  );
+  await untilSaid(process, what, 30_000);
   const signalledAt = Date.now();
   process.child.kill('SIGTERM');
   const exit = await process.exited;
@@ -176,11 +172,7 @@ describe('a SQLite warehouse whose write lock another process holds when it is t
   it('waits for it, saying so, and migrates once it is released', async () => {
     const { dir, databaseUrl } = await lockedWarehouse({ warehouse: { busyTimeoutMs: 60_000 } });
     const running = migrate(dir, databaseUrl);
-    await until(
-      () => running.process.output().includes('waiting for its write lock to migrate'),
-      30_000,
-      () => `migrate to wait for the lock (output so far: ${running.process.output()})`,
-    );
+    await untilSaid(running.process, 'waiting for its write lock to migrate', 30_000);
     await lock!.release();
     const result = await running.finished;
 
@@ -258,11 +250,7 @@ describe.each(['postgres', 'mysql'] as const)('a %s warehouse another process is
   it('waits for it, saying so, and migrates once it is done', async () => {
     const { dir, databaseUrl } = await lockedDatabase();
     const running = migrate(dir, databaseUrl);
-    await until(
-      () => running.process.output().includes('another process is migrating the warehouse: waiting for it to finish'),
-      30_000,
-      () => `migrate to wait for the lock (output so far: ${running.process.output()})`,
-    );
+    await untilSaid(running.process, 'another process is migrating the warehouse: waiting for it to finish', 30_000);
     await holder!.release();
     const result = await running.finished;
 

@@ -10,3 +10,12 @@ export async function until(condition: () => boolean | Promise<boolean>, timeout
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
+
+/** Waits until `process` has written `text`; fails after `timeoutMs` showing what it had written by then. */
+export async function untilSaid(process: { output(): string }, text: string, timeoutMs: number): Promise<void> {
+  await until(
+    () => process.output().includes(text),
+    timeoutMs,
+    () => `${JSON.stringify(text)} in the output (output so far: ${process.output()})`,
+  );
+}
