@@ -43,28 +43,52 @@ export type SourceRecords = Iterable<SourceRecord> | AsyncIterable<SourceRecord>
 
 /**
  * The records of a JSON export (a top-level array of objects); numbers arrive as `LosslessNumber`s.
- * A small Buffer is parsed here and now, its records handed on as a plain array: no promise per
- * record on their way to the warehouse. Anything else, or anything unusual in that Buffer, goes
- * through the streaming scanner, which holds only the current record's text, so errors name the
- * record as for a stream.
+ * A file held in memory is read without a promise per record on its way to the warehouse; a
+ * stream's records come as they arrive. Nothing is parsed until the first record is asked for: a
+ * slice waiting for the warehouse holds its file's bytes, not the objects they become, which
+ * would outlive V8's young generation and be copied into the old one, there to be collected later
+ * at a higher price.
  */
 export function readJsonRecords(input: AsyncIterable<Buffer | string> | Buffer, options: JsonRecordsOptions): SourceRecords {
-  if (!Buffer.isBuffer(input)) return streamJsonRecords(input, options);
-  const whole = input;
+  return Buffer.isBuffer(input) ? wholeJsonRecords(input, options) : streamJsonRecords(input, options);
+}
+
+/**
+ * A file in memory: parsed in one piece when it is small (for small files the scanner and the
+ * per-record parse cost more than the records themselves); anything else, or anything unusual in
+ * a small one, goes through the scanner, which holds only the current record's text, so errors
+ * name the record as for a stream.
+ */
+function* wholeJsonRecords(whole: Buffer, options: JsonRecordsOptions): Generator<SourceRecord> {
   // A file no longer than the longest record allowed cannot hold a record that is too long.
   const atOnce = whole.length <= Math.min(AT_ONCE_MAX_BYTES, options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES);
   const records = atOnce ? parseAtOnce(whole, options.maxDepth ?? DEFAULT_MAX_DEPTH) : undefined;
-  if (records !== undefined) return records.map((record, i) => objectRecord(`record ${i + 1}`, record));
-  return streamJsonRecords(
-    (async function* () {
-      yield whole;
-    })(),
-    options,
-  );
+  if (records !== undefined) {
+    for (let i = 0; i < records.length; i += 1) yield objectRecord(`record ${i + 1}`, records[i]!);
+    return;
+  }
+  const scanner = jsonRecordScanner(options);
+  yield* scanner.push(whole);
+  yield* scanner.end();
 }
 
-/** The streaming scanner of {@link readJsonRecords}. */
+/** A stream's records, as its chunks arrive. */
 async function* streamJsonRecords(input: AsyncIterable<Buffer | string>, options: JsonRecordsOptions): AsyncGenerator<SourceRecord> {
+  const scanner = jsonRecordScanner(options);
+  for await (const chunk of input) yield* scanner.push(chunk);
+  yield* scanner.end();
+}
+
+/** The scanner over one file's text: its chunks pushed in order, then its end. */
+interface JsonRecordScanner {
+  /** The records the chunk completes. */
+  push(chunk: Buffer | string): Generator<SourceRecord>;
+  /** The last records, then what is wrong with how the file ends, if anything. */
+  end(): Generator<SourceRecord>;
+}
+
+/** The scanner of {@link readJsonRecords}: a record's text is found by its brackets, then parsed alone. */
+function jsonRecordScanner(options: JsonRecordsOptions): JsonRecordScanner {
   const { fileName } = options;
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
   const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
@@ -189,21 +213,24 @@ async function* streamJsonRecords(input: AsyncIterable<Buffer | string>, options
     complete.length = 0;
   };
 
-  for await (const chunk of input) {
-    // In pieces: a chunk can be a whole body held in memory, and the records one scan completes
-    // (a million `{}`) are all held until they are drained.
-    const text = decode(chunk, true);
-    for (let at = 0; at < text.length; at += PIECE_CHARS) {
-      scan(at === 0 && text.length <= PIECE_CHARS ? text : text.slice(at, at + PIECE_CHARS));
+  return {
+    *push(chunk) {
+      // In pieces: a chunk can be a whole body held in memory, and the records one scan completes
+      // (a million `{}`) are all held until they are drained.
+      const text = decode(chunk, true);
+      for (let at = 0; at < text.length; at += PIECE_CHARS) {
+        scan(at === 0 && text.length <= PIECE_CHARS ? text : text.slice(at, at + PIECE_CHARS));
+        yield* drain();
+      }
+    },
+    *end() {
+      scan(decode(Buffer.alloc(0), false));
       yield* drain();
-    }
-  }
-  scan(decode(Buffer.alloc(0), false));
-  yield* drain();
-
-  if (phase === Phase.Start) return; // empty or whitespace-only: nothing in it
-  if (phase === Phase.InRecord) fail(`the file ends inside record ${recordNumber}: it was cut short`);
-  if (phase !== Phase.Done) fail(`the file ends before the closing "]" of the array (after record ${recordNumber}): it was cut short`);
+      if (phase === Phase.Start) return; // empty or whitespace-only: nothing in it
+      if (phase === Phase.InRecord) fail(`the file ends inside record ${recordNumber}: it was cut short`);
+      if (phase !== Phase.Done) fail(`the file ends before the closing "]" of the array (after record ${recordNumber}): it was cut short`);
+    },
+  };
 }
 
 /**

@@ -140,14 +140,25 @@ describe('readJsonRecords given a whole file in memory', () => {
     expect((whole as Error).message).toBe(await failure(text, maxDepth));
   });
 
-  it('hands a small file’s records on at once, and a stream’s or an unusual file’s as they come', () => {
-    const atOnce = readJsonRecords(Buffer.from('[{"a":1},{"a":2}]'), { fileName: 'x.json' });
-    expect(Array.isArray(atOnce)).toBe(true);
-    expect((atOnce as SourceRecord[]).map((record) => record.where)).toEqual(['record 1', 'record 2']);
-    // The ordinary neighbours: a stream, and a file in memory the one-piece parse does not take.
+  it('hands a file in memory on without a promise per record, small, unusual or long; a stream’s as they come', () => {
+    const small = readJsonRecords(Buffer.from('[{"a":1},{"a":2}]'), { fileName: 'x.json' });
+    expect(Symbol.asyncIterator in small).toBe(false);
+    expect([...(small as Iterable<SourceRecord>)].map((record) => record.where)).toEqual(['record 1', 'record 2']);
+    // The ordinary neighbours: a stream, and files in memory the one-piece parse does not take.
     expect(Symbol.asyncIterator in readJsonRecords((async function* () {})(), { fileName: 'x.json' })).toBe(true);
-    expect(Symbol.asyncIterator in readJsonRecords(Buffer.from('[{"a":1},]'), { fileName: 'x.json' })).toBe(true);
-    expect(Symbol.asyncIterator in readJsonRecords(Buffer.from('[{"a":"abcdef"}]'), { fileName: 'x.json', maxRecordBytes: 8 })).toBe(true);
+    expect(Symbol.asyncIterator in readJsonRecords(Buffer.from('[{"a":1},]'), { fileName: 'x.json' })).toBe(false);
+    expect(Symbol.asyncIterator in readJsonRecords(Buffer.from('[{"a":"abcdef"}]'), { fileName: 'x.json', maxRecordBytes: 8 })).toBe(false);
+  });
+
+  it('parses a file in memory only when its first record is asked for, small or not', () => {
+    for (const filler of ['', 'x'.repeat(300 * 1024)]) {
+      const file = Buffer.from(`[{"a":1,"b":"${filler}"}]`);
+      const records = readJsonRecords(file, { fileName: 'x.json', maxRecordBytes: 1024 * 1024 }) as Iterable<SourceRecord>;
+      // Changed after the call: what is read is what the file holds when the records are asked for.
+      file.write('7', file.indexOf('1'));
+      const [record] = [...records];
+      expect(String(record!.values[0])).toBe('7');
+    }
   });
 
   it('takes nesting up to the limit, and refuses bytes that are not UTF-8', async () => {
