@@ -77,6 +77,46 @@ describe('ExportClient', () => {
     }
   });
 
+  it("reads the file's name from every form of Content-Disposition, and none from a header without one", async () => {
+    const headers = [
+      // The form the service sends, with spaces, signs and a Latin-1 letter in the name.
+      'attachment; filename="2024-03-01_My_Index_index.zip"',
+      'attachment; filename="Global Equity #1 (EUR) index.json"',
+      'attachment; filename="caf\u00e9_index.json"',
+      // Other forms a service or a proxy may send.
+      'Attachment; filename="upper.zip"',
+      'attachment; filename=bare.zip',
+      'attachment; filename="with \\"quotes\\".zip"',
+      "attachment; filename*=UTF-8''%E2%82%AC%20rates.json",
+      'inline; filename="inline.json"',
+      'attachment; filename=""',
+      'attachment',
+    ];
+    let header = '';
+    const { client } = await clientFor((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-disposition': header }).end('[]');
+    });
+    const names: (string | null)[] = [];
+    for (header of headers) {
+      const download = await client.download(slice, 'json');
+      if (download.kind !== 'file') throw new Error(`no file for ${header}`);
+      names.push(download.fileName);
+      await download.body.dispose();
+    }
+    expect(names).toEqual([
+      '2024-03-01_My_Index_index.zip',
+      'Global Equity #1 (EUR) index.json',
+      'caf\u00e9_index.json',
+      'upper.zip',
+      'bare.zip',
+      'with "quotes".zip',
+      '\u20ac rates.json',
+      'inline.json',
+      null,
+      null,
+    ]);
+  });
+
   it('treats a 200 with an empty body as no data', async () => {
     const { client } = await clientFor((_req, res) => {
       res.writeHead(200, { 'content-length': '0' });
