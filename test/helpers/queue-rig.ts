@@ -66,6 +66,20 @@ export async function startQueueRig(
       connector.disconnectAll();
     }
   };
+  /** The queue's job counts, for a report of a hang: Redis may be what hangs, so within `ms`, or why not. */
+  const jobCountsWithin = async (ms: number): Promise<string> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`no answer from Redis within ${ms} ms`), ms)));
+    const counts = withQueue((queue) => queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed')).then(
+      (read) => JSON.stringify(read),
+      (error: unknown) => `unreadable: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    try {
+      return await Promise.race([counts, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   const workers: WorkerProcess[] = [];
   const warehouses: WarehouseHandle[] = [];
 
@@ -111,6 +125,7 @@ export async function startQueueRig(
           const printed = [
             `report-sync ${args.join(' ')} was still running after ${options.withinMs} ms.`,
             `export requests ${simulator.counters.exportRequests}, token requests ${simulator.counters.tokenRequests}`,
+            `the queue's jobs: ${await jobCountsWithin(5_000)}`,
             `its output:\n${io.stdout.text}${io.stderr.text}${withoutSliceLines(io.logs.text)}`,
             ...workers.map(
               (worker, i) => `worker ${i} (pid ${worker.child.pid}, exit ${worker.child.exitCode ?? worker.child.signalCode ?? 'none'}):\n${withoutSliceLines(worker.output())}`,
