@@ -66,11 +66,16 @@ export async function startQueueRig(
       connector.disconnectAll();
     }
   };
+  /** The queue's jobs in each state, every state present. */
+  const readJobCounts = async (): Promise<Record<'waiting' | 'prioritized' | 'delayed' | 'active' | 'completed' | 'failed', number>> => {
+    const counts = await withQueue((queue) => queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed'));
+    return { waiting: 0, prioritized: 0, delayed: 0, active: 0, completed: 0, failed: 0, ...counts };
+  };
   /** The queue's job counts, for a report of a hang: Redis may be what hangs, so within `ms`, or why not. */
   const jobCountsWithin = async (ms: number): Promise<string> => {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`no answer from Redis within ${ms} ms`), ms)));
-    const counts = withQueue((queue) => queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed')).then(
+    const counts = readJobCounts().then(
       (read) => JSON.stringify(read),
       (error: unknown) => `unreadable: ${error instanceof Error ? error.message : String(error)}`,
     );
@@ -145,10 +150,7 @@ export async function startQueueRig(
       return url;
     },
     /** The queue's jobs by state. */
-    async queueCounts(): Promise<Record<'waiting' | 'prioritized' | 'delayed' | 'active' | 'completed' | 'failed', number>> {
-      const counts = await withQueue((queue) => queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed'));
-      return { waiting: 0, prioritized: 0, delayed: 0, active: 0, completed: 0, failed: 0, ...counts };
-    },
+    queueCounts: readJobCounts,
     /** Fires the nightly job now, as the job scheduler would at its cron time: its delayed job is promoted. */
     async promoteNightly(): Promise<void> {
       await withQueue(async (queue) => {
