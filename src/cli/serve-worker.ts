@@ -29,6 +29,7 @@ import { alertWebhookFromEnvironment, type AlertWebhook } from '../alerts/alert-
 import { WorkerDeathAlerts } from '../queue/worker-death-alerts.js';
 import type { CliIo } from './cli-io.js';
 import { jobsAtOnce } from '../queue/jobs-at-once.js';
+import { isFailoverCutOff } from '../queue/failover-cut-off.js';
 
 /** What a worker has opened so far: its readiness checks look here, and its close closes all of it. */
 export interface WorkerParts {
@@ -168,6 +169,10 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
       // While Redis is down, BullMQ reports every failed command; the connector already says Redis is down.
       if (connector.down || Date.now() - lastWorkerError < 10_000) return;
       lastWorkerError = Date.now();
+      if (isFailoverCutOff(error)) {
+        logger.warn({ redisReply: error.message }, "the queue's Redis master was replaced (a failover): the wait for jobs it cut off goes on with the new master");
+        return;
+      }
       logger.error({ err: error }, 'worker error');
     });
     let healing: Promise<void> | undefined;

@@ -22,7 +22,7 @@ describe('queue mode on a Redis Cluster (three masters with a replica each)', ()
     cluster = undefined;
   });
 
-  it('loses and duplicates nothing when the master holding the queue fails over mid-backfill', { timeout: TEST_MS }, async () => {
+  it('loses and duplicates nothing when the master holding the queue fails over mid-backfill, and goes on after a failover while idle', { timeout: TEST_MS }, async () => {
     const started = Date.now();
     cluster = await startRedisCluster();
     rig = await startQueueRig({
@@ -73,6 +73,17 @@ describe('queue mode on a Redis Cluster (three masters with a replica each)', ()
       expect(worker.child.exitCode).toBeNull();
       expect(worker.output()).not.toMatch(/"code":"EXPORT_|"level":(50|60)/);
     }
+
+    // Idle, a worker waits for jobs in a blocking command, which a master turning replica cuts
+    // off: a warning, not an error, and the workers take the next backfill from the new master.
+    const back = await cluster.failOver(rig.prefix);
+    console.info(`idle failover ${back.from} → ${back.to}`);
+    await until(() => workers.some((worker) => worker.output().includes("the queue's Redis master was replaced (a failover)")), 15_000, 'a waiting worker to note the failover');
+    const monday = await rig.cli(['backfill', '--from', '2024-01-22', '--to', '2024-01-22', '--portfolios', PORTFOLIOS, '--wait'], { withinMs: 30_000 });
+    expect(monday.code, monday.stdout + monday.stderr).toBe(0);
+    expect(monday.stdout).toMatch(/loaded\s+20/);
+    expect(rig.simulator.counters.exportRequests).toBe(SLICES + 20);
+    for (const worker of workers) expect(worker.output()).not.toMatch(/"level":(50|60)/);
     for (const worker of workers) worker.child.kill('SIGTERM');
     expect(await Promise.all(workers.map((worker) => worker.exited))).toEqual([0, 0]);
   });
