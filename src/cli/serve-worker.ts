@@ -29,7 +29,7 @@ import { alertWebhookFromEnvironment, type AlertWebhook } from '../alerts/alert-
 import { WorkerDeathAlerts } from '../queue/worker-death-alerts.js';
 import type { CliIo } from './cli-io.js';
 import { jobsAtOnce } from '../queue/jobs-at-once.js';
-import { isFailoverCutOff } from '../queue/failover-cut-off.js';
+import { workerErrorLog } from '../queue/worker-error-log.js';
 
 /** What a worker has opened so far: its readiness checks look here, and its close closes all of it. */
 export interface WorkerParts {
@@ -164,17 +164,7 @@ export async function serveWorker(options: ServeWorkerOptions): Promise<number> 
         stop.abort();
       },
     });
-    let lastWorkerError = 0;
-    worker.on('error', (error) => {
-      // While Redis is down, BullMQ reports every failed command; the connector already says Redis is down.
-      if (connector.down || Date.now() - lastWorkerError < 10_000) return;
-      lastWorkerError = Date.now();
-      if (isFailoverCutOff(error)) {
-        logger.warn({ redisReply: error.message }, "the queue's Redis master was replaced (a failover): the wait for jobs it cut off goes on with the new master");
-        return;
-      }
-      logger.error({ err: error }, 'worker error');
-    });
+    worker.on('error', workerErrorLog({ logger, redisDown: () => connector.down }));
     let healing: Promise<void> | undefined;
     try {
       await worker.waitUntilReady();
