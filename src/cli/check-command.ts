@@ -7,6 +7,7 @@ import { retryCommand } from '../outcomes/retry-command.js';
 import { describeSlice } from '../slice/slice.js';
 import { connectWarehouse } from '../warehouse/connect-warehouse.js';
 import { Ledger, type MonthlyCountDifference, type SliceCheckEntry } from '../warehouse/ledger/ledger.js';
+import type { MonthlyTotalDifference } from '../warehouse/ledger/monthly-totals.js';
 import { rowCountDifferences, type RowCountDifference } from '../warehouse/ledger/row-count-differences.js';
 import { createCliLogger, loadCliConfig, type CliIo, type CommonOptions } from './cli-io.js';
 import { formatFailures } from './format-failures.js';
@@ -23,7 +24,7 @@ export interface CheckOptions extends CommonOptions {
   readonly grace?: number;
   readonly portfolios?: number[];
   readonly reportTypes?: ReportType[];
-  /** Also compare every slice's ledger row count with the rows its table holds, and the monthly counts with the ledger. */
+  /** Also compare every slice's ledger row count with the rows its table holds, and the monthly counts (and MySQL's totals of them) with the ledger. */
   readonly deep?: boolean;
   readonly json?: boolean;
   /** Commander's `--no-alert`: false when given. */
@@ -32,6 +33,16 @@ export interface CheckOptions extends CommonOptions {
 
 /** Row-count differences listed by name; the rest are counted. */
 const DIFFERENCES_LISTED = 50;
+
+/** What `--deep` found beside the freshness result. */
+interface DeepFindings {
+  /** The slices whose row counts differ from their ledger rows. */
+  readonly differences: readonly RowCountDifference[];
+  /** Where the monthly counts (`report_loads_monthly`) differ from the ledger. */
+  readonly monthly: readonly MonthlyCountDifference[];
+  /** Where MySQL's monthly totals (`report_loads_monthly_totals`) differ from the monthly counts. */
+  readonly totals: readonly MonthlyTotalDifference[];
+}
 
 /**
  * `report-sync check`: exits 0 when every expected slice is `loaded` or `no_data` (or only last
@@ -66,26 +77,26 @@ export async function checkCommand(options: CheckOptions, io: CliIo): Promise<nu
     const checks = await readCheckMisses(ledger, range, io);
     // Loaded with warnings is loaded (the exit code is the same); counted so it is seen. A warehouse without slice_checks was said above.
     const warned = (await ledger.countWarned(range).catch(() => [])).reduce((total, count) => total + count.slices, 0);
-    const differences = options.deep ? await rowCountDifferences(warehouse.db, range) : undefined;
-    const monthly = options.deep ? await ledger.monthlyCountDifferences(range) : undefined;
-    const failing = result.status === 'failed' || (differences?.length ?? 0) > 0 || (monthly?.length ?? 0) > 0;
+    const deep: DeepFindings | undefined = options.deep
+      ? { differences: await rowCountDifferences(warehouse.db, range), monthly: await ledger.monthlyCountDifferences(range), totals: await ledger.monthlyTotalDifferences(range) }
+      : undefined;
+    const failing = result.status === 'failed' || (deep !== undefined && deep.differences.length + deep.monthly.length + deep.totals.length > 0);
     const retry = retrySpan(result);
     if (options.json) {
+      const found = deep && { rowCountDifferences: deep.differences, monthlyCountDifferences: deep.monthly, monthlyTotalDifferences: deep.totals };
       io.stdout.write(
-        `${JSON.stringify({ ...result, warned, warehouse: warehouse.location, checks, rowCountDifferences: differences, monthlyCountDifferences: monthly, retryCommand: retry && retryCommand('run', retry, options.config) }, null, 2)}\n`,
+        `${JSON.stringify({ ...result, warned, warehouse: warehouse.location, checks, ...found, retryCommand: retry && retryCommand('run', retry, options.config) }, null, 2)}\n`,
       );
     } else {
-      io.stdout.write(
-        `${[...formatCheck(result, { warned, location: warehouse.location, differences, monthly, configFile: options.config }), ...checkLines(checks)].join('\n')}\n`,
-      );
+      io.stdout.write(`${[...formatCheck(result, { warned, location: warehouse.location, deep, configFile: options.config }), ...checkLines(checks)].join('\n')}\n`);
     }
     if (failing && webhook) {
       await webhook.send({
         kind: 'check',
-        title: `report-sync check of ${range.from === range.to ? range.to : `${range.from} to ${range.to}`}: ${headline(result, differences, monthly)}`,
+        title: `report-sync check of ${range.from === range.to ? range.to : `${range.from} to ${range.to}`}: ${headline(result, deep)}`,
         counts: { loaded: result.loaded, ...(warned > 0 ? { warned } : {}), noData: result.noData, failed: result.failed, missing: result.missing },
         failures: result.failures,
-        details: [...missingLines(result), ...differenceLines(differences ?? []), ...monthlyLines(monthly ?? [])].slice(0, 20),
+        details: [...missingLines(result), ...differenceLines(deep?.differences ?? []), ...monthlyLines(deep?.monthly ?? []), ...totalLines(deep?.totals ?? [])].slice(0, 20),
         retryCommand: retry && retryCommand('backfill', retry, options.config),
         at: new Date(),
       });
@@ -104,12 +115,13 @@ function retrySpan(result: FreshnessResult): SliceRange | undefined {
   return result.range;
 }
 
-function headline(result: FreshnessResult, differences: readonly RowCountDifference[] | undefined, monthly: readonly MonthlyCountDifference[] | undefined): string {
+function headline(result: FreshnessResult, deep: DeepFindings | undefined): string {
   const parts: string[] = [];
   if (result.missing > 0) parts.push(`${result.missing} of ${result.expected} slices have no outcome${result.status === 'pending' ? ' yet' : ' (did the night run?)'}`);
   if (result.failed > 0) parts.push(`${result.failed} failed`);
-  if (differences && differences.length > 0) parts.push(`${differences.length} hold other row counts than the ledger says`);
-  if (monthly && monthly.length > 0) parts.push(`the monthly counts differ from the ledger in ${countOf(monthly.length, 'place')}`);
+  if (deep && deep.differences.length > 0) parts.push(`${deep.differences.length} hold other row counts than the ledger says`);
+  if (deep && deep.monthly.length > 0) parts.push(`the monthly counts differ from the ledger in ${countOf(deep.monthly.length, 'place')}`);
+  if (deep && deep.totals.length > 0) parts.push(`the monthly totals differ from the monthly counts in ${countOf(deep.totals.length, 'place')}`);
   return parts.length > 0 ? parts.join(', ') : `all ${countOf(result.expected, 'slice')} loaded or no_data`;
 }
 
@@ -119,15 +131,13 @@ interface CheckExtras {
   readonly warned: number;
   /** Where the warehouse is, as the user named it. */
   readonly location: string;
-  /** With --deep: the slices whose row counts differ from their ledger rows. */
-  readonly differences: readonly RowCountDifference[] | undefined;
-  /** With --deep: where the monthly counts (`report_loads_monthly`) differ from the ledger. */
-  readonly monthly: readonly MonthlyCountDifference[] | undefined;
+  /** What --deep found; undefined without it. */
+  readonly deep: DeepFindings | undefined;
   /** The --config file, repeated in the retry commands. */
   readonly configFile: string | undefined;
 }
 
-function formatCheck(result: FreshnessResult, { warned, location, differences, monthly, configFile }: CheckExtras): string[] {
+function formatCheck(result: FreshnessResult, { warned, location, deep, configFile }: CheckExtras): string[] {
   const { range } = result;
   const days = range.from === range.to ? range.to : `${range.from} to ${range.to}`;
   const lines = [
@@ -140,31 +150,41 @@ function formatCheck(result: FreshnessResult, { warned, location, differences, m
     lines.push(
       `PENDING: the night of ${range.to} may still be running (grace until ${result.graceUntil!.toISOString()}): ${countOf(result.missing, 'slice')} ${result.missing === 1 ? 'has' : 'have'} no outcome yet.`,
     );
-  } else lines.push(`FAILED: ${headline(result, undefined, undefined)}.`);
+  } else lines.push(`FAILED: ${headline(result, undefined)}.`);
   const missing = missingLines(result);
   if (missing.length > 0) lines.push('', 'Missing (no outcome at all):', ...missing.map((line) => `  ${line}`));
   const failures = formatFailures(result.failures);
   if (failures.length > 0) lines.push('', ...failures);
-  if (differences) {
-    lines.push('');
-    if (differences.length === 0) lines.push('Row counts: every slice holds the rows its ledger row records.');
-    else {
-      lines.push(
-        `Row counts: ${countOf(differences.length, 'slice')} ${differences.length === 1 ? 'holds' : 'hold'} other row counts than ${differences.length === 1 ? 'its' : 'their'} ledger row records (a plain run of them loads them again):`,
-      );
-      lines.push(...differenceLines(differences).map((line) => `  ${line}`));
-    }
+  if (deep) lines.push(...deepLines(deep));
+  const retry = retrySpan(result);
+  if (retry && result.status === 'failed') {
+    lines.push('', `Retry them in this process: ${retryCommand('run', retry, configFile)}`, `or through the workers: ${retryCommand('backfill', retry, configFile)}`);
   }
-  if (monthly && monthly.length > 0) {
+  return lines;
+}
+
+function deepLines({ differences, monthly, totals }: DeepFindings): string[] {
+  const lines = [''];
+  if (differences.length === 0) lines.push('Row counts: every slice holds the rows its ledger row records.');
+  else {
+    lines.push(
+      `Row counts: ${countOf(differences.length, 'slice')} ${differences.length === 1 ? 'holds' : 'hold'} other row counts than ${differences.length === 1 ? 'its' : 'their'} ledger row records (a plain run of them loads them again):`,
+    );
+    lines.push(...differenceLines(differences).map((line) => `  ${line}`));
+  }
+  if (monthly.length > 0) {
     lines.push(
       '',
       `Monthly counts: report_loads_monthly differs from the ledger in ${countOf(monthly.length, 'place')} (changed by hand? rebuild it from the ledger as docs/warehouse.md, "Coverage counts", says):`,
       ...monthlyLines(monthly).map((line) => `  ${line}`),
     );
   }
-  const retry = retrySpan(result);
-  if (retry && result.status === 'failed') {
-    lines.push('', `Retry them in this process: ${retryCommand('run', retry, configFile)}`, `or through the workers: ${retryCommand('backfill', retry, configFile)}`);
+  if (totals.length > 0) {
+    lines.push(
+      '',
+      `Monthly totals: report_loads_monthly_totals differs from report_loads_monthly in ${countOf(totals.length, 'place')} (changed by hand, or emptied with TRUNCATE? rebuild it as docs/warehouse.md, "Coverage counts", says):`,
+      ...totalLines(totals).map((line) => `  ${line}`),
+    );
   }
   return lines;
 }
@@ -192,6 +212,17 @@ function monthlyLines(monthly: readonly MonthlyCountDifference[]): string[] {
         `${difference.month.slice(0, 7)}, portfolio ${difference.portfolioId}, ${difference.reportType}, ${difference.status}: counted ${difference.counted}, the ledger holds ${difference.ledger}`,
     );
   if (monthly.length > DIFFERENCES_LISTED) lines.push(`… ${monthly.length - DIFFERENCES_LISTED} more`);
+  return lines;
+}
+
+function totalLines(totals: readonly MonthlyTotalDifference[]): string[] {
+  const lines = totals
+    .slice(0, DIFFERENCES_LISTED)
+    .map(
+      (difference) =>
+        `${difference.month.slice(0, 7)}, ${difference.reportType}, ${difference.status}: totalled ${difference.total}, the monthly counts sum to ${difference.folded}`,
+    );
+  if (totals.length > DIFFERENCES_LISTED) lines.push(`… ${totals.length - DIFFERENCES_LISTED} more`);
   return lines;
 }
 

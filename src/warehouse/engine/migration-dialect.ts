@@ -25,4 +25,6 @@ export interface MigrationDialect {
   readonly ledgerRollup: Migration;
   /** The steps of 0008-monthly-counts-by-pair (see `monthlyCountsByPair`), where the dialect needs them (MySQL); others have none. */
   readonly monthlyCountsByPair?: Migration;
+  /** The steps of 0009-monthly-totals (see `monthlyTotals`), where the dialect needs them (MySQL); others have none. */
+  readonly monthlyTotals?: Migration;
 }

@@ -8,6 +8,7 @@ import { rangeOfPairs, type SliceRange } from '../../slice/slice-range.js';
 import { ShortPairs, type LedgerPair } from './short-pairs.js';
 import { ledgerError } from '../schema/ledger-error.js';
 import { LedgerWriter } from './ledger-writer.js';
+import { countMonthsFromTotals, totalsDifferences, type MonthlyTotalDifference, type MonthTotals } from './monthly-totals.js';
 import { splitWholeMonths, type DateSpan, type SplitRange } from './split-whole-months.js';
 import { countIsoDates, monthEnd, shiftIsoDate } from '../../dates/report-date.js';
 import { classifyWarehouseError } from '../engine/classify-warehouse-error.js';
@@ -143,6 +144,8 @@ export class Ledger {
   readonly #engine: WarehouseEngine;
   /** Whether the dialect keeps the monthly counts keyed pair first too (MySQL, migration 0008). */
   readonly #countsKeyedByPair: boolean;
+  /** Whether the dialect keeps the monthly counts summed over every portfolio too (MySQL, migration 0009). */
+  readonly #keepsMonthlyTotals: boolean;
   #writer: LedgerWriter | undefined;
 
   /** The ledger of `warehouse`: its `db`, and its `engine` for the SQL that differs by dialect (periods). */
@@ -150,6 +153,7 @@ export class Ledger {
     this.#db = warehouse.db;
     this.#engine = warehouse.engine;
     this.#countsKeyedByPair = warehouse.engine.migrations.monthlyCountsByPair !== undefined;
+    this.#keepsMonthlyTotals = warehouse.engine.migrations.monthlyTotals !== undefined;
   }
 
   /**
@@ -198,7 +202,8 @@ export class Ledger {
    * Slices per month (its first day) and status over every pair of the filter: whole months from
    * `report_loads_monthly`, grouped in the order of its key, and the range's edges from the
    * ledger. What `check` needs to know which months hold gaps, in a row per month and status
-   * rather than one per pair and month.
+   * rather than one per pair and month. Over every portfolio held, MySQL's whole months come from
+   * its totals per month and report type (`countMonthsFromTotals`).
    */
   async countByMonth(filter: Omit<LedgerFilter, 'errorCodes'>): Promise<LedgerMonthCount[]> {
     try {
@@ -213,18 +218,11 @@ export class Ledger {
         counts = counts.concat(rows.map((row) => ({ month: String(row.month), status: row.status, slices: Number(row.slices) })));
       }
       if (months) {
-        // Grouped by month alone, the statuses summed side by side: in the order of the month-first
-        // key, where grouping by month and status took MySQL a temporary table of every row.
-        const rows = await this.#monthly(await this.#withoutHeldPortfolios(filter), months, { byMonth: true })
-          .select((eb) => ['month', monthlySlicesOf(eb, 'loaded').as('loaded'), monthlySlicesOf(eb, 'no_data').as('no_data'), monthlySlicesOf(eb, 'failed').as('failed')])
-          .groupBy('month')
-          .execute();
-        for (const row of rows) {
-          const month = String(row.month);
+        for (const row of await this.#countWholeMonths(await this.#withoutHeldPortfolios(filter), months)) {
           counts.push(
-            { month, status: 'loaded', slices: Number(row.loaded) },
-            { month, status: 'no_data', slices: Number(row.no_data) },
-            { month, status: 'failed', slices: Number(row.failed) },
+            { month: row.month, status: 'loaded', slices: row.loaded },
+            { month: row.month, status: 'no_data', slices: row.noData },
+            { month: row.month, status: 'failed', slices: row.failed },
           );
         }
       }
@@ -232,6 +230,17 @@ export class Ledger {
     } catch (error) {
       throw classifyWarehouseError(error, 'counting the ledger by month');
     }
+  }
+
+  async #countWholeMonths(filter: LedgerFilter, months: DateSpan): Promise<MonthTotals[]> {
+    if (this.#keepsMonthlyTotals && !filter.portfolios?.length) return countMonthsFromTotals(this.#db, { months, reportTypes: filter.reportTypes });
+    // Grouped by month alone, the statuses summed side by side: in the order of the month-first
+    // key, where grouping by month and status took MySQL a temporary table of every row.
+    const rows = await this.#monthly(filter, months, { byMonth: true })
+      .select((eb) => ['month', monthlySlicesOf(eb, 'loaded').as('loaded'), monthlySlicesOf(eb, 'no_data').as('no_data'), monthlySlicesOf(eb, 'failed').as('failed')])
+      .groupBy('month')
+      .execute();
+    return rows.map((row) => ({ month: String(row.month), loaded: Number(row.loaded), noData: Number(row.no_data), failed: Number(row.failed) }));
   }
 
   /**
@@ -341,6 +350,21 @@ export class Ledger {
         .sort((a, b) => byText(a.month, b.month) || a.portfolioId - b.portfolioId || byText(a.reportType, b.reportType) || byText(a.status, b.status));
     } catch (error) {
       throw classifyWarehouseError(error, 'comparing the monthly counts with the ledger');
+    }
+  }
+
+  /**
+   * Compares MySQL's monthly totals (migration 0009) of the filter's whole months and report types
+   * with what its monthly counts' folded rows sum to over every portfolio (`check --deep`); none
+   * elsewhere, where no totals are kept.
+   */
+  async monthlyTotalDifferences(filter: LedgerFilter): Promise<MonthlyTotalDifference[]> {
+    const { months } = splitWholeMonths(filter);
+    if (!this.#keepsMonthlyTotals || !months) return [];
+    try {
+      return await totalsDifferences(this.#db, { months, reportTypes: filter.reportTypes });
+    } catch (error) {
+      throw classifyWarehouseError(error, 'comparing the monthly totals with the monthly counts');
     }
   }
 

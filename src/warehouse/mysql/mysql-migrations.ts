@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely';
 import { createLatestViews } from '../schema/migrations/0005-lineage-and-analytics.js';
 import type { MigrationDialect } from '../engine/migration-dialect.js';
+import { FOLD_LOCK } from './fold-monthly-counts.js';
 
 /*
  * MySQL and MariaDB commit before and after every statement that changes a table's definition:
@@ -209,6 +210,70 @@ export const mysqlMonthlyCountsByPair: Migration = {
   },
 };
 
+/** Moves a folded row's slices into its month, report type and status's total: `old` taken out, `new` put in. */
+const mysqlMoveTotal = (row: 'old' | 'new') => `
+  if not ${row}.pending then
+    insert into report_loads_monthly_totals (month, report_type, status, slices)
+      values (${row}.month, ${row}.report_type, ${row}.status, ${row === 'old' ? '-' : ''}${row}.slices)
+      on duplicate key update slices = slices ${row === 'old' ? '-' : '+'} ${row}.slices;
+  end if;`;
+
+/** How long migration 0009 waits for a fold of the monthly counts to finish: a fold takes a short transaction. */
+const FOLD_LOCK_WAIT_SECONDS = 5;
+
+/**
+ * MySQL's steps of 0009-monthly-totals (see `monthlyTotals`): `report_loads_monthly_totals`, the
+ * folded monthly counts summed over every portfolio, per month, report type and status. `check`
+ * counts a range's months per status over every configured portfolio; from the monthly counts
+ * that sums a row per pair and month (1.3 M rows over ten years of 6,000 pairs), from these a row
+ * per report type and month. Triggers on `report_loads_monthly` keep them, firing only for folded
+ * rows (`pending` false): writers append pending rows and touch no total; the fold, one at a time
+ * under its lock, moves its rows' slices in. Readers add the pending rows not yet folded.
+ *
+ * The totals hold nothing the monthly counts do not, so the migration starts by dropping what a
+ * run of it cut short left, and sums the folded rows holding the fold's lock, so that no fold
+ * moves a row between the sum and the triggers.
+ */
+export const mysqlMonthlyTotals: Migration = {
+  async up(db: Kysely<unknown>) {
+    const { rows } = await sql<{ locked: number | string | null }>`select get_lock(${FOLD_LOCK}, ${FOLD_LOCK_WAIT_SECONDS}) as locked`.execute(db);
+    if (Number(rows[0]?.locked) !== 1) {
+      throw new Error(
+        `a fold of the ledger's monthly counts held the lock ${FOLD_LOCK} for ${FOLD_LOCK_WAIT_SECONDS} s, which a fold never takes that long: ` +
+          `find the session holding it (select is_used_lock('${FOLD_LOCK}') gives its id in the process list), then run report-sync migrate again`,
+      );
+    }
+    try {
+      await runAll(db, [
+        sql`drop trigger if exists report_loads_monthly_totals_insert`,
+        sql`drop trigger if exists report_loads_monthly_totals_update`,
+        sql`drop trigger if exists report_loads_monthly_totals_delete`,
+        sql`drop table if exists report_loads_monthly_totals`,
+        sql`create table report_loads_monthly_totals (
+              month date not null, report_type varchar(255) not null, status varchar(16) not null, slices bigint not null,
+              constraint report_loads_monthly_totals_pk primary key (month, report_type, status)
+            ) engine = InnoDB default charset = utf8mb4 collate = utf8mb4_bin`,
+        sql`insert into report_loads_monthly_totals (month, report_type, status, slices)
+            select month, report_type, status, sum(slices) from report_loads_monthly where not pending
+            group by month, report_type, status`,
+        sql.raw(`create trigger report_loads_monthly_totals_insert after insert on report_loads_monthly for each row begin ${mysqlMoveTotal('new')} end`),
+        sql.raw(`create trigger report_loads_monthly_totals_update after update on report_loads_monthly for each row begin ${mysqlMoveTotal('old')} ${mysqlMoveTotal('new')} end`),
+        sql.raw(`create trigger report_loads_monthly_totals_delete after delete on report_loads_monthly for each row begin ${mysqlMoveTotal('old')} end`),
+      ]);
+    } finally {
+      await sql`do release_lock(${FOLD_LOCK})`.execute(db);
+    }
+  },
+  async down(db: Kysely<unknown>) {
+    await runAll(db, [
+      sql`drop trigger report_loads_monthly_totals_insert`,
+      sql`drop trigger report_loads_monthly_totals_update`,
+      sql`drop trigger report_loads_monthly_totals_delete`,
+      sql`drop table report_loads_monthly_totals`,
+    ]);
+  },
+};
+
 async function runAll(db: Kysely<unknown>, statements: readonly RawBuilder<unknown>[]): Promise<void> {
   for (const statement of statements) await statement.execute(db);
 }
@@ -223,4 +288,5 @@ export const MYSQL_MIGRATIONS: MigrationDialect = {
   sliceChecks: mysqlSliceChecks,
   ledgerRollup: mysqlLedgerRollup,
   monthlyCountsByPair: mysqlMonthlyCountsByPair,
+  monthlyTotals: mysqlMonthlyTotals,
 };

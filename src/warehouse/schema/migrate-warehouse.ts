@@ -10,6 +10,7 @@ import { lineageAndAnalytics } from './migrations/0005-lineage-and-analytics.js'
 import { sliceChecks } from './migrations/0006-slice-checks.js';
 import { ledgerRollup } from './migrations/0007-ledger-rollup.js';
 import { monthlyCountsByPair } from './migrations/0008-monthly-counts-by-pair.js';
+import { monthlyTotals } from './migrations/0009-monthly-totals.js';
 import type { WarehouseHandle } from '../engine/warehouse-engine.js';
 import type { MigrationDialect } from '../engine/migration-dialect.js';
 import { readMigrationHistory } from './read-migration-history.js';
@@ -30,6 +31,7 @@ export function migrationsFor(dialect: MigrationDialect): Record<string, Migrati
     '0006-slice-checks': sliceChecks(dialect),
     '0007-ledger-rollup': ledgerRollup(dialect),
     '0008-monthly-counts-by-pair': monthlyCountsByPair(dialect),
+    '0009-monthly-totals': monthlyTotals(dialect),
   };
 }
 

@@ -263,7 +263,7 @@ describe.each(DIALECTS)('the monthly counts of the ledger on %s', (dialect) => {
       .values([ledgerRow(1001, 'index', '2024-03-01', 'loaded'), ledgerRow(1001, 'index', '2024-03-20', 'failed')])
       .execute();
     // What 0007 found: the ledger as it was, counted again from nothing.
-    await sql`delete from kysely_migration where name in ('0007-ledger-rollup', '0008-monthly-counts-by-pair')`.execute(warehouse.db);
+    await sql`delete from kysely_migration where name in ('0007-ledger-rollup', '0008-monthly-counts-by-pair', '0009-monthly-totals')`.execute(warehouse.db);
     if (dialect === 'postgres')
       for (const name of ['count_rows', 'count_change', 'clear', 'fold']) await sql.raw(`drop function report_loads_monthly_${name}() cascade`).execute(warehouse.db);
     else for (const name of ['insert', 'update', 'delete']) await sql.raw(`drop trigger report_loads_monthly_${name}`).execute(warehouse.db);
@@ -272,7 +272,7 @@ describe.each(DIALECTS)('the monthly counts of the ledger on %s', (dialect) => {
     await (dialect === 'mysql' ? sql`drop index report_loads_failed on report_loads` : sql`drop index report_loads_failed`).execute(warehouse.db);
     const reopened = await openWarehouse(warehouse.databaseUrl);
     try {
-      expect((await migrateWarehouse(reopened)).applied).toEqual(['0007-ledger-rollup', '0008-monthly-counts-by-pair']);
+      expect((await migrateWarehouse(reopened)).applied).toEqual(['0007-ledger-rollup', '0008-monthly-counts-by-pair', '0009-monthly-totals']);
       expect(await monthly(reopened.db)).toEqual(['2024-03-01 1001 index failed 1', '2024-03-01 1001 index loaded 1']);
     } finally {
       await reopened.close();

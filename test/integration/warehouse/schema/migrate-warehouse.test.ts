@@ -142,7 +142,7 @@ describe.each(DIALECTS)('a migration that fails (%s)', (dialect) => {
     const history = warehouse.db as unknown as Kysely<{ kysely_migration: { name: string } }>;
     await history
       .deleteFrom('kysely_migration')
-      .where('name', 'in', ['0005-lineage-and-analytics', '0006-slice-checks', '0007-ledger-rollup', '0008-monthly-counts-by-pair'])
+      .where('name', 'in', ['0005-lineage-and-analytics', '0006-slice-checks', '0007-ledger-rollup', '0008-monthly-counts-by-pair', '0009-monthly-totals'])
       .execute();
     const failure = await migrateWarehouse(warehouse).then(
       () => undefined,
