@@ -233,7 +233,8 @@ export class Ledger {
   }
 
   async #countWholeMonths(filter: LedgerFilter, months: DateSpan): Promise<MonthTotals[]> {
-    if (this.#keepsMonthlyTotals && !filter.portfolios?.length) return countMonthsFromTotals(this.#db, { months, reportTypes: filter.reportTypes });
+    const totals = this.#keepsMonthlyTotals && !filter.portfolios?.length ? await countMonthsFromTotals(this.#db, { months, reportTypes: filter.reportTypes }) : undefined;
+    if (totals) return totals;
     // Grouped by month alone, the statuses summed side by side: in the order of the month-first
     // key, where grouping by month and status took MySQL a temporary table of every row.
     const rows = await this.#monthly(filter, months, { byMonth: true })

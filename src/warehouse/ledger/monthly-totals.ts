@@ -44,8 +44,12 @@ export interface MonthlyTotalDifference {
   readonly folded: number;
 }
 
-/** Slices per month by status over every portfolio of `question`: a row per month, from a row per month, report type and status. */
-export async function countMonthsFromTotals(db: Kysely<Warehouse>, question: TotalsQuestion): Promise<MonthTotals[]> {
+/**
+ * Slices per month by status over every portfolio of `question`: a row per month, from a row per
+ * month, report type and status; `undefined` when the warehouse has no totals yet (a read-only
+ * command before `migrate` applied 0009).
+ */
+export async function countMonthsFromTotals(db: Kysely<Warehouse>, question: TotalsQuestion): Promise<MonthTotals[] | undefined> {
   const tables = db.withTables<TotalsTables>();
   const totals = tables.selectFrom('report_loads_monthly_totals').where(scope(question)).select(['month', 'status', 'slices']);
   const pending = tables.selectFrom('report_loads_monthly').where(scope(question)).where('pending', '=', true).select(['month', 'status', 'slices']);
@@ -53,14 +57,16 @@ export async function countMonthsFromTotals(db: Kysely<Warehouse>, question: Tot
     .selectFrom(totals.unionAll(pending).as('counted'))
     .select(['month', slicesOf('loaded').as('loaded'), slicesOf('no_data').as('no_data'), slicesOf('failed').as('failed')])
     .groupBy('month')
-    .execute();
-  return rows.map((row) => ({ month: String(row.month), loaded: Number(row.loaded), noData: Number(row.no_data), failed: Number(row.failed) }));
+    .execute()
+    .catch(unlessTotalsMissing);
+  return rows?.map((row) => ({ month: String(row.month), loaded: Number(row.loaded), noData: Number(row.no_data), failed: Number(row.failed) }));
 }
 
 /**
  * The months, report types and statuses of `question` whose total differs from what its folded
  * monthly counts sum to (`check --deep`): a difference means the totals, or the folded counts,
  * were changed by hand, or `report_loads_monthly` was emptied with TRUNCATE, which fires no trigger.
+ * None while the warehouse has no totals yet (0009 not applied).
  */
 export async function totalsDifferences(db: Kysely<Warehouse>, question: TotalsQuestion): Promise<MonthlyTotalDifference[]> {
   const tables = db.withTables<TotalsTables>();
@@ -81,8 +87,15 @@ export async function totalsDifferences(db: Kysely<Warehouse>, question: TotalsQ
     .orderBy('month')
     .orderBy('report_type')
     .orderBy('status')
-    .execute();
-  return rows.map((row) => ({ month: String(row.month), reportType: row.report_type, status: row.status, total: Number(row.total), folded: Number(row.folded) }));
+    .execute()
+    .catch(unlessTotalsMissing);
+  return (rows ?? []).map((row) => ({ month: String(row.month), reportType: row.report_type, status: row.status, total: Number(row.total), folded: Number(row.folded) }));
+}
+
+/** `undefined` for MySQL's error for a table that is not there (the totals before 0009); any other error is thrown on. */
+function unlessTotalsMissing(error: unknown): undefined {
+  if ((error as { code?: unknown } | undefined)?.code === 'ER_NO_SUCH_TABLE') return undefined;
+  throw error;
 }
 
 /** The question's months and report types as a WHERE clause, on either table (both are keyed month first). */
