@@ -33,7 +33,7 @@ export type SyncErrorCode =
   | 'FILE_INVALID'
   /** The warehouse is locked or unreachable for now. */
   | 'WAREHOUSE_UNAVAILABLE'
-  /** The warehouse refused the write for a reason that will not go away by itself. */
+  /** The warehouse refused a statement (a write, or a read of a table not there) for a reason that will not go away by itself. */
   | 'WAREHOUSE_REJECTED'
   /**
    * A service a command needs at start (Redis, the warehouse) did not answer within

@@ -139,7 +139,7 @@ export function classifyWarehouseError(error: unknown, action: string): SyncErro
   const transient = TRANSIENT_CODES.has(code) || code === 'HANDSHAKE_SSL_ERROR' || code.startsWith('08') || CONNECTION_LOST.test(err.message);
   return new WarehouseError(
     transient ? 'WAREHOUSE_UNAVAILABLE' : 'WAREHOUSE_REJECTED',
-    `warehouse ${transient ? 'unavailable' : 'refused the write'} while ${action}: ${err.message}${code ? ` (${code})` : ''}`,
+    `warehouse ${transient ? 'unavailable' : 'refused the statement'} while ${action}: ${err.message}${code ? ` (${code})` : ''}`,
     { cause: err },
   );
 }

@@ -42,6 +42,12 @@ describe('classifyWarehouseError', () => {
     const classified = classifyWarehouseError(error, 'loading a slice');
     expect(classified.code).toBe('WAREHOUSE_REJECTED');
     expect(classified.retryable).toBe(false);
+    expect(classified.message).toMatch(/^warehouse refused the statement while loading a slice: /);
+  });
+
+  it('a read the warehouse refuses is said as a statement refused, not a write', () => {
+    const classified = classifyWarehouseError(withCode("Table 'warehouse.report_loads_monthly' doesn't exist", 'ER_NO_SUCH_TABLE'), 'counting the ledger by month');
+    expect(classified.message).toBe("warehouse refused the statement while counting the ledger by month: Table 'warehouse.report_loads_monthly' doesn't exist (ER_NO_SUCH_TABLE)");
   });
 
   it.each([
