@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Slice } from '../slice/slice.js';
 import { sliceJobId, sliceOfJobId } from '../queue/slice-job.js';
+import { settleWithin } from '../runtime/settle-within.js';
 
 /** Job counts by state, as BullMQ keeps them. */
 export interface QueueCounts {
@@ -151,15 +152,9 @@ export class QueueView {
   async #ask<T>(question: () => Promise<T>): Promise<T> {
     const { location } = this.#options;
     if (this.#options.isDown()) throw new Error(`Redis at ${location} is unreachable (reconnecting)`);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Redis at ${location} did not answer within ${this.#timeoutMs} ms`)), this.#timeoutMs);
+    return settleWithin(question(), this.#timeoutMs, () => {
+      throw new Error(`Redis at ${location} did not answer within ${this.#timeoutMs} ms`);
     });
-    try {
-      return await Promise.race([question(), timedOut]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }
 

@@ -4,6 +4,7 @@ import { listenOn } from '../http/listen-on.js';
 import type { Logger } from '../logging/logger.js';
 import { printableText } from '../text/printable-text.js';
 import type { SyncMetrics } from './sync-metrics.js';
+import { settleWithin } from '../runtime/settle-within.js';
 
 /**
  * One thing the process needs before it can do useful work (Redis, the warehouse), asked on every
@@ -151,20 +152,16 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
 
 /** The check's reason, or undefined when ready; never throws and never waits past `timeoutMs`. */
 async function runCheck(check: ReadinessCheck, timeoutMs: number): Promise<string | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<string>((resolve) => {
-    timer = setTimeout(() => resolve(`no answer within ${timeoutMs} ms`), timeoutMs);
-  });
   try {
-    // Promise.race subscribes to the check, so one that rejects after the timeout won is handled,
-    // not an unhandled rejection.
-    const reason = await Promise.race([Promise.resolve().then(() => check.check()), timedOut]);
+    const reason = await settleWithin(
+      Promise.resolve().then(() => check.check()),
+      timeoutMs,
+      () => `no answer within ${timeoutMs} ms`,
+    );
     if (reason === undefined) return undefined;
     return oneLine(reason) || 'not ready (the check gave no reason)';
   } catch (error) {
     return `check failed: ${oneLine(error instanceof Error ? error.message : String(error))}`;
-  } finally {
-    clearTimeout(timer);
   }
 }
 

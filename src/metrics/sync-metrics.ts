@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { REPORT_TYPES } from '../reports/report-types.js';
 import type { SliceOutcome } from '../outcomes/slice-outcome.js';
+import { settleWithin } from '../runtime/settle-within.js';
 
 /** How a slice ended, counted once each: a load whose file was the one already loaded is `unchanged`, not `loaded`. */
 export type SliceCountOutcome = 'loaded' | 'unchanged' | 'no_data' | 'failed';
@@ -356,15 +357,7 @@ class BoundedRead<T> {
       .finally(() => {
         this.#pending = undefined;
       }));
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), this.#timeoutMs);
-    });
-    try {
-      return await Promise.race([pending, late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return settleWithin(pending, this.#timeoutMs, () => undefined);
   }
 }
 

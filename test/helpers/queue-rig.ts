@@ -15,6 +15,7 @@ import { startCliProcess, type CliProcess } from './cli-process.js';
 import { FAST_SETTINGS, type CliResult } from './sync-rig.js';
 import { createTempDatabase } from './temp-warehouse.js';
 import { TEST_REDIS_URL, testPrefix } from './test-redis.js';
+import { settleWithin } from '../../src/runtime/settle-within.js';
 
 /** A worker process started with `node dist/src/cli/bin.js worker`. */
 export type WorkerProcess = CliProcess;
@@ -73,17 +74,11 @@ export async function startQueueRig(
   };
   /** The queue's job counts, for a report of a hang: Redis may be what hangs, so within `ms`, or why not. */
   const jobCountsWithin = async (ms: number): Promise<string> => {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`no answer from Redis within ${ms} ms`), ms)));
     const counts = readJobCounts().then(
       (read) => JSON.stringify(read),
       (error: unknown) => `unreadable: ${error instanceof Error ? error.message : String(error)}`,
     );
-    try {
-      return await Promise.race([counts, late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return settleWithin(counts, ms, () => `no answer from Redis within ${ms} ms`);
   };
   const workers: WorkerProcess[] = [];
   const warehouses: WarehouseHandle[] = [];
