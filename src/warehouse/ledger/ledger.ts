@@ -218,7 +218,7 @@ export class Ledger {
         counts = counts.concat(rows.map((row) => ({ month: String(row.month), status: row.status, slices: Number(row.slices) })));
       }
       if (months) {
-        for (const row of await this.#countWholeMonths(await this.#withoutHeldPortfolios(filter), months)) {
+        for (const row of await this.#countWholeMonths(filter, months)) {
           counts.push(
             { month: row.month, status: 'loaded', slices: row.loaded },
             { month: row.month, status: 'no_data', slices: row.noData },
@@ -232,12 +232,24 @@ export class Ledger {
     }
   }
 
+  /**
+   * The whole months' counts per month of {@link countByMonth}. MySQL's come from its totals
+   * whenever the question asks at least half the portfolios held, less the counts of those it
+   * does not ask (read by the pair-first key); fewer asked, their own rows are fewer to read.
+   */
   async #countWholeMonths(filter: LedgerFilter, months: DateSpan): Promise<MonthTotals[]> {
-    const totals = this.#keepsMonthlyTotals && !filter.portfolios?.length ? await countMonthsFromTotals(this.#db, { months, reportTypes: filter.reportTypes }) : undefined;
-    if (totals) return totals;
+    if (this.#keepsMonthlyTotals) {
+      const held = filter.portfolios?.length ? await this.#heldPortfolios() : [];
+      const asked = new Set(filter.portfolios);
+      const without = held.filter((portfolioId) => !asked.has(portfolioId));
+      if (without.length <= held.length - without.length) {
+        const totals = await countMonthsFromTotals(this.#db, { months, reportTypes: filter.reportTypes, without });
+        if (totals) return totals;
+      }
+    }
     // Grouped by month alone, the statuses summed side by side: in the order of the month-first
     // key, where grouping by month and status took MySQL a temporary table of every row.
-    const rows = await this.#monthly(filter, months, { byMonth: true })
+    const rows = await this.#monthly(await this.#withoutHeldPortfolios(filter), months, { byMonth: true })
       .select((eb) => ['month', monthlySlicesOf(eb, 'loaded').as('loaded'), monthlySlicesOf(eb, 'no_data').as('no_data'), monthlySlicesOf(eb, 'failed').as('failed')])
       .groupBy('month')
       .execute();
@@ -926,8 +938,13 @@ export class Ledger {
   async #withoutHeldPortfolios(filter: LedgerFilter): Promise<LedgerFilter> {
     if (!this.#countsKeyedByPair || !filter.portfolios?.length) return filter;
     const asked = new Set(filter.portfolios);
-    const held = await this.#db.selectFrom('report_loads_monthly').select('portfolio_id').distinct().execute();
-    return held.every((row) => asked.has(Number(row.portfolio_id))) ? { ...filter, portfolios: undefined } : filter;
+    return (await this.#heldPortfolios()).every((portfolioId) => asked.has(portfolioId)) ? { ...filter, portfolios: undefined } : filter;
+  }
+
+  /** The portfolios the monthly counts hold: a short walk of the pair-first key where there is one (MySQL). */
+  async #heldPortfolios(): Promise<number[]> {
+    const rows = await this.#db.selectFrom('report_loads_monthly').select('portfolio_id').distinct().execute();
+    return rows.map((row) => Number(row.portfolio_id));
   }
 
   /** Whether the ledger holds any slice of the month starting `month` outside `edge` (a span inside it), whatever its pair. */

@@ -16,11 +16,13 @@ type TotalsTables = {
   report_loads_monthly: ReportLoadsMonthlyRow & { pending: boolean };
 };
 
-/** Which months and report types a question of the totals covers, over every portfolio. */
+/** Which months and report types a question of the totals covers, over every portfolio but `without`. */
 export interface TotalsQuestion {
   /** The first days of the first and last months; a bound left out is open. */
   readonly months: Partial<DateSpan>;
   readonly reportTypes?: readonly string[];
+  /** Portfolios whose counts are taken out of the totals: held ones the question does not ask. */
+  readonly without?: readonly number[];
 }
 
 /** A month's slices per status over every portfolio of the report types asked. */
@@ -53,8 +55,17 @@ export async function countMonthsFromTotals(db: Kysely<Warehouse>, question: Tot
   const tables = db.withTables<TotalsTables>();
   const totals = tables.selectFrom('report_loads_monthly_totals').where(scope(question)).select(['month', 'status', 'slices']);
   const pending = tables.selectFrom('report_loads_monthly').where(scope(question)).where('pending', '=', true).select(['month', 'status', 'slices']);
+  // Every row of the portfolios left out, folded or not, counted out again: by the pair-first key (0008).
+  const left = question.without?.length
+    ? tables
+        .selectFrom('report_loads_monthly')
+        .where(scope(question))
+        .where('portfolio_id', 'in', [...question.without])
+        .select(['month', 'status', sql<number>`-slices`.as('slices')])
+    : undefined;
+  const counted = left ? totals.unionAll(pending).unionAll(left) : totals.unionAll(pending);
   const rows = await tables
-    .selectFrom(totals.unionAll(pending).as('counted'))
+    .selectFrom(counted.as('counted'))
     .select(['month', slicesOf('loaded').as('loaded'), slicesOf('no_data').as('no_data'), slicesOf('failed').as('failed')])
     .groupBy('month')
     .execute()
