@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import { expressionBuilder, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { ReportLoadsMonthlyRow, SliceStatus, Warehouse } from '../engine/warehouse-schema.js';
 import type { DateSpan } from './split-whole-months.js';
 
@@ -18,8 +18,8 @@ type TotalsTables = {
 
 /** Which months and report types a question of the totals covers, over every portfolio but `without`. */
 export interface TotalsQuestion {
-  /** The first days of the first and last months; a bound left out is open. */
-  readonly months: Partial<DateSpan>;
+  /** The first days of the first and last months. */
+  readonly months: DateSpan;
   readonly reportTypes?: readonly string[];
   /** Portfolios whose counts are taken out of the totals: held ones the question does not ask. */
   readonly without?: readonly number[];
@@ -61,12 +61,15 @@ export async function countMonthsFromTotals(db: Kysely<Warehouse>, question: Tot
         .selectFrom('report_loads_monthly')
         .where(scope(question))
         .where('portfolio_id', 'in', [...question.without])
-        .select(['month', 'status', sql<number>`-slices`.as('slices')])
+        .select((eb) => ['month', 'status', eb.neg('slices').as('slices')])
     : undefined;
   const counted = left ? totals.unionAll(pending).unionAll(left) : totals.unionAll(pending);
   const rows = await tables
     .selectFrom(counted.as('counted'))
-    .select(['month', slicesOf('loaded').as('loaded'), slicesOf('no_data').as('no_data'), slicesOf('failed').as('failed')])
+    .select((eb) => {
+      const slicesOf = (status: SliceStatus) => eb.fn.sum<number | string>(eb.case().when('status', '=', status).then(eb.ref('slices')).else(0).end());
+      return ['month', slicesOf('loaded').as('loaded'), slicesOf('no_data').as('no_data'), slicesOf('failed').as('failed')];
+    })
     .groupBy('month')
     .execute()
     .catch(unlessTotalsMissing);
@@ -84,12 +87,12 @@ export async function totalsDifferences(db: Kysely<Warehouse>, question: TotalsQ
   const totals = tables
     .selectFrom('report_loads_monthly_totals')
     .where(scope(question))
-    .select(['month', 'report_type', 'status', 'slices as total', sql<number>`0`.as('folded')]);
+    .select((eb) => ['month', 'report_type', 'status', 'slices as total', eb.lit<number>(0).as('folded')]);
   const folded = tables
     .selectFrom('report_loads_monthly')
     .where(scope(question))
     .where('pending', '=', false)
-    .select(['month', 'report_type', 'status', sql<number>`0`.as('total'), 'slices as folded']);
+    .select((eb) => ['month', 'report_type', 'status', eb.lit<number>(0).as('total'), 'slices as folded']);
   const rows = await tables
     .selectFrom(totals.unionAll(folded).as('both'))
     .select(({ fn }) => ['month', 'report_type', 'status', fn.sum<number | string>('total').as('total'), fn.sum<number | string>('folded').as('folded')])
@@ -109,17 +112,14 @@ function unlessTotalsMissing(error: unknown): undefined {
   throw error;
 }
 
-/** The question's months and report types as a WHERE clause, on either table (both are keyed month first). */
-function scope(question: TotalsQuestion): RawBuilder<SqlBool> {
+/**
+ * The question's months and report types as a WHERE clause of unqualified columns, for either
+ * table (both keyed month first), the values bound as parameters.
+ */
+function scope(question: TotalsQuestion): Expression<SqlBool> {
+  const eb = expressionBuilder<{ scoped: { month: string; report_type: string } }, 'scoped'>();
   const { months, reportTypes } = question;
-  const conditions = [sql`true`];
-  if (months.from !== undefined) conditions.push(sql`month >= ${months.from}`);
-  if (months.to !== undefined) conditions.push(sql`month <= ${months.to}`);
-  if (reportTypes?.length) conditions.push(sql`report_type in (${sql.join(reportTypes)})`);
-  return sql<SqlBool>`${sql.join(conditions, sql` and `)}`;
-}
-
-/** A count pivoted by status: the slices of one status among the rows a query groups. */
-function slicesOf(status: SliceStatus) {
-  return sql<number | string>`sum(case when status = ${status} then slices else 0 end)`;
+  const conditions = [eb('month', '>=', months.from), eb('month', '<=', months.to)];
+  if (reportTypes?.length) conditions.push(eb('report_type', 'in', [...reportTypes]));
+  return eb.and(conditions);
 }

@@ -5,9 +5,8 @@ import type { SliceStatus, Warehouse } from '../engine/warehouse-schema.js';
  * The named lock a fold holds: one fold at a time across processes; a writer that cannot take it
  * at once leaves the folding to its holder. Migration 0009 holds it too, while it sums the folded rows.
  */
-export const FOLD_LOCK = 'report-sync:report_loads_monthly:fold';
-const TRY_FOLD_LOCK = CompiledQuery.raw(`select get_lock('${FOLD_LOCK}', 0) as locked`);
-const RELEASE_FOLD_LOCK = CompiledQuery.raw(`do release_lock('${FOLD_LOCK}')`);
+const TRY_FOLD_LOCK = CompiledQuery.raw("select get_lock('report-sync:report_loads_monthly:fold', 0) as locked");
+const RELEASE_FOLD_LOCK = CompiledQuery.raw("do release_lock('report-sync:report_loads_monthly:fold')");
 
 /** The most keys (portfolio, report type, month) one fold takes, so that it stays a short transaction whatever piled up. */
 export const FOLD_KEYS = 1_000;

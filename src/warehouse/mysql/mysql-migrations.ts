@@ -1,7 +1,6 @@
-import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Migration, type RawBuilder } from 'kysely';
 import { createLatestViews } from '../schema/migrations/0005-lineage-and-analytics.js';
 import type { MigrationDialect } from '../engine/migration-dialect.js';
-import { FOLD_LOCK } from './fold-monthly-counts.js';
 
 /*
  * MySQL and MariaDB commit before and after every statement that changes a table's definition:
@@ -218,8 +217,14 @@ const mysqlMoveTotal = (row: 'old' | 'new') => `
       on duplicate key update slices = slices ${row === 'old' ? '-' : '+'} ${row}.slices;
   end if;`;
 
-/** How long migration 0009 waits for a fold of the monthly counts to finish: a fold takes a short transaction. */
+/**
+ * The fold's named lock (see `foldMonthlyCounts`), waited for up to 5 s: a fold is a short
+ * transaction. Named in full, as the fold names it: the statements are constant text.
+ */
+const FOLD_LOCK = 'report-sync:report_loads_monthly:fold';
 const FOLD_LOCK_WAIT_SECONDS = 5;
+const TAKE_FOLD_LOCK = CompiledQuery.raw("select get_lock('report-sync:report_loads_monthly:fold', 5) as locked");
+const RELEASE_FOLD_LOCK = CompiledQuery.raw("do release_lock('report-sync:report_loads_monthly:fold')");
 
 /**
  * MySQL's steps of 0009-monthly-totals (see `monthlyTotals`): `report_loads_monthly_totals`, the
@@ -236,7 +241,7 @@ const FOLD_LOCK_WAIT_SECONDS = 5;
  */
 export const mysqlMonthlyTotals: Migration = {
   async up(db: Kysely<unknown>) {
-    const { rows } = await sql<{ locked: number | string | null }>`select get_lock(${FOLD_LOCK}, ${FOLD_LOCK_WAIT_SECONDS}) as locked`.execute(db);
+    const { rows } = await db.executeQuery<{ locked: number | string | null }>(TAKE_FOLD_LOCK);
     if (Number(rows[0]?.locked) !== 1) {
       throw new Error(
         `a fold of the ledger's monthly counts held the lock ${FOLD_LOCK} for ${FOLD_LOCK_WAIT_SECONDS} s, which a fold never takes that long: ` +
@@ -261,7 +266,7 @@ export const mysqlMonthlyTotals: Migration = {
         sql.raw(`create trigger report_loads_monthly_totals_delete after delete on report_loads_monthly for each row begin ${mysqlMoveTotal('old')} end`),
       ]);
     } finally {
-      await sql`do release_lock(${FOLD_LOCK})`.execute(db);
+      await db.executeQuery(RELEASE_FOLD_LOCK);
     }
   },
   async down(db: Kysely<unknown>) {
