@@ -202,8 +202,8 @@ export class Ledger {
    * Slices per month (its first day) and status over every pair of the filter: whole months from
    * `report_loads_monthly`, grouped in the order of its key, and the range's edges from the
    * ledger. What `check` needs to know which months hold gaps, in a row per month and status
-   * rather than one per pair and month. Over every portfolio held, MySQL's whole months come from
-   * its totals per month and report type (`countMonthsFromTotals`).
+   * rather than one per pair and month. Asked of most of the portfolios held, MySQL's whole months
+   * come from its totals per month and report type (`countMonthsFromTotals`).
    */
   async countByMonth(filter: Omit<LedgerFilter, 'errorCodes'>): Promise<LedgerMonthCount[]> {
     try {
@@ -238,18 +238,19 @@ export class Ledger {
    * does not ask (read by the pair-first key); fewer asked, their own rows are fewer to read.
    */
   async #countWholeMonths(filter: LedgerFilter, months: DateSpan): Promise<MonthTotals[]> {
-    if (this.#keepsMonthlyTotals) {
-      const held = filter.portfolios?.length ? await this.#heldPortfolios() : [];
-      const asked = new Set(filter.portfolios);
-      const without = held.filter((portfolioId) => !asked.has(portfolioId));
-      if (without.length <= held.length - without.length) {
-        const totals = await countMonthsFromTotals(this.#db, { months, reportTypes: filter.reportTypes, without });
-        if (totals) return totals;
-      }
+    // Only where the counts are keyed pair first is listing the portfolios held a short walk.
+    const held = this.#countsKeyedByPair && filter.portfolios?.length ? await this.#heldPortfolios() : [];
+    const asked = new Set(filter.portfolios);
+    const without = held.filter((portfolioId) => !asked.has(portfolioId));
+    if (this.#keepsMonthlyTotals && without.length <= held.length - without.length) {
+      const totals = await countMonthsFromTotals(this.#db, { months, reportTypes: filter.reportTypes, without });
+      if (totals) return totals;
     }
     // Grouped by month alone, the statuses summed side by side: in the order of the month-first
-    // key, where grouping by month and status took MySQL a temporary table of every row.
-    const rows = await this.#monthly(await this.#withoutHeldPortfolios(filter), months, { byMonth: true })
+    // key, where grouping by month and status took MySQL a temporary table of every row. Every
+    // portfolio held asked: the list is left out (see `#withoutHeldPortfolios`).
+    const scoped = held.length > 0 && without.length === 0 ? { ...filter, portfolios: undefined } : filter;
+    const rows = await this.#monthly(scoped, months, { byMonth: true })
       .select((eb) => ['month', monthlySlicesOf(eb, 'loaded').as('loaded'), monthlySlicesOf(eb, 'no_data').as('no_data'), monthlySlicesOf(eb, 'failed').as('failed')])
       .groupBy('month')
       .execute();
